@@ -1,0 +1,493 @@
+#include "agents/core/campaign.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <climits>
+#include <fstream>
+#include <sstream>
+
+#include "agents/core/json_fields.h"
+
+namespace paratune {
+
+namespace {
+
+constexpr int64_t kMaxCount = 1 << 20;
+
+Status ParseModel(const nlohmann::json& j, ModelSpec* m) {
+  JsonFields f(j, "spec.model");
+  PARATUNE_RETURN_IF_ERROR(f.CheckObject());
+  PARATUNE_RETURN_IF_ERROR(f.CheckKnownKeys(
+      {"preset", "numLayers", "hiddenSize", "ffnHiddenSize", "numAttentionHeads",
+       "numQueryGroups", "vocabSize", "numExperts", "moeTopK", "moeFfnHiddenSize"}));
+  PARATUNE_RETURN_IF_ERROR(f.ReadString("preset", &m->preset));
+  PARATUNE_RETURN_IF_ERROR(f.ReadOptionalInt("numLayers", 1, 100000, &m->num_layers));
+  PARATUNE_RETURN_IF_ERROR(f.ReadOptionalInt("hiddenSize", 1, 1 << 20, &m->hidden_size));
+  PARATUNE_RETURN_IF_ERROR(f.ReadOptionalInt("ffnHiddenSize", 1, 1 << 22, &m->ffn_hidden_size));
+  PARATUNE_RETURN_IF_ERROR(
+      f.ReadOptionalInt("numAttentionHeads", 1, 65536, &m->num_attention_heads));
+  PARATUNE_RETURN_IF_ERROR(f.ReadOptionalInt("numQueryGroups", 1, 65536, &m->num_query_groups));
+  PARATUNE_RETURN_IF_ERROR(f.ReadOptionalInt("vocabSize", 1, 1 << 24, &m->vocab_size));
+  PARATUNE_RETURN_IF_ERROR(f.ReadOptionalInt("numExperts", 0, 65536, &m->num_experts));
+  PARATUNE_RETURN_IF_ERROR(f.ReadOptionalInt("moeTopK", 1, 1024, &m->moe_top_k));
+  PARATUNE_RETURN_IF_ERROR(
+      f.ReadOptionalInt("moeFfnHiddenSize", 1, 1 << 22, &m->moe_ffn_hidden_size));
+  if (m->preset.empty() && (!m->num_layers || !m->hidden_size || !m->num_attention_heads)) {
+    return Status::Invalid(
+        "spec.model: set a preset, or numLayers, hiddenSize and numAttentionHeads");
+  }
+  return Status::Ok();
+}
+
+Status ParseTraining(const nlohmann::json& j, bool tpu, TrainingSpec* t) {
+  JsonFields f(j, "spec.training");
+  PARATUNE_RETURN_IF_ERROR(f.CheckObject());
+  PARATUNE_RETURN_IF_ERROR(
+      f.CheckKnownKeys({"framework", "seqLength", "globalBatchSize", "precision"}));
+  if (tpu) t->framework = "maxtext";
+  PARATUNE_RETURN_IF_ERROR(
+      f.ReadEnum("framework", {"megatron-lm", "maxtext", "torchtitan", "custom"}, &t->framework));
+  PARATUNE_RETURN_IF_ERROR(f.ReadInt("seqLength", 1, 1 << 24, &t->seq_length));
+  PARATUNE_RETURN_IF_ERROR(f.ReadInt("globalBatchSize", 1, 1 << 24, &t->global_batch_size));
+  PARATUNE_RETURN_IF_ERROR(f.ReadEnum("precision", {"bf16", "fp16", "fp8"}, &t->precision));
+  if (t->global_batch_size == 0) {
+    return Status::Invalid("spec.training.globalBatchSize: required");
+  }
+  return Status::Ok();
+}
+
+Status ParseHardware(const nlohmann::json& j, HardwareSpec* h) {
+  JsonFields f(j, "spec.hardware");
+  PARATUNE_RETURN_IF_ERROR(f.CheckObject());
+  PARATUNE_RETURN_IF_ERROR(f.CheckKnownKeys(
+      {"accelerator", "nodes", "devicesPerNode", "tpuTopology", "nodeSelector", "tolerations"}));
+  PARATUNE_RETURN_IF_ERROR(f.ReadString("accelerator", &h->accelerator));
+  if (h->accelerator.empty()) return Status::Invalid("spec.hardware.accelerator: required");
+  PARATUNE_RETURN_IF_ERROR(f.ReadString("tpuTopology", &h->tpu_topology));
+  if (h->IsTpu()) h->devices_per_node = 4;
+  PARATUNE_RETURN_IF_ERROR(f.ReadInt("nodes", 1, 100000, &h->nodes));
+  PARATUNE_RETURN_IF_ERROR(f.ReadInt("devicesPerNode", 1, 64, &h->devices_per_node));
+  if (h->IsTpu() && !h->tpu_topology.empty()) {
+    if (h->TotalDevices() == 0) {
+      return Status::Invalid("spec.hardware.tpuTopology: must look like \"4x4\" or \"8x8x8\", got \"" +
+                             h->tpu_topology + "\"");
+    }
+    if (!f.Has("nodes")) {
+      h->nodes = std::max<int64_t>(1, h->TotalDevices() / h->devices_per_node);
+    }
+  }
+  if (!h->IsTpu() && !h->tpu_topology.empty()) {
+    return Status::Invalid("spec.hardware.tpuTopology: only for TPU accelerators");
+  }
+  const auto& sel = f.Get("nodeSelector");
+  if (!sel.is_null()) {
+    if (!sel.is_object()) return Status::Invalid("spec.hardware.nodeSelector: must be a map");
+    for (const auto& [k, v] : sel.items()) {
+      if (!v.is_string()) {
+        return Status::Invalid("spec.hardware.nodeSelector." + k + ": must be a string");
+      }
+      h->node_selector[k] = v.get<std::string>();
+    }
+  }
+  const auto& tol = f.Get("tolerations");
+  if (!tol.is_null()) {
+    if (!tol.is_array()) return Status::Invalid("spec.hardware.tolerations: must be a list");
+    h->tolerations = tol;
+  }
+  return Status::Ok();
+}
+
+Status ParseSearchParameter(const nlohmann::json& p, const std::string& path,
+                            SearchParameter* out) {
+  JsonFields f(p, path);
+  if (!p.is_object()) return Status::Invalid(path + ": must be {name, values}");
+  PARATUNE_RETURN_IF_ERROR(f.CheckKnownKeys({"name", "values"}));
+  PARATUNE_RETURN_IF_ERROR(f.ReadString("name", &out->name));
+  const ParamInfo* info = FindParameter(out->name);
+  if (info == nullptr) {
+    std::string known;
+    for (const auto& k : KnownParameters()) known += (known.empty() ? "" : ", ") + k.name;
+    return Status::Invalid(path + ".name: unknown parameter \"" + out->name + "\" (known: " +
+                           known + ")");
+  }
+  const auto& values = f.Get("values");
+  if (!values.is_array() || values.empty()) {
+    return Status::Invalid(path + ".values: must be a non-empty list");
+  }
+  if (values.size() > 4096) return Status::Invalid(path + ".values: more than 4096 values");
+  for (size_t i = 0; i < values.size(); ++i) {
+    std::string vp = path + ".values[" + std::to_string(i) + "]";
+    auto v = ParseParamValue(*info, values[i], vp);
+    if (!v.ok()) return v.status();
+    if (info->type == ParamType::kInt && v->AsInt() < 1 && out->name != "recomputeLayers") {
+      return Status::Invalid(vp + ": " + out->name + " must be >= 1");
+    }
+    for (const auto& seen : out->values) {
+      if (seen == *v) return Status::Invalid(vp + ": duplicate value " + v->ToString());
+    }
+    out->values.push_back(*v);
+  }
+  return Status::Ok();
+}
+
+Status ParseSearchSpace(const nlohmann::json& j, std::vector<SearchParameter>* out) {
+  JsonFields f(j, "spec.searchSpace");
+  PARATUNE_RETURN_IF_ERROR(f.CheckObject());
+  PARATUNE_RETURN_IF_ERROR(f.CheckKnownKeys({"parameters"}));
+  const auto& params = f.Get("parameters");
+  if (!params.is_array() || params.empty()) {
+    return Status::Invalid("spec.searchSpace.parameters: must list at least one parameter");
+  }
+  if (params.size() > 64) {
+    return Status::Invalid("spec.searchSpace.parameters: more than 64 parameters");
+  }
+  for (size_t i = 0; i < params.size(); ++i) {
+    SearchParameter p;
+    std::string path = "spec.searchSpace.parameters[" + std::to_string(i) + "]";
+    PARATUNE_RETURN_IF_ERROR(ParseSearchParameter(params[i], path, &p));
+    for (const auto& seen : *out) {
+      if (seen.name == p.name) {
+        return Status::Invalid(path + ".name: \"" + p.name + "\" is listed twice");
+      }
+    }
+    out->push_back(std::move(p));
+  }
+  return Status::Ok();
+}
+
+Status ParseObjective(const nlohmann::json& j, ObjectiveSpec* o) {
+  JsonFields f(j, "spec.objective");
+  PARATUNE_RETURN_IF_ERROR(f.CheckObject());
+  PARATUNE_RETURN_IF_ERROR(f.CheckKnownKeys({"metric", "target"}));
+  std::string metric = "mfu";
+  PARATUNE_RETURN_IF_ERROR(f.ReadEnum(
+      "metric", {"mfu", "tflopsPerDevice", "tokensPerSecondPerDevice", "stepTimeSeconds"},
+      &metric));
+  if (metric == "mfu") o->metric = ObjectiveMetric::kMfu;
+  if (metric == "tflopsPerDevice") o->metric = ObjectiveMetric::kTflopsPerDevice;
+  if (metric == "tokensPerSecondPerDevice") o->metric = ObjectiveMetric::kTokensPerSecondPerDevice;
+  if (metric == "stepTimeSeconds") o->metric = ObjectiveMetric::kStepTimeSeconds;
+  PARATUNE_RETURN_IF_ERROR(f.ReadDouble("target", 0.0, 1e12, &o->target));
+  if (o->metric == ObjectiveMetric::kMfu && o->target > 1.0) {
+    return Status::Invalid("spec.objective.target: an mfu target is a fraction in [0, 1]");
+  }
+  return Status::Ok();
+}
+
+Status ParseBudget(const nlohmann::json& j, BudgetSpec* b) {
+  JsonFields f(j, "spec.budget");
+  PARATUNE_RETURN_IF_ERROR(f.CheckObject());
+  PARATUNE_RETURN_IF_ERROR(
+      f.CheckKnownKeys({"maxTrials", "parallelTrials", "maxFailedTrials", "trialTimeout"}));
+  PARATUNE_RETURN_IF_ERROR(f.ReadInt("maxTrials", 1, 10000, &b->max_trials));
+  PARATUNE_RETURN_IF_ERROR(f.ReadInt("parallelTrials", 1, 256, &b->parallel_trials));
+  PARATUNE_RETURN_IF_ERROR(f.ReadInt("maxFailedTrials", 1, 10000, &b->max_failed_trials));
+  const auto& timeout = f.Get("trialTimeout");
+  if (!timeout.is_null()) {
+    std::string text = timeout.is_string() ? timeout.get<std::string>() : timeout.dump();
+    auto secs = ParseDurationSeconds(text, "spec.budget.trialTimeout");
+    if (!secs.ok()) return secs.status();
+    b->trial_timeout_seconds = *secs;
+  }
+  return Status::Ok();
+}
+
+Status ParseAgents(const nlohmann::json& j, AgentsSpec* a) {
+  JsonFields f(j, "spec.agents");
+  PARATUNE_RETURN_IF_ERROR(f.CheckObject());
+  PARATUNE_RETURN_IF_ERROR(f.CheckKnownKeys({"engine", "llm", "knowledgeConfigMaps"}));
+  PARATUNE_RETURN_IF_ERROR(f.ReadEnum("engine", {"builtin", "llm", "hybrid"}, &a->engine));
+  PARATUNE_RETURN_IF_ERROR(f.ReadStringList("knowledgeConfigMaps", &a->knowledge_config_maps));
+  JsonFields llm(f.Get("llm"), "spec.agents.llm");
+  PARATUNE_RETURN_IF_ERROR(llm.CheckObject());
+  PARATUNE_RETURN_IF_ERROR(llm.CheckKnownKeys({"endpoint", "model", "apiKeySecretRef"}));
+  PARATUNE_RETURN_IF_ERROR(llm.ReadString("endpoint", &a->llm_endpoint));
+  PARATUNE_RETURN_IF_ERROR(llm.ReadString("model", &a->llm_model));
+  JsonFields ref(llm.Get("apiKeySecretRef"), "spec.agents.llm.apiKeySecretRef");
+  PARATUNE_RETURN_IF_ERROR(ref.CheckObject());
+  PARATUNE_RETURN_IF_ERROR(ref.CheckKnownKeys({"name", "key"}));
+  PARATUNE_RETURN_IF_ERROR(ref.ReadString("name", &a->llm_api_key.name));
+  PARATUNE_RETURN_IF_ERROR(ref.ReadString("key", &a->llm_api_key.key));
+  if (a->engine != "builtin" && a->llm_endpoint.empty()) {
+    return Status::Invalid("spec.agents.llm.endpoint: required when engine is " + a->engine);
+  }
+  if (!a->llm_endpoint.empty() && a->llm_endpoint.rfind("http://", 0) != 0 &&
+      a->llm_endpoint.rfind("https://", 0) != 0) {
+    return Status::Invalid("spec.agents.llm.endpoint: must start with http:// or https://");
+  }
+  return Status::Ok();
+}
+
+Status ParseBaseline(const nlohmann::json& j, CampaignSpec* c) {
+  if (j.is_null()) return Status::Ok();
+  auto cfg = ConfigFromJson(j, "spec.baseline");
+  if (!cfg.ok()) return cfg.status();
+  PARATUNE_RETURN_IF_ERROR(c->CheckInSearchSpace(*cfg, "spec.baseline"));
+  c->baseline = *cfg;
+  return Status::Ok();
+}
+
+Status ParseOutputs(const JsonFields& spec, CampaignSpec* c) {
+  JsonFields metrics(spec.Get("metrics"), "spec.metrics");
+  PARATUNE_RETURN_IF_ERROR(metrics.CheckObject());
+  PARATUNE_RETURN_IF_ERROR(metrics.CheckKnownKeys({"collector"}));
+  c->metrics_collector = c->training.framework == "custom" ? "json" : c->training.framework;
+  PARATUNE_RETURN_IF_ERROR(metrics.ReadEnum(
+      "collector", {"megatron-lm", "maxtext", "torchtitan", "json"}, &c->metrics_collector));
+  JsonFields pool(spec.Get("messagePool"), "spec.messagePool");
+  PARATUNE_RETURN_IF_ERROR(pool.CheckObject());
+  PARATUNE_RETURN_IF_ERROR(pool.CheckKnownKeys({"store"}));
+  PARATUNE_RETURN_IF_ERROR(pool.ReadEnum("store", {"configMap"}, &c->message_pool_store));
+  JsonFields out(spec.Get("output"), "spec.output");
+  PARATUNE_RETURN_IF_ERROR(out.CheckObject());
+  PARATUNE_RETURN_IF_ERROR(out.CheckKnownKeys({"configMapName"}));
+  PARATUNE_RETURN_IF_ERROR(out.ReadString("configMapName", &c->output_config_map));
+  const auto& tmpl = spec.Get("trialTemplate");
+  if (!tmpl.is_null() && !tmpl.is_object()) {
+    return Status::Invalid("spec.trialTemplate: must be a batch/v1 JobTemplateSpec object");
+  }
+  if (tmpl.is_object()) c->trial_template = tmpl;
+  return Status::Ok();
+}
+
+Status ParseSpec(const nlohmann::json& j, CampaignSpec* c) {
+  JsonFields f(j, "spec");
+  if (!j.is_object()) return Status::Invalid("spec: required, must be an object");
+  PARATUNE_RETURN_IF_ERROR(f.CheckKnownKeys(
+      {"model", "training", "hardware", "searchSpace", "baseline", "objective", "budget", "agents",
+       "trialTemplate", "metrics", "messagePool", "output"}));
+  PARATUNE_RETURN_IF_ERROR(ParseModel(f.Get("model"), &c->model));
+  PARATUNE_RETURN_IF_ERROR(ParseHardware(f.Get("hardware"), &c->hardware));
+  PARATUNE_RETURN_IF_ERROR(ParseTraining(f.Get("training"), c->hardware.IsTpu(), &c->training));
+  PARATUNE_RETURN_IF_ERROR(ParseSearchSpace(f.Get("searchSpace"), &c->search_space));
+  PARATUNE_RETURN_IF_ERROR(ParseBaseline(f.Get("baseline"), c));
+  PARATUNE_RETURN_IF_ERROR(ParseObjective(f.Get("objective"), &c->objective));
+  PARATUNE_RETURN_IF_ERROR(ParseBudget(f.Get("budget"), &c->budget));
+  PARATUNE_RETURN_IF_ERROR(ParseAgents(f.Get("agents"), &c->agents));
+  return ParseOutputs(f, c);
+}
+
+nlohmann::json YamlNodeToJson(const YAML::Node& n, int depth) {
+  if (depth > 64) throw std::runtime_error("nesting deeper than 64 levels");
+  switch (n.Type()) {
+    case YAML::NodeType::Null:
+    case YAML::NodeType::Undefined:
+      return nullptr;
+    case YAML::NodeType::Sequence: {
+      nlohmann::json a = nlohmann::json::array();
+      for (const auto& e : n) a.push_back(YamlNodeToJson(e, depth + 1));
+      return a;
+    }
+    case YAML::NodeType::Map: {
+      nlohmann::json o = nlohmann::json::object();
+      for (const auto& kv : n) o[kv.first.as<std::string>()] = YamlNodeToJson(kv.second, depth + 1);
+      return o;
+    }
+    case YAML::NodeType::Scalar:
+      break;
+  }
+  const std::string& s = n.Scalar();
+  if (n.Tag() == "!") return s;  // quoted: always a string
+  if (s == "true" || s == "True" || s == "TRUE") return true;
+  if (s == "false" || s == "False" || s == "FALSE") return false;
+  if (s == "null" || s == "~" || s.empty()) return nullptr;
+  try {
+    size_t pos = 0;
+    long long i = std::stoll(s, &pos, 10);
+    if (pos == s.size()) return i;
+    double d = std::stod(s, &pos);
+    if (pos == s.size()) return d;
+  } catch (const std::exception&) {
+  }
+  return s;
+}
+
+}  // namespace
+
+int64_t HardwareSpec::TotalDevices() const {
+  if (!IsTpu() || tpu_topology.empty()) return nodes * devices_per_node;
+  int64_t product = 1;
+  std::stringstream ss(tpu_topology);
+  std::string part;
+  int dims = 0;
+  while (std::getline(ss, part, 'x')) {
+    if (part.empty() || part.size() > 4 || part.find_first_not_of("0123456789") != std::string::npos) {
+      return 0;
+    }
+    int64_t d = std::stoll(part);
+    if (d < 1) return 0;
+    product *= d;
+    ++dims;
+  }
+  return (dims == 2 || dims == 3) ? product : 0;
+}
+
+const char* ObjectiveMetricName(ObjectiveMetric m) {
+  switch (m) {
+    case ObjectiveMetric::kMfu: return "mfu";
+    case ObjectiveMetric::kTflopsPerDevice: return "tflopsPerDevice";
+    case ObjectiveMetric::kTokensPerSecondPerDevice: return "tokensPerSecondPerDevice";
+    case ObjectiveMetric::kStepTimeSeconds: return "stepTimeSeconds";
+  }
+  return "mfu";
+}
+
+const SearchParameter* CampaignSpec::FindSearchParameter(const std::string& param) const {
+  for (const auto& p : search_space) {
+    if (p.name == param) return &p;
+  }
+  return nullptr;
+}
+
+Status CampaignSpec::CheckInSearchSpace(const Config& c, const std::string& field) const {
+  for (const auto& [k, v] : c) {
+    const SearchParameter* p = FindSearchParameter(k);
+    if (p == nullptr) {
+      return Status::Invalid(field + "." + k + ": \"" + k + "\" is not in spec.searchSpace");
+    }
+    bool allowed = false;
+    for (const auto& a : p->values) allowed = allowed || a == v;
+    if (!allowed) {
+      std::string list;
+      for (const auto& a : p->values) list += (list.empty() ? "" : ", ") + a.ToString();
+      return Status::Invalid(field + "." + k + ": " + v.ToString() +
+                             " is outside the search space [" + list + "]");
+    }
+  }
+  return Status::Ok();
+}
+
+int64_t CampaignSpec::SearchSpaceSize() const {
+  int64_t n = 1;
+  for (const auto& p : search_space) {
+    int64_t k = static_cast<int64_t>(p.values.size());
+    if (n > INT64_MAX / k) return INT64_MAX;
+    n *= k;
+  }
+  return n;
+}
+
+Result<CampaignSpec> CampaignFromJson(const nlohmann::json& object) {
+  if (!object.is_object()) return Status::Invalid("campaign: must be an object");
+  CampaignSpec c;
+  const nlohmann::json* spec = &object;
+  if (object.contains("spec") || object.contains("kind")) {
+    std::string kind = object.contains("kind") && object["kind"].is_string()
+                           ? object["kind"].get<std::string>()
+                           : "TuningCampaign";
+    if (kind != "TuningCampaign") {
+      return Status::Invalid("kind: expected TuningCampaign, got \"" + kind + "\"");
+    }
+    const auto& meta = object.value("metadata", nlohmann::json::object());
+    if (meta.is_object()) {
+      c.name = meta.value("name", "");
+      c.namespace_ = meta.value("namespace", "");
+    }
+    if (!object.contains("spec")) return Status::Invalid("spec: required");
+    spec = &object.at("spec");
+  }
+  try {
+    Status s = ParseSpec(*spec, &c);
+    if (!s.ok()) return s;
+  } catch (const std::exception& e) {
+    return Status::Invalid(std::string("spec: ") + e.what());
+  }
+  return c;
+}
+
+Result<nlohmann::json> YamlToJson(const std::string& text) {
+  try {
+    std::vector<YAML::Node> docs = YAML::LoadAll(text);
+    if (docs.size() == 1) return YamlNodeToJson(docs[0], 0);
+    nlohmann::json all = nlohmann::json::array();
+    for (const auto& d : docs) all.push_back(YamlNodeToJson(d, 0));
+    return all;
+  } catch (const YAML::Exception& e) {
+    return Status::Invalid(std::string("yaml: ") + e.what());
+  } catch (const std::exception& e) {
+    return Status::Invalid(std::string("yaml: ") + e.what());
+  }
+}
+
+Result<CampaignSpec> CampaignFromYaml(const std::string& text) {
+  auto j = YamlToJson(text);
+  if (!j.ok()) return j.status();
+  if (j->is_array()) {
+    for (const auto& doc : *j) {
+      if (doc.is_object() && doc.value("kind", "") == "TuningCampaign") {
+        return CampaignFromJson(doc);
+      }
+    }
+    return Status::Invalid("kind: no TuningCampaign document in the file");
+  }
+  return CampaignFromJson(*j);
+}
+
+Result<CampaignSpec> LoadCampaignFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Status::NotFound("cannot read campaign file " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  if (ss.str().size() > (8 << 20)) return Status::Invalid(path + ": larger than 8 MiB");
+  auto c = CampaignFromYaml(ss.str());  // YAML is a superset of JSON.
+  if (!c.ok()) return c.status().WithPrefix(path);
+  return c;
+}
+
+nlohmann::json WorkloadJson(const CampaignSpec& spec) {
+  nlohmann::json model = nlohmann::json::object();
+  const ModelSpec& m = spec.model;
+  if (!m.preset.empty()) model["preset"] = m.preset;
+  auto put = [&](const char* k, const std::optional<int64_t>& v) {
+    if (v) model[k] = *v;
+  };
+  put("numLayers", m.num_layers);
+  put("hiddenSize", m.hidden_size);
+  put("ffnHiddenSize", m.ffn_hidden_size);
+  put("numAttentionHeads", m.num_attention_heads);
+  put("numQueryGroups", m.num_query_groups);
+  put("vocabSize", m.vocab_size);
+  put("numExperts", m.num_experts);
+  put("moeTopK", m.moe_top_k);
+  put("moeFfnHiddenSize", m.moe_ffn_hidden_size);
+  const TrainingSpec& t = spec.training;
+  const HardwareSpec& h = spec.hardware;
+  nlohmann::json hw = {{"accelerator", h.accelerator},
+                       {"nodes", h.nodes},
+                       {"devicesPerNode", h.devices_per_node}};
+  if (!h.tpu_topology.empty()) hw["tpuTopology"] = h.tpu_topology;
+  return {{"model", model},
+          {"training",
+           {{"framework", t.framework},
+            {"seqLength", t.seq_length},
+            {"globalBatchSize", t.global_batch_size},
+            {"precision", t.precision}}},
+          {"hardware", hw}};
+}
+
+Result<int64_t> ParseDurationSeconds(const std::string& text, const std::string& field) {
+  if (text.empty()) return Status::Invalid(field + ": empty duration");
+  int64_t total = 0;
+  int64_t cur = 0;
+  bool digits = false;
+  for (char ch : text) {
+    if (ch >= '0' && ch <= '9') {
+      cur = cur * 10 + (ch - '0');
+      digits = true;
+      if (cur > 100000000) return Status::Invalid(field + ": duration too long");
+      continue;
+    }
+    int64_t unit = ch == 'h' ? 3600 : ch == 'm' ? 60 : ch == 's' ? 1 : 0;
+    if (unit == 0 || !digits) {
+      return Status::Invalid(field + ": must look like 30m, 1h30m or 90s, got \"" + text + "\"");
+    }
+    total += cur * unit;
+    cur = 0;
+    digits = false;
+  }
+  total += cur;  // a bare number counts as seconds
+  if (total < 1) return Status::Invalid(field + ": must be at least 1s");
+  return total;
+}
+
+}  // namespace paratune

@@ -1,0 +1,139 @@
+// The TuningCampaign spec of contract section 2 as a plain struct, and its parser. The parser
+// accepts the object Kubernetes serves (JSON) or a YAML file a user wrote; both go through the
+// same JSON path so the operator and the CLI agree on every default and every error. Errors are
+// kInvalidArgument and name the field ("spec.budget.maxTrials: must be >= 1").
+//
+// This layer checks structure, types, enums and the search space. What needs the catalogs
+// (is the preset known, does the config fit the devices) is checked by agents/model.
+#ifndef PARATUNE_AGENTS_CORE_CAMPAIGN_H_
+#define PARATUNE_AGENTS_CORE_CAMPAIGN_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "agents/core/config.h"
+#include "agents/core/status.h"
+
+namespace paratune {
+
+// Model shape. Every field but `preset` is an override: unset fields come from the preset
+// (agents/model fills them); a campaign without a preset must set the shape itself.
+struct ModelSpec {
+  std::string preset;
+  std::optional<int64_t> num_layers;
+  std::optional<int64_t> hidden_size;
+  std::optional<int64_t> ffn_hidden_size;
+  std::optional<int64_t> num_attention_heads;
+  std::optional<int64_t> num_query_groups;
+  std::optional<int64_t> vocab_size;
+  std::optional<int64_t> num_experts;
+  std::optional<int64_t> moe_top_k;
+  std::optional<int64_t> moe_ffn_hidden_size;
+};
+
+struct TrainingSpec {
+  std::string framework = "megatron-lm";  // megatron-lm | maxtext | torchtitan | custom
+  int64_t seq_length = 4096;
+  int64_t global_batch_size = 0;          // required
+  std::string precision = "bf16";         // bf16 | fp16 | fp8
+};
+
+struct HardwareSpec {
+  std::string accelerator;                // catalog name, see agents/model
+  int64_t nodes = 1;
+  int64_t devices_per_node = 8;           // for TPUs: chips per host
+  std::string tpu_topology;               // "4x4", "8x8x8"; TPU slices only
+  std::map<std::string, std::string> node_selector;
+  nlohmann::json tolerations = nlohmann::json::array();
+
+  bool IsTpu() const { return accelerator.rfind("tpu-", 0) == 0; }
+  // Chips in the TPU topology ("4x4" -> 16), or nodes * devicesPerNode for GPUs; 0 when the
+  // topology is malformed.
+  int64_t TotalDevices() const;
+};
+
+struct SearchParameter {
+  std::string name;
+  std::vector<ParamValue> values;  // distinct, in the order given
+};
+
+enum class ObjectiveMetric { kMfu, kTflopsPerDevice, kTokensPerSecondPerDevice, kStepTimeSeconds };
+
+struct ObjectiveSpec {
+  ObjectiveMetric metric = ObjectiveMetric::kMfu;
+  double target = 0.0;  // 0: none
+  // stepTimeSeconds is minimized, the others maximized.
+  bool Maximize() const { return metric != ObjectiveMetric::kStepTimeSeconds; }
+};
+const char* ObjectiveMetricName(ObjectiveMetric m);
+
+struct BudgetSpec {
+  int64_t max_trials = 20;
+  int64_t parallel_trials = 1;
+  int64_t max_failed_trials = 8;
+  int64_t trial_timeout_seconds = 1800;
+};
+
+struct SecretKeyRef {
+  std::string name;
+  std::string key;
+};
+
+struct AgentsSpec {
+  std::string engine = "builtin";  // builtin | llm | hybrid
+  std::string llm_endpoint;
+  std::string llm_model;
+  SecretKeyRef llm_api_key;
+  std::vector<std::string> knowledge_config_maps;
+};
+
+struct CampaignSpec {
+  std::string name;       // metadata.name ("" when parsed from a bare spec)
+  std::string namespace_;  // metadata.namespace
+  ModelSpec model;
+  TrainingSpec training;
+  HardwareSpec hardware;
+  std::vector<SearchParameter> search_space;
+  std::optional<Config> baseline;
+  ObjectiveSpec objective;
+  BudgetSpec budget;
+  AgentsSpec agents;
+  nlohmann::json trial_template = nlohmann::json::object();
+  std::string metrics_collector;  // defaults to the framework's name
+  std::string message_pool_store = "configMap";
+  std::string output_config_map;
+
+  const SearchParameter* FindSearchParameter(const std::string& param) const;
+  // True when every key of `c` is searched and every value is allowed.
+  Status CheckInSearchSpace(const Config& c, const std::string& field) const;
+  // Number of configurations in the cartesian product (saturates at INT64_MAX).
+  int64_t SearchSpaceSize() const;
+};
+
+// Parses a whole TuningCampaign object ({apiVersion, kind, metadata, spec}) or a bare spec
+// object. Never throws.
+Result<CampaignSpec> CampaignFromJson(const nlohmann::json& object);
+// Parses YAML text (one document or several; the TuningCampaign document is used).
+Result<CampaignSpec> CampaignFromYaml(const std::string& text);
+// Reads and parses a YAML or JSON file.
+Result<CampaignSpec> LoadCampaignFile(const std::string& path);
+
+// Converts YAML text to JSON the way Kubernetes does (plain scalars typed, quoted stay strings).
+// Several documents give a JSON array of them.
+Result<nlohmann::json> YamlToJson(const std::string& text);
+
+// The workload section carried to trials as PARATUNE_WORKLOAD: model, training and hardware,
+// camelCase, as in the spec.
+nlohmann::json WorkloadJson(const CampaignSpec& spec);
+
+// Parses "30m", "1h30m", "90s", "2h" or a bare number of seconds.
+Result<int64_t> ParseDurationSeconds(const std::string& text, const std::string& field);
+
+}  // namespace paratune
+
+#endif  // PARATUNE_AGENTS_CORE_CAMPAIGN_H_

@@ -1,0 +1,48 @@
+// Typed reads from a JSON object with errors that name the field. Used by every parser that
+// turns user input into structs (campaigns, profiles, trial results). Never throws.
+#ifndef PARATUNE_AGENTS_CORE_JSON_FIELDS_H_
+#define PARATUNE_AGENTS_CORE_JSON_FIELDS_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "agents/core/status.h"
+
+namespace paratune {
+
+// A view of one JSON object at a dotted path ("spec.budget"). Absent keys leave outputs alone.
+class JsonFields {
+ public:
+  JsonFields(const nlohmann::json& obj, std::string path) : obj_(obj), path_(std::move(path)) {}
+
+  // Fails unless the value is an object (null counts as an empty object).
+  Status CheckObject() const;
+  // Fails on keys not in `known` (Kubernetes' strict field validation): catches typos.
+  Status CheckKnownKeys(const std::vector<std::string>& known) const;
+
+  bool Has(const std::string& key) const;
+  const nlohmann::json& Get(const std::string& key) const;  // null json when absent
+  std::string Path(const std::string& key) const { return path_ + "." + key; }
+
+  Status ReadString(const std::string& key, std::string* out) const;
+  Status ReadEnum(const std::string& key, const std::vector<std::string>& allowed,
+                  std::string* out) const;
+  Status ReadInt(const std::string& key, int64_t min, int64_t max, int64_t* out) const;
+  Status ReadOptionalInt(const std::string& key, int64_t min, int64_t max,
+                         std::optional<int64_t>* out) const;
+  Status ReadDouble(const std::string& key, double min, double max, double* out) const;
+  Status ReadBool(const std::string& key, bool* out) const;
+  Status ReadStringList(const std::string& key, std::vector<std::string>* out) const;
+
+ private:
+  const nlohmann::json& obj_;
+  std::string path_;
+};
+
+}  // namespace paratune
+
+#endif  // PARATUNE_AGENTS_CORE_JSON_FIELDS_H_

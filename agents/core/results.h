@@ -1,0 +1,90 @@
+// The plain result types that cross module lines: what the performance model predicts
+// (Estimate), what a trial measured (TrialMetrics), and why it failed (FailureDiagnosis). JSON
+// shapes follow contract sections 5 and 6 exactly (camelCase keys).
+#ifndef PARATUNE_AGENTS_CORE_RESULTS_H_
+#define PARATUNE_AGENTS_CORE_RESULTS_H_
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "agents/core/campaign.h"
+#include "agents/core/status.h"
+
+namespace paratune {
+
+struct MemoryBreakdown {
+  double parameters_gib = 0, gradients_gib = 0, optimizer_gib = 0, activations_gib = 0,
+         other_gib = 0;
+  double Total() const {
+    return parameters_gib + gradients_gib + optimizer_gib + activations_gib + other_gib;
+  }
+};
+
+// Where one training step's time goes, in seconds (exposed, i.e. not hidden by overlap).
+struct TimeBreakdown {
+  double compute = 0;          // GEMMs, attention, elementwise (incl. recompute)
+  double tensor_parallel = 0;  // TP/SP collectives on the critical path
+  double context_parallel = 0;
+  double pipeline_bubble = 0;
+  double pipeline_p2p = 0;
+  double data_parallel = 0;    // gradient reduce / param gather not overlapped
+  double expert_parallel = 0;  // MoE all-to-all
+  double optimizer = 0;
+};
+
+// The performance and memory model's verdict on one configuration.
+struct Estimate {
+  bool fits = false;          // no violations and peak memory within capacity
+  double peak_memory_gib = 0;
+  double capacity_gib = 0;    // usable device memory the verdict compared against
+  MemoryBreakdown memory;
+  TimeBreakdown time;
+  double step_time_seconds = 0;
+  double model_tflops_per_device = 0;     // model FLOPs (no recompute) per second per device
+  double hardware_tflops_per_device = 0;  // with recompute
+  double mfu = 0, hfu = 0;
+  double tokens_per_second_per_device = 0;
+  // compute | hbm | communication | pipeline | memory-capacity | input
+  std::string bottleneck;
+  std::vector<std::string> violations;  // broken constraints, each a sentence naming the keys
+
+  nlohmann::json ToJson() const;  // contract section 6 `estimate` shape (+ "time" breakdown)
+};
+
+// What a trial measured (contract section 5 status.metrics). Zero means "not reported".
+struct TrialMetrics {
+  double mfu = 0, tflops_per_device = 0, tokens_per_second_per_device = 0,
+         step_time_seconds = 0, peak_memory_gib = 0, avg_memory_gib = 0;
+  nlohmann::json ToJson() const;
+  static Result<TrialMetrics> FromJson(const nlohmann::json& j);
+  // The campaign's objective value (0 when the metric is missing).
+  double Objective(ObjectiveMetric m) const;
+};
+
+// Failure categories of contract section 5.
+inline constexpr const char* kFailureCategories[] = {
+    "CudaOOM",  "HostOOM",           "InvalidParallelism", "TpuResourceExhausted",
+    "CompileError", "CollectiveTimeout", "NodeFault",      "Unschedulable",
+    "ImagePull", "Timeout",          "Unknown"};
+
+struct FailureDiagnosis {
+  std::string category;                 // one of kFailureCategories
+  std::vector<std::string> parameters;  // config keys most likely responsible
+  std::string summary;                  // "tp 4 and numAttentionHeads 14 caused ValueError (Confidence: 95)"
+  int confidence = 0;                   // 0..100
+  bool retryable = false;               // not caused by the parameters
+  std::string evidence;                 // the log lines the diagnosis rests on
+  std::string signature;                // knowledge-base key that matched ("" if none)
+  nlohmann::json ToJson() const;
+  static Result<FailureDiagnosis> FromJson(const nlohmann::json& j);
+};
+
+enum class TrialPhase { kPending, kRunning, kSucceeded, kFailed, kRejected };
+const char* TrialPhaseName(TrialPhase p);
+Result<TrialPhase> ParseTrialPhase(const std::string& s);
+
+}  // namespace paratune
+
+#endif  // PARATUNE_AGENTS_CORE_RESULTS_H_

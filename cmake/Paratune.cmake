@@ -1,0 +1,71 @@
+# Helpers that keep the per-folder CMake small: every folder is one library (or binary) made of
+# the .cc files it holds, so adding a source file needs no CMake edit.
+
+function(paratune_warnings target)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow
+                         -Wnon-virtual-dtor -Wno-unused-parameter)
+  if(PARATUNE_WERROR)
+    target_compile_options(${target} PRIVATE -Werror)
+  endif()
+  if(PARATUNE_SANITIZE)
+    target_compile_options(${target} PRIVATE -fsanitize=address,undefined -fno-omit-frame-pointer)
+    target_link_options(${target} PRIVATE -fsanitize=address,undefined)
+  endif()
+endfunction()
+
+# Sources of a folder, recursively, without main.cc files and without *_test.cc files.
+function(paratune_sources out dir)
+  file(GLOB_RECURSE srcs CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/${dir}/*.cc)
+  list(FILTER srcs EXCLUDE REGEX ".*/main\\.cc$")
+  list(FILTER srcs EXCLUDE REGEX ".*_test\\.cc$")
+  set(${out} ${srcs} PARENT_SCOPE)
+endfunction()
+
+# paratune_library(name dir DEPS ...): a static library of the folder's sources. A folder that
+# holds no source yet gives an INTERFACE library, so dependants link while it is being written.
+function(paratune_library name dir)
+  cmake_parse_arguments(ARG "" "" "DEPS" ${ARGN})
+  paratune_sources(srcs ${dir})
+  if(srcs)
+    add_library(${name} STATIC ${srcs})
+    target_include_directories(${name} PUBLIC ${CMAKE_SOURCE_DIR})
+    target_link_libraries(${name} PUBLIC ${ARG_DEPS})
+    paratune_warnings(${name})
+    if(PARATUNE_SANITIZE)
+      target_link_options(${name} PUBLIC -fsanitize=address,undefined)
+    endif()
+  else()
+    add_library(${name} INTERFACE)
+    target_include_directories(${name} INTERFACE ${CMAKE_SOURCE_DIR})
+    target_link_libraries(${name} INTERFACE ${ARG_DEPS})
+  endif()
+endfunction()
+
+# paratune_executable(name dir DEPS ...): a binary made of every .cc in the folder.
+function(paratune_executable name dir)
+  cmake_parse_arguments(ARG "" "" "DEPS" ${ARGN})
+  file(GLOB_RECURSE srcs CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/${dir}/*.cc)
+  add_executable(${name} ${srcs})
+  target_link_libraries(${name} PRIVATE ${ARG_DEPS})
+  paratune_warnings(${name})
+endfunction()
+
+# paratune_test(name dir DEPS ...): one GoogleTest binary of the folder's *_test.cc files,
+# registered with CTest test by test. Labels let `ctest -L unit` pick a layer.
+function(paratune_test name dir)
+  cmake_parse_arguments(ARG "" "LABEL" "DEPS" ${ARGN})
+  file(GLOB_RECURSE srcs CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/${dir}/*.cc)
+  if(NOT srcs)
+    return()
+  endif()
+  add_executable(${name} ${srcs})
+  target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gmock GTest::gtest_main)
+  target_include_directories(${name} PRIVATE ${CMAKE_SOURCE_DIR})
+  target_compile_definitions(${name} PRIVATE
+      PARATUNE_SOURCE_DIR="${CMAKE_SOURCE_DIR}" PARATUNE_BINARY_DIR="${CMAKE_BINARY_DIR}")
+  paratune_warnings(${name})
+  if(NOT ARG_LABEL)
+    set(ARG_LABEL unit)
+  endif()
+  gtest_discover_tests(${name} PROPERTIES LABELS ${ARG_LABEL} DISCOVERY_TIMEOUT 60)
+endfunction()
