@@ -69,3 +69,17 @@ function(paratune_test name dir)
   endif()
   gtest_discover_tests(${name} PROPERTIES LABELS ${ARG_LABEL} DISCOVERY_TIMEOUT 60)
 endfunction()
+
+# paratune_embed(target dir function): compiles every file under dir into target, reachable
+# through `function()` declared in agents/core/embedded.h. Rebuilt when a file there changes.
+function(paratune_embed target dir fn)
+  file(GLOB_RECURSE deps CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/${dir}/*)
+  set(out ${CMAKE_BINARY_DIR}/generated/${fn}.cc)
+  add_custom_command(
+    OUTPUT ${out}
+    COMMAND ${CMAKE_COMMAND} -DOUT=${out} -DROOT=${CMAKE_SOURCE_DIR}/${dir} -DNAME=${fn}
+            -P ${CMAKE_SOURCE_DIR}/cmake/EmbedFiles.cmake
+    DEPENDS ${deps} ${CMAKE_SOURCE_DIR}/cmake/EmbedFiles.cmake
+    COMMENT "Embedding ${dir}")
+  target_sources(${target} PRIVATE ${out})
+endfunction()
