@@ -1,0 +1,126 @@
+// The knowledge base: expert documents (markdown), failure signatures (YAML or JSON data files)
+// and past optimizations, with BM25 retrieval over all three so the Diagnostician and the
+// Proposer cite what they rest on. The shipped knowledge is embedded in the library
+// (agents/knowledge/data); users add more with LoadDirectory (`--knowledge-dir`,
+// PARATUNE_KNOWLEDGE_DIR) and the operator with AddDocument/AddSignatures (ConfigMap contents).
+//
+// Thread-safety: const methods may run concurrently; mutating methods (Add*, Load*) must not run
+// concurrently with anything else on the same object.
+#ifndef PARATUNE_AGENTS_KNOWLEDGE_KNOWLEDGE_BASE_H_
+#define PARATUNE_AGENTS_KNOWLEDGE_KNOWLEDGE_BASE_H_
+
+#include <map>
+#include <memory>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "agents/core/config.h"
+#include "agents/core/status.h"
+#include "agents/knowledge/bm25.h"
+
+namespace paratune {
+
+// How strongly a matching line explains a failure. A root cause beats a secondary error, which
+// beats a symptom (watchdog timeouts, deadline exceeded, "child failed"), wherever they appear.
+enum class SignatureTier { kRoot = 0, kSecondary = 1, kSymptom = 2 };
+
+// One failure signature: a problem key, the raw text that identifies it, what causes it, what to
+// do, and which parameters it implicates.
+struct FailureSignature {
+  std::string key;       // "cuda-oom"; unique; a later definition with the same key replaces it
+  std::string category;  // one of kFailureCategories (agents/core/results.h)
+  SignatureTier tier = SignatureTier::kRoot;
+  std::vector<std::string> contains;  // case-insensitive substrings; any one matches a line
+  std::vector<std::string> regex;     // ECMAScript, case-insensitive; any one matches a line
+  std::vector<std::regex> compiled;   // `regex`, compiled by AddSignatures
+  std::string error_type;             // for the summary when the line names none
+  std::string cause;
+  std::string remedy;
+  // Config keys (and model fields such as numAttentionHeads) it implicates, most likely first.
+  std::vector<std::string> parameters;
+  // How the Diagnostician refines `parameters`: none | memory | tpu-memory | divisibility | mesh.
+  std::string attribution = "none";
+  // Regex capture group -> name ("numAttentionHeads", "tp") for values named in the message.
+  std::map<std::string, int> captures;
+  bool retryable = false;
+  int confidence = 80;  // 0..100, when the signature matches unambiguously
+  std::string source;   // the file or ConfigMap it came from
+
+  // True when `line` matches one of the patterns. `lower` is the line in lower case.
+  bool Matches(const std::string& line, const std::string& lower) const;
+};
+
+// A finished campaign's lesson, searchable by later proposals ("past optimizations").
+struct PastOptimization {
+  std::string id;        // "llama3-8b-h100x8/trial-7"
+  std::string workload;  // "llama3-8b on 8x nvidia-h100-80gb, seq 8192"
+  Config before, after;
+  std::string metric;  // "mfu"
+  double before_value = 0, after_value = 0;
+  std::string note;  // what changed and why it helped
+};
+
+struct KnowledgeDocument {
+  std::string name;   // "docs/parallelism.md"
+  std::string title;  // first "# " heading, or the name
+  std::string text;   // markdown
+};
+
+// One retrieval result. `id` is what a citation names: "docs/parallelism.md#tensor-parallelism",
+// "signature:cuda-oom" or "past:<id>".
+struct KnowledgeHit {
+  std::string kind;  // document | signature | past-optimization
+  std::string id;
+  std::string title;
+  std::string snippet;  // the first ~200 characters of the matching passage
+  double score = 0;
+};
+
+class KnowledgeBase {
+ public:
+  KnowledgeBase() = default;
+  KnowledgeBase(const KnowledgeBase&) = delete;
+  KnowledgeBase& operator=(const KnowledgeBase&) = delete;
+
+  // The knowledge shipped with paratune. Fails only if an embedded file is malformed (a bug).
+  static Result<std::unique_ptr<KnowledgeBase>> LoadEmbedded();
+  // LoadEmbedded plus, when `dir` (or else env PARATUNE_KNOWLEDGE_DIR) is non-empty, that folder.
+  static Result<std::unique_ptr<KnowledgeBase>> LoadDefault(const std::string& dir);
+
+  // Adds every *.md (documents) and *.yaml/*.yml/*.json (signatures) under `path`, recursively.
+  // NotFound when the folder does not exist; InvalidArgument naming the file on bad content.
+  Status LoadDirectory(const std::string& path);
+  // Adds one markdown document; a document with the same name is replaced.
+  Status AddDocument(const std::string& name, const std::string& markdown);
+  // Parses YAML or JSON `{signatures: [...]}` (or a bare list). Errors name the file and the
+  // field ("custom.yaml: signatures[2].category: unknown category \"Foo\""); nothing is added
+  // when any entry is bad.
+  Status AddSignatures(const std::string& name, const std::string& text);
+  void AddPastOptimization(const PastOptimization& p);
+
+  const std::vector<FailureSignature>& signatures() const { return signatures_; }
+  const std::vector<KnowledgeDocument>& documents() const { return documents_; }
+  const std::vector<PastOptimization>& past_optimizations() const { return past_; }
+  const FailureSignature* FindSignature(const std::string& key) const;
+
+  // The k best passages for `query` by BM25 over document sections, signatures and past
+  // optimizations; ties broken by id. Empty when nothing shares a term with the query.
+  std::vector<KnowledgeHit> Search(const std::string& query, size_t k) const;
+
+ private:
+  void IndexDocument(const KnowledgeDocument& doc);
+  void IndexSignature(const FailureSignature& sig);
+  void IndexPast(const PastOptimization& p);
+  void RebuildIndex();
+
+  std::vector<KnowledgeDocument> documents_;
+  std::vector<FailureSignature> signatures_;
+  std::vector<PastOptimization> past_;
+  std::vector<KnowledgeHit> passages_;  // parallel to index_ entries (score unset)
+  Bm25Index index_;
+};
+
+}  // namespace paratune
+
+#endif  // PARATUNE_AGENTS_KNOWLEDGE_KNOWLEDGE_BASE_H_
