@@ -1,0 +1,45 @@
+// EventRecorder: writes core/v1 Events about objects (kubectl describe shows them). Repeats of
+// the same (object, type, reason, message) within 10 minutes bump count and lastTimestamp on the
+// existing Event instead of creating a new one, as client-go's correlator does. Best effort:
+// failures are logged, never returned (events must not break a reconcile). Thread-safe.
+#ifndef PARATUNE_OPERATOR_EVENT_RECORDER_H_
+#define PARATUNE_OPERATOR_EVENT_RECORDER_H_
+
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "operator/kube_client.h"
+#include "operator/time_source.h"
+
+namespace paratune::kube {
+
+class EventRecorder {
+ public:
+  // component: the reporting controller ("paratune-operator"). Borrows client and time.
+  EventRecorder(KubeClient* client, std::string component, TimeSource* time);
+
+  // type: "Normal" or "Warning"; reason: CamelCase ("TrialStarted"); message: one sentence.
+  void Event(const Json& object, const std::string& type, const std::string& reason,
+             const std::string& message);
+  // Events written so far (created or bumped): for tests and metrics.
+  int recorded() const;
+
+ private:
+  struct Seen {
+    std::string event_name;
+    std::string event_ns;
+    int count = 0;
+    SteadyTime last;
+  };
+  KubeClient* client_;
+  std::string component_;
+  TimeSource* time_;
+  mutable std::mutex mu_;
+  std::map<std::string, Seen> seen_;  // guarded by mu_
+  int recorded_ = 0;                  // guarded by mu_
+};
+
+}  // namespace paratune::kube
+
+#endif  // PARATUNE_OPERATOR_EVENT_RECORDER_H_

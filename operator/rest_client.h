@@ -1,0 +1,28 @@
+// RestKubeClient: KubeClient over HTTP(S) with cpprestsdk and OpenSSL. Client-side rate limiting
+// (RestConfig qps/burst, a token bucket shared by all non-watch requests), API latency metrics
+// by verb and code, watch streaming with partial-line buffering. Thread-safe.
+#ifndef PARATUNE_OPERATOR_REST_CLIENT_H_
+#define PARATUNE_OPERATOR_REST_CLIENT_H_
+
+#include <memory>
+
+#include "operator/kube_client.h"
+#include "operator/metrics.h"
+#include "operator/rest_config.h"
+#include "operator/time_source.h"
+
+namespace paratune::kube {
+
+class RestKubeClient : public KubeClient {
+ public:
+  // Fails with kInvalidArgument for a malformed server URL or unreadable credentials.
+  // Borrows time and metrics (metrics may be null).
+  static Result<std::unique_ptr<RestKubeClient>> Create(const RestConfig& cfg, TimeSource* time,
+                                                        MetricsRegistry* metrics);
+  // Requests made so far (non-watch), for benchmarks and tests.
+  virtual int64_t request_count() const = 0;
+};
+
+}  // namespace paratune::kube
+
+#endif  // PARATUNE_OPERATOR_REST_CLIENT_H_

@@ -1,0 +1,50 @@
+// RestConfig: where the API server is and how to authenticate, from a kubeconfig (current or named
+// context; bearer token, token file, client certificate/key, CA, insecure-skip-tls-verify, exec
+// credential plugins) or from the in-cluster service account (token re-read when it rotates).
+// Pure data plus loaders; thread-compatible.
+#ifndef PARATUNE_OPERATOR_REST_CONFIG_H_
+#define PARATUNE_OPERATOR_REST_CONFIG_H_
+
+#include <string>
+#include <vector>
+
+#include "agents/core/status.h"
+
+namespace paratune::kube {
+
+struct ExecCredential {
+  std::string command;
+  std::vector<std::string> args;
+  std::vector<std::pair<std::string, std::string>> env;
+};
+
+struct RestConfig {
+  std::string server;  // https://127.0.0.1:6443
+  std::string token;
+  std::string token_file;  // re-read on every request when set (rotation).
+  std::string ca_pem;
+  std::string client_cert_pem;
+  std::string client_key_pem;
+  bool insecure_skip_tls_verify = false;
+  ExecCredential exec;  // command empty: none.
+  std::string user_agent = "paratune/0.1";
+  double qps = 20;
+  int burst = 30;
+  int timeout_seconds = 30;  // per non-watch request.
+};
+
+// Loads a kubeconfig file (YAML or JSON). context "" : current-context. Errors name the field.
+Result<RestConfig> LoadKubeconfig(const std::string& path, const std::string& context = "");
+// In-cluster: KUBERNETES_SERVICE_HOST/PORT and /var/run/secrets/kubernetes.io/serviceaccount
+// (root overridable for tests).
+Result<RestConfig> InClusterConfig(
+    const std::string& sa_dir = "/var/run/secrets/kubernetes.io/serviceaccount");
+// $KUBECONFIG, then ~/.kube/config, then in-cluster.
+Result<RestConfig> DefaultConfig();
+
+// The bearer token for the next request: the exec plugin's or token file's when configured.
+Result<std::string> CurrentToken(const RestConfig& cfg);
+
+}  // namespace paratune::kube
+
+#endif  // PARATUNE_OPERATOR_REST_CONFIG_H_
