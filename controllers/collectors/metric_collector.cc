@@ -1,0 +1,250 @@
+#include "controllers/collectors/metric_collector.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <functional>
+#include <nlohmann/json.hpp>
+
+namespace paratune::controllers {
+
+namespace {
+
+constexpr double kMiBPerGiB = 1024.0;
+constexpr double kBytesPerGB = 1e9;
+constexpr double kBytesPerGiB = 1073741824.0;
+
+// What a log says beyond its step lines.
+struct LogMemory {
+  double peak_gib = 0;
+  double avg_gib = 0;
+  int avg_count = 0;
+};
+
+struct ParsedLog {
+  std::vector<StepSample> samples;
+  LogMemory memory;
+};
+
+using LineParser = std::function<void(std::string_view, ParsedLog*)>;
+
+void ForEachLine(std::string_view log, const std::function<void(std::string_view)>& fn) {
+  size_t start = 0;
+  while (start < log.size()) {
+    size_t end = log.find('\n', start);
+    if (end == std::string_view::npos) end = log.size();
+    fn(log.substr(start, end - start));
+    start = end + 1;
+  }
+}
+
+void AddMemory(double avg_gib, double peak_gib, LogMemory* m) {
+  if (peak_gib > 0) m->peak_gib = std::max(m->peak_gib, peak_gib);
+  if (avg_gib > 0) {
+    m->avg_gib += avg_gib;
+    ++m->avg_count;
+  }
+}
+
+// ` iteration 10/ 100 | ... | elapsed time per iteration (ms): 9100.2 | throughput per GPU
+// (TFLOP/s/GPU): 412.3 | ... | global batch size: 512 |` and the `[Rank 0] ... memory (MB)` line.
+void ParseMegatronLine(std::string_view line, ParsedLog* out) {
+  double v = 0;
+  if (line.find("memory (MB)") != std::string_view::npos) {
+    double alloc = 0, max_alloc = 0;
+    NumberAfter(line, "| allocated:", &alloc);
+    NumberAfter(line, "max allocated:", &max_alloc);
+    AddMemory(alloc / kMiBPerGiB, max_alloc / kMiBPerGiB, &out->memory);
+    return;
+  }
+  if (!NumberAfter(line, "elapsed time per iteration (ms)", &v)) return;
+  StepSample s;
+  s.step_time_seconds = v / 1000.0;
+  if (NumberAfter(line, "iteration", &v)) s.step = static_cast<int64_t>(v);
+  if (NumberAfter(line, "throughput per GPU (TFLOP/s/GPU)", &v)) s.tflops_per_device = v;
+  if (NumberAfter(line, "global batch size", &v)) s.global_batch_size = static_cast<int64_t>(v);
+  out->samples.push_back(s);
+}
+
+// `completed step: 5, seconds: 2.517, TFLOP/s/device: 120.634, Tokens/s/device: 3255.461, ...`
+// and `Total memory size: 15.8 GB, ...` (decimal GB, as MaxText prints it).
+void ParseMaxTextLine(std::string_view line, ParsedLog* out) {
+  double v = 0;
+  if (NumberAfter(line, "Total memory size", &v)) {
+    double gib = v * kBytesPerGB / kBytesPerGiB;
+    AddMemory(gib, gib, &out->memory);
+    return;
+  }
+  if (!NumberAfter(line, "completed step", &v)) return;
+  StepSample s;
+  s.step = static_cast<int64_t>(v);
+  if (NumberAfter(line, "seconds", &v)) s.step_time_seconds = v;
+  if (NumberAfter(line, "TFLOP/s/device", &v)) s.tflops_per_device = v;
+  if (NumberAfter(line, "Tokens/s/device", &v)) s.tokens_per_second_per_device = v;
+  out->samples.push_back(s);
+}
+
+// `step: 10  loss:  7.1234  memory: 61.23GiB(77.51%)  tps: 3,255  tflops: 412.30  mfu: 41.69%`
+void ParseTorchtitanLine(std::string_view line, ParsedLog* out) {
+  double v = 0;
+  if (!NumberAfter(line, "step:", &v) || !NumberAfter(line, "tps:", &v)) return;
+  StepSample s;
+  NumberAfter(line, "step:", &v);
+  s.step = static_cast<int64_t>(v);
+  if (NumberAfter(line, "tps:", &v)) s.tokens_per_second_per_device = v;
+  if (NumberAfter(line, "tflops:", &v)) s.tflops_per_device = v;
+  if (NumberAfter(line, "mfu:", &v)) s.mfu = v / 100.0;
+  if (NumberAfter(line, "memory:", &v)) s.memory_gib = v;
+  out->samples.push_back(s);
+}
+
+// One JSON object per line with TrialMetrics keys and optionally "step".
+void ParseJsonLine(std::string_view line, ParsedLog* out) {
+  size_t brace = line.find('{');
+  if (brace == std::string_view::npos) return;
+  nlohmann::json j = nlohmann::json::parse(line.substr(brace), nullptr, false);
+  if (!j.is_object()) return;
+  auto num = [&j](const char* k) {
+    return j.contains(k) && j[k].is_number() ? j[k].get<double>() : 0.0;
+  };
+  StepSample s;
+  s.step = static_cast<int64_t>(num("step"));
+  s.mfu = num("mfu");
+  s.tflops_per_device = num("tflopsPerDevice");
+  s.tokens_per_second_per_device = num("tokensPerSecondPerDevice");
+  s.step_time_seconds = num("stepTimeSeconds");
+  AddMemory(num("avgMemoryGiB"), num("peakMemoryGiB"), &out->memory);
+  if (s.mfu > 0 || s.tflops_per_device > 0 || s.tokens_per_second_per_device > 0 ||
+      s.step_time_seconds > 0) {
+    out->samples.push_back(s);
+  }
+}
+
+double Mean(const std::vector<StepSample>& samples, double StepSample::*field) {
+  double sum = 0;
+  int n = 0;
+  for (const auto& s : samples) {
+    if (s.*field > 0) {
+      sum += s.*field;
+      ++n;
+    }
+  }
+  return n > 0 ? sum / n : 0.0;
+}
+
+// Fills metrics the log did not print from the ones it did and the campaign's shape.
+void DeriveMissing(const CollectorContext& ctx, int64_t logged_gbs, TrialMetrics* m) {
+  const double gbs =
+      logged_gbs > 0 ? static_cast<double>(logged_gbs) : static_cast<double>(ctx.global_batch_size);
+  const double tokens_per_device =
+      ctx.devices > 0 ? gbs * static_cast<double>(ctx.seq_length) / ctx.devices : 0.0;
+  if (m->tokens_per_second_per_device == 0 && m->step_time_seconds > 0) {
+    m->tokens_per_second_per_device = tokens_per_device / m->step_time_seconds;
+  }
+  if (m->step_time_seconds == 0 && m->tokens_per_second_per_device > 0) {
+    m->step_time_seconds = tokens_per_device / m->tokens_per_second_per_device;
+  }
+  if (ctx.peak_tflops_per_device > 0) {
+    if (m->mfu == 0) m->mfu = m->tflops_per_device / ctx.peak_tflops_per_device;
+    if (m->tflops_per_device == 0) m->tflops_per_device = m->mfu * ctx.peak_tflops_per_device;
+  }
+}
+
+}  // namespace
+
+const std::vector<std::string>& CollectorNames() {
+  static const std::vector<std::string> kNames = {"megatron-lm", "maxtext", "torchtitan", "json"};
+  return kNames;
+}
+
+bool NumberAfter(std::string_view line, std::string_view label, double* out) {
+  size_t pos = line.find(label);
+  if (pos == std::string_view::npos) return false;
+  pos += label.size();
+  while (pos < line.size() &&
+         (line[pos] == ' ' || line[pos] == ':' || line[pos] == '=' || line[pos] == '\t')) {
+    ++pos;
+  }
+  std::string digits;
+  while (pos < line.size() && digits.size() < 64) {
+    char c = line[pos];
+    bool numeric = (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '+' || c == 'e' ||
+                   c == 'E' || c == ',';
+    if (!numeric) break;
+    if (c != ',') digits.push_back(c);
+    ++pos;
+  }
+  if (digits.empty()) return false;
+  char* end = nullptr;
+  double v = std::strtod(digits.c_str(), &end);
+  if (end == digits.c_str() || !std::isfinite(v)) return false;
+  *out = v;
+  return true;
+}
+
+std::vector<StepSample> SteadyState(const std::vector<StepSample>& samples) {
+  std::vector<StepSample> nonzero;
+  for (const auto& s : samples) {
+    if (s.step != 0 || samples.size() == 1) nonzero.push_back(s);
+  }
+  if (nonzero.size() < 2) return nonzero.empty() ? samples : nonzero;
+  size_t skip = std::max<size_t>(1, nonzero.size() / 5);
+  return {nonzero.begin() + static_cast<std::ptrdiff_t>(skip), nonzero.end()};
+}
+
+Result<TrialMetrics> ParseTerminationMessage(std::string_view message) {
+  size_t brace = message.find('{');
+  if (brace == std::string_view::npos) return Status::NotFound("termination message: no JSON");
+  nlohmann::json j = nlohmann::json::parse(message.substr(brace), nullptr, false);
+  if (!j.is_object() || !j.contains("metrics")) {
+    return Status::NotFound("termination message: no metrics object");
+  }
+  auto m = TrialMetrics::FromJson(j["metrics"]);
+  if (!m.ok()) return m.status().WithPrefix("termination message");
+  return m;
+}
+
+Result<TrialMetrics> CollectFromLog(const std::string& collector, std::string_view log,
+                                    const CollectorContext& ctx) {
+  LineParser parser;
+  if (collector == "megatron-lm") parser = ParseMegatronLine;
+  if (collector == "maxtext") parser = ParseMaxTextLine;
+  if (collector == "torchtitan") parser = ParseTorchtitanLine;
+  if (collector == "json") parser = ParseJsonLine;
+  if (!parser) {
+    return Status::Invalid("spec.metrics.collector: unknown collector \"" + collector +
+                           "\" (known: megatron-lm, maxtext, torchtitan, json)");
+  }
+  ParsedLog parsed;
+  ForEachLine(log, [&](std::string_view line) { parser(line, &parsed); });
+  if (parsed.samples.empty()) {
+    return Status::NotFound("log: no " + collector + " step lines");
+  }
+  std::vector<StepSample> steady = SteadyState(parsed.samples);
+  TrialMetrics m;
+  m.step_time_seconds = Mean(steady, &StepSample::step_time_seconds);
+  m.tflops_per_device = Mean(steady, &StepSample::tflops_per_device);
+  m.tokens_per_second_per_device = Mean(steady, &StepSample::tokens_per_second_per_device);
+  m.mfu = Mean(steady, &StepSample::mfu);
+  double step_memory = Mean(steady, &StepSample::memory_gib);
+  for (const auto& s : parsed.samples)
+    m.peak_memory_gib = std::max(m.peak_memory_gib, s.memory_gib);
+  m.peak_memory_gib = std::max(m.peak_memory_gib, parsed.memory.peak_gib);
+  m.avg_memory_gib =
+      parsed.memory.avg_count > 0 ? parsed.memory.avg_gib / parsed.memory.avg_count : step_memory;
+  DeriveMissing(ctx, steady.back().global_batch_size, &m);
+  return m;
+}
+
+Result<TrialMetrics> CollectTrialMetrics(const std::string& collector,
+                                         std::string_view termination_message, std::string_view log,
+                                         const CollectorContext& ctx) {
+  auto from_message = ParseTerminationMessage(termination_message);
+  if (from_message.ok()) return from_message;
+  if (from_message.status().code() != StatusCode::kNotFound) return from_message;
+  // A FallbackToLogsOnError message is the log tail: parse it too when there is no full log.
+  std::string_view text = log.empty() ? termination_message : log;
+  return CollectFromLog(collector, text, ctx);
+}
+
+}  // namespace paratune::controllers

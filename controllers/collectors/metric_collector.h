@@ -1,0 +1,67 @@
+// Turns what a finished trial left behind into TrialMetrics (contract section 4): the
+// termination-message JSON when there is one, otherwise the training log parsed by the collector
+// the campaign names (megatron-lm, maxtext, torchtitan, json). Log collectors average the
+// steady-state steps and skip warm-up (the first steps include compilation, NCCL set-up and
+// allocator growth). Pure functions: no I/O, thread-safe.
+#ifndef PARATUNE_CONTROLLERS_COLLECTORS_METRIC_COLLECTOR_H_
+#define PARATUNE_CONTROLLERS_COLLECTORS_METRIC_COLLECTOR_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "agents/core/results.h"
+#include "agents/core/status.h"
+
+namespace paratune::controllers {
+
+// What the logs do not say but the campaign knows; zeros mean "unknown" and leave the derived
+// metric at 0.
+struct CollectorContext {
+  int64_t seq_length = 0;
+  int64_t global_batch_size = 0;
+  int64_t devices = 0;                // devices in the whole trial
+  double peak_tflops_per_device = 0;  // dense peak for the precision, for mfu
+};
+
+// One parsed step line. Fields a framework does not print stay 0.
+struct StepSample {
+  int64_t step = 0;
+  double step_time_seconds = 0;
+  double tflops_per_device = 0;
+  double tokens_per_second_per_device = 0;
+  double mfu = 0;
+  double memory_gib = 0;
+  int64_t global_batch_size = 0;
+};
+
+// Names accepted in spec.metrics.collector.
+const std::vector<std::string>& CollectorNames();
+
+// Parses a termination message `{"metrics": {...}}`. kNotFound when the message is empty or not
+// such an object (e.g. a log tail from FallbackToLogsOnError); kInvalidArgument when "metrics"
+// is present but malformed.
+Result<TrialMetrics> ParseTerminationMessage(std::string_view message);
+
+// Parses a training log with `collector`. kInvalidArgument for an unknown collector; kNotFound
+// when the log holds no step line the collector recognises.
+Result<TrialMetrics> CollectFromLog(const std::string& collector, std::string_view log,
+                                    const CollectorContext& ctx);
+
+// The termination message wins; otherwise the log. kNotFound when neither has metrics.
+Result<TrialMetrics> CollectTrialMetrics(const std::string& collector,
+                                         std::string_view termination_message, std::string_view log,
+                                         const CollectorContext& ctx);
+
+// The samples that count: drops the warm-up (the first fifth of the steps, at least one when
+// there are two or more, and any step numbered 0).
+std::vector<StepSample> SteadyState(const std::vector<StepSample>& samples);
+
+// Reads the number that follows `label` (skipping spaces, ':' and '='), accepting thousands
+// separators ("3,255") and exponents. Returns false when the label is absent or no number follows.
+bool NumberAfter(std::string_view line, std::string_view label, double* out);
+
+}  // namespace paratune::controllers
+
+#endif  // PARATUNE_CONTROLLERS_COLLECTORS_METRIC_COLLECTOR_H_

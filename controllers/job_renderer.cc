@@ -1,0 +1,312 @@
+#include "controllers/job_renderer.h"
+
+#include <map>
+#include <vector>
+
+namespace paratune::controllers {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kPodSpecPath = "spec.trialTemplate.spec.template.spec";
+constexpr const char* kJobSetReplicatedJob = "workers";
+
+json OwnerReference(const TrialJobInput& in) {
+  return json::array({{{"apiVersion", kApiVersion},
+                       {"kind", "TrialRun"},
+                       {"name", in.trial_name},
+                       {"uid", in.trial_uid},
+                       {"controller", true},
+                       {"blockOwnerDeletion", true}}});
+}
+
+json TrialLabels(const TrialJobInput& in) {
+  return {{kCampaignLabel, in.campaign->name}, {kTrialLabel, in.trial_name}};
+}
+
+// Adds `labels` to metadata.labels of `obj` (creating metadata as needed).
+void AddLabels(json* obj, const json& labels) {
+  json& meta = (*obj)["metadata"];
+  if (!meta.is_object()) meta = json::object();
+  if (!meta["labels"].is_object()) meta["labels"] = json::object();
+  for (const auto& [k, v] : labels.items()) meta["labels"][k] = v;
+}
+
+json EnvVar(const std::string& name, const std::string& value) {
+  return {{"name", name}, {"value", value}};
+}
+
+// The PARATUNE_* variables of contract section 4, in a stable order.
+std::vector<json> TrialEnv(const TrialJobInput& in) {
+  std::vector<json> env;
+  env.push_back(EnvVar("PARATUNE_CAMPAIGN", in.campaign->name));
+  env.push_back(EnvVar("PARATUNE_TRIAL", in.trial_name));
+  env.push_back(EnvVar("PARATUNE_ITERATION", std::to_string(in.iteration)));
+  env.push_back(EnvVar("PARATUNE_WORKLOAD", WorkloadJson(*in.campaign).dump()));
+  for (const auto& [key, value] : in.config) {
+    env.push_back(EnvVar("PARATUNE_" + ParameterEnvName(key), value.ToString()));
+  }
+  return env;
+}
+
+// Coordinator variables for multi-node trials: torchrun's and JAX's. NODE_RANK comes from the
+// Indexed Job's completion-index annotation; later variables expand it with $(NODE_RANK).
+std::vector<json> MultiNodeEnv(const TrialJobInput& in, const std::string& leader_host) {
+  const HardwareSpec& hw = in.campaign->hardware;
+  std::vector<json> env;
+  env.push_back(
+      {{"name", "NODE_RANK"},
+       {"valueFrom",
+        {{"fieldRef",
+          {{"fieldPath", "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}}}}});
+  env.push_back(EnvVar("NNODES", std::to_string(hw.nodes)));
+  env.push_back(EnvVar("WORLD_SIZE", std::to_string(hw.nodes)));
+  env.push_back(EnvVar("NPROC_PER_NODE", std::to_string(hw.devices_per_node)));
+  env.push_back(EnvVar("MASTER_ADDR", leader_host));
+  env.push_back(EnvVar("MASTER_PORT", std::to_string(kTorchrunPort)));
+  env.push_back(
+      EnvVar("JAX_COORDINATOR_ADDRESS", leader_host + ":" + std::to_string(kJaxCoordinatorPort)));
+  env.push_back(EnvVar("JAX_PROCESS_COUNT", std::to_string(hw.nodes)));
+  env.push_back(EnvVar("JAX_PROCESS_ID", "$(NODE_RANK)"));
+  return env;
+}
+
+// Sets each variable in `env` on the container, replacing one of the same name: the
+// controller's values win over the template's.
+void MergeEnv(json* container, const std::vector<json>& env) {
+  json merged = json::array();
+  std::map<std::string, bool> ours;
+  for (const auto& e : env) ours[e["name"].get<std::string>()] = true;
+  const json& existing = container->value("env", json::array());
+  if (existing.is_array()) {
+    for (const auto& e : existing) {
+      if (e.is_object() && e.contains("name") && e["name"].is_string() &&
+          ours.count(e["name"].get<std::string>()) == 0) {
+        merged.push_back(e);
+      }
+    }
+  }
+  for (const auto& e : env) merged.push_back(e);
+  (*container)["env"] = merged;
+}
+
+// Sets limits[resource] = count on the first container unless some container already asks
+// for that resource (the template knows better).
+void RequestDevices(json* containers, const std::string& resource, int64_t count) {
+  for (const auto& c : *containers) {
+    if (c.contains("resources") && c["resources"].is_object()) {
+      for (const char* section : {"limits", "requests"}) {
+        const json& r = c["resources"].value(section, json::object());
+        if (r.is_object() && r.contains(resource)) return;
+      }
+    }
+  }
+  json& first = (*containers)[0];
+  if (!first["resources"].is_object()) first["resources"] = json::object();
+  if (!first["resources"]["limits"].is_object()) first["resources"]["limits"] = json::object();
+  first["resources"]["limits"][resource] = std::to_string(count);
+}
+
+void AddToleration(json* pod_spec, const json& toleration) {
+  json& tols = (*pod_spec)["tolerations"];
+  if (!tols.is_array()) tols = json::array();
+  for (const auto& t : tols) {
+    if (t == toleration) return;
+  }
+  tols.push_back(toleration);
+}
+
+// Node selectors, tolerations and device requests from spec.hardware.
+void ApplyHardware(const HardwareSpec& hw, json* pod_spec) {
+  json& sel = (*pod_spec)["nodeSelector"];
+  if (!sel.is_object()) sel = json::object();
+  for (const auto& [k, v] : hw.node_selector) sel[k] = v;
+  for (const auto& t : hw.tolerations) AddToleration(pod_spec, t);
+  json* containers = &(*pod_spec)["containers"];
+  if (hw.IsTpu()) {
+    sel["cloud.google.com/gke-tpu-accelerator"] = GkeTpuAcceleratorName(hw.accelerator);
+    if (!hw.tpu_topology.empty()) sel["cloud.google.com/gke-tpu-topology"] = hw.tpu_topology;
+    AddToleration(pod_spec,
+                  {{"key", "google.com/tpu"}, {"operator", "Exists"}, {"effect", "NoSchedule"}});
+    RequestDevices(containers, "google.com/tpu", hw.devices_per_node);
+  } else {
+    if (!sel.contains("cloud.google.com/gke-accelerator")) {
+      sel["cloud.google.com/gke-accelerator"] = GkeGpuAcceleratorName(hw.accelerator);
+    }
+    AddToleration(pod_spec,
+                  {{"key", "nvidia.com/gpu"}, {"operator", "Exists"}, {"effect", "NoSchedule"}});
+    RequestDevices(containers, "nvidia.com/gpu", hw.devices_per_node);
+  }
+}
+
+Status CheckPodSpec(const json& pod_spec) {
+  const std::string path = kPodSpecPath;
+  if (!pod_spec.is_object()) return Status::Invalid(path + ": required, must be a PodSpec");
+  const json& containers = pod_spec.value("containers", json());
+  if (!containers.is_array() || containers.empty()) {
+    return Status::Invalid(path + ".containers: must list at least one container");
+  }
+  for (size_t i = 0; i < containers.size(); ++i) {
+    const json& c = containers[i];
+    std::string cp = path + ".containers[" + std::to_string(i) + "]";
+    if (!c.is_object()) return Status::Invalid(cp + ": must be a Container object");
+    if (!c.contains("name") || !c["name"].is_string()) {
+      return Status::Invalid(cp + ".name: required");
+    }
+    if (c.contains("env") && !c["env"].is_array())
+      return Status::Invalid(cp + ".env: must be a list");
+  }
+  const std::string policy = pod_spec.value("restartPolicy", "Never");
+  if (policy == "Always") {
+    return Status::Invalid(path + ".restartPolicy: a trial's pods must not restart (use Never)");
+  }
+  return Status::Ok();
+}
+
+// Fills the pod template: labels, env, hardware, termination-message policy.
+Status RenderPodTemplate(const TrialJobInput& in, const std::string& leader_host,
+                         json* pod_template) {
+  json& pod_spec = (*pod_template)["spec"];
+  PARATUNE_RETURN_IF_ERROR(CheckPodSpec(pod_spec));
+  AddLabels(pod_template, TrialLabels(in));
+  pod_spec["restartPolicy"] = "Never";
+  std::vector<json> env = TrialEnv(in);
+  if (in.campaign->hardware.nodes > 1) {
+    for (auto& e : MultiNodeEnv(in, leader_host)) env.push_back(std::move(e));
+  }
+  for (auto& c : pod_spec["containers"]) {
+    MergeEnv(&c, env);
+    if (!c.contains("terminationMessagePolicy")) {
+      c["terminationMessagePolicy"] = "FallbackToLogsOnError";
+    }
+  }
+  ApplyHardware(in.campaign->hardware, &pod_spec);
+  return Status::Ok();
+}
+
+json HeadlessService(const TrialJobInput& in) {
+  return {{"apiVersion", "v1"},
+          {"kind", "Service"},
+          {"metadata",
+           {{"name", in.trial_name},
+            {"namespace", in.namespace_},
+            {"labels", TrialLabels(in)},
+            {"ownerReferences", OwnerReference(in)}}},
+          {"spec",
+           {{"clusterIP", "None"},
+            {"publishNotReadyAddresses", true},
+            {"selector", {{kTrialLabel, in.trial_name}}},
+            {"ports", json::array({{{"name", "torchrun"}, {"port", kTorchrunPort}},
+                                   {{"name", "jax"}, {"port", kJaxCoordinatorPort}}})}}}};
+}
+
+// The Job spec shared by the plain Job and the JobSet's replicated job.
+Result<json> RenderJobSpec(const TrialJobInput& in, const std::string& leader_host,
+                           const std::string& subdomain) {
+  json tmpl = EffectiveTrialTemplate(*in.campaign, in.default_image);
+  json spec = tmpl.value("spec", json::object());
+  if (!spec.is_object()) return Status::Invalid("spec.trialTemplate.spec: must be a JobSpec");
+  json& pod_template = spec["template"];
+  if (!pod_template.is_object()) {
+    return Status::Invalid("spec.trialTemplate.spec.template: required, must be a PodTemplateSpec");
+  }
+  PARATUNE_RETURN_IF_ERROR(RenderPodTemplate(in, leader_host, &pod_template));
+  const int64_t nodes = in.campaign->hardware.nodes;
+  spec["backoffLimit"] = 0;
+  spec["activeDeadlineSeconds"] = in.campaign->budget.trial_timeout_seconds;
+  spec.erase("selector");
+  spec.erase("manualSelector");
+  if (nodes > 1) {
+    spec["completionMode"] = "Indexed";
+    spec["completions"] = nodes;
+    spec["parallelism"] = nodes;
+    if (!subdomain.empty()) pod_template["spec"]["subdomain"] = subdomain;
+  } else {
+    spec["completions"] = 1;
+    spec["parallelism"] = 1;
+  }
+  return spec;
+}
+
+}  // namespace
+
+std::string GkeTpuAcceleratorName(const std::string& catalog_name) {
+  static const std::map<std::string, std::string> kNames = {{"tpu-v4", "tpu-v4-podslice"},
+                                                            {"tpu-v5e", "tpu-v5-lite-podslice"},
+                                                            {"tpu-v5p", "tpu-v5p-slice"},
+                                                            {"tpu-v6e", "tpu-v6e-slice"}};
+  auto it = kNames.find(catalog_name);
+  if (it != kNames.end()) return it->second;
+  return catalog_name.rfind("tpu-", 0) == 0 ? catalog_name : "";
+}
+
+std::string GkeGpuAcceleratorName(const std::string& catalog_name) {
+  static const std::map<std::string, std::string> kNames = {
+      {"nvidia-a100-80gb", "nvidia-a100-80gb"},
+      {"nvidia-h100-80gb", "nvidia-h100-80gb"},
+      {"nvidia-h200", "nvidia-h200-141gb"},
+      {"nvidia-b200", "nvidia-b200"}};
+  auto it = kNames.find(catalog_name);
+  return it != kNames.end() ? it->second : catalog_name;
+}
+
+json EffectiveTrialTemplate(const CampaignSpec& campaign, const std::string& image) {
+  if (campaign.trial_template.is_object() && !campaign.trial_template.empty()) {
+    return campaign.trial_template;
+  }
+  json container = {
+      {"name", "trainer"}, {"image", image}, {"command", json::array({"paratune", "trial-sim"})}};
+  return {{"spec",
+           {{"backoffLimit", 0},
+            {"template",
+             {{"spec", {{"restartPolicy", "Never"}, {"containers", json::array({container})}}}}}}}};
+}
+
+Result<RenderedTrial> RenderTrial(const TrialJobInput& in) {
+  if (in.campaign == nullptr) return Status::Internal("RenderTrial: no campaign");
+  const bool multi = in.campaign->hardware.nodes > 1;
+  RenderedTrial out;
+  json meta = {{"name", in.trial_name},
+               {"namespace", in.namespace_},
+               {"labels", TrialLabels(in)},
+               {"ownerReferences", OwnerReference(in)}};
+  json tmpl = EffectiveTrialTemplate(*in.campaign, in.default_image);
+  if (tmpl.contains("metadata") && tmpl["metadata"].is_object()) {
+    for (const char* k : {"labels", "annotations"}) {
+      const json& src = tmpl["metadata"].value(k, json::object());
+      if (!src.is_object()) continue;
+      for (const auto& [lk, lv] : src.items()) {
+        if (!meta[k].contains(lk)) meta[k][lk] = lv;
+      }
+    }
+  }
+  if (multi && in.jobset_available) {
+    // JobSet pods are named <jobset>-<replicatedJob>-<jobIndex>-<podIndex>, subdomain <jobset>.
+    std::string leader = in.trial_name + "-" + kJobSetReplicatedJob + "-0-0." + in.trial_name;
+    auto spec = RenderJobSpec(in, leader, "");
+    if (!spec.ok()) return spec.status();
+    out.kind = "JobSet";
+    out.workload = {
+        {"apiVersion", "jobset.x-k8s.io/v1alpha2"},
+        {"kind", "JobSet"},
+        {"metadata", meta},
+        {"spec",
+         {{"failurePolicy", {{"maxRestarts", 0}}},
+          {"network", {{"enableDNSHostnames", true}}},
+          {"replicatedJobs",
+           json::array({{{"name", kJobSetReplicatedJob},
+                         {"replicas", 1},
+                         {"template",
+                          {{"metadata", {{"labels", TrialLabels(in)}}}, {"spec", *spec}}}}})}}}};
+    return out;
+  }
+  std::string leader = in.trial_name + "-0." + in.trial_name;
+  auto spec = RenderJobSpec(in, leader, in.trial_name);
+  if (!spec.ok()) return spec.status();
+  out.workload = {{"apiVersion", "batch/v1"}, {"kind", "Job"}, {"metadata", meta}, {"spec", *spec}};
+  if (multi) out.service = HeadlessService(in);
+  return out;
+}
+
+}  // namespace paratune::controllers

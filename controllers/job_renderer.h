@@ -1,0 +1,64 @@
+// Renders the Kubernetes objects that run one trial (contract section 4): a batch/v1 Job made
+// from the campaign's spec.trialTemplate (or a default `paratune trial-sim` container), and for
+// multi-node trials a headless Service, or a JobSet instead of both when the JobSet API is
+// installed. Pure: no I/O, deterministic output for the same input, thread-safe.
+#ifndef PARATUNE_CONTROLLERS_JOB_RENDERER_H_
+#define PARATUNE_CONTROLLERS_JOB_RENDERER_H_
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "agents/core/campaign.h"
+#include "agents/core/config.h"
+#include "agents/core/status.h"
+
+namespace paratune::controllers {
+
+inline constexpr const char* kApiGroup = "tuning.paratune.dev";
+inline constexpr const char* kApiVersion = "tuning.paratune.dev/v1alpha1";
+inline constexpr const char* kCampaignLabel = "tuning.paratune.dev/campaign";
+inline constexpr const char* kTrialLabel = "tuning.paratune.dev/trial";
+inline constexpr const char* kDefaultTrialImage = "paratune/paratune:latest";
+inline constexpr int kTorchrunPort = 29500;
+inline constexpr int kJaxCoordinatorPort = 8476;
+
+// Everything the renderer needs about one trial. `campaign` must outlive the call.
+struct TrialJobInput {
+  const CampaignSpec* campaign = nullptr;
+  std::string namespace_;
+  std::string trial_name;  // also the Job / Service / JobSet name
+  std::string trial_uid;   // TrialRun metadata.uid, for the controller ownerReference
+  int64_t iteration = 0;
+  Config config;
+  bool jobset_available = false;  // discovery found jobset.x-k8s.io
+  std::string default_image = kDefaultTrialImage;
+};
+
+struct RenderedTrial {
+  // "Job" or "JobSet": which object `workload` is.
+  std::string kind = "Job";
+  nlohmann::json workload;
+  // Headless Service for a multi-node Job (JobSet makes its own); absent for one node.
+  std::optional<nlohmann::json> service;
+};
+
+// Renders the trial. Fails (kInvalidArgument naming the field, e.g.
+// "spec.trialTemplate.spec.template.spec.containers: ...") when the template is unusable.
+Result<RenderedTrial> RenderTrial(const TrialJobInput& in);
+
+// The campaign's trialTemplate, or the default `paratune trial-sim` JobTemplateSpec when the
+// campaign gives none.
+nlohmann::json EffectiveTrialTemplate(const CampaignSpec& campaign, const std::string& image);
+
+// GKE's node-label value for a TPU catalog name ("tpu-v5e" -> "tpu-v5-lite-podslice"), or ""
+// for a name that is not a TPU.
+std::string GkeTpuAcceleratorName(const std::string& catalog_name);
+// GKE's `cloud.google.com/gke-accelerator` value for a GPU catalog name
+// ("nvidia-h200" -> "nvidia-h200-141gb"); unknown names pass through.
+std::string GkeGpuAcceleratorName(const std::string& catalog_name);
+
+}  // namespace paratune::controllers
+
+#endif  // PARATUNE_CONTROLLERS_JOB_RENDERER_H_

@@ -1,0 +1,200 @@
+#include "controllers/job_renderer.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace paratune::controllers {
+namespace {
+
+using nlohmann::json;
+
+CampaignSpec GpuCampaign() {
+  auto c = CampaignFromYaml(R"(
+apiVersion: tuning.paratune.dev/v1alpha1
+kind: TuningCampaign
+metadata: {name: llama, namespace: team-a}
+spec:
+  model: {preset: llama3-8b}
+  training: {framework: megatron-lm, seqLength: 8192, globalBatchSize: 512}
+  hardware:
+    accelerator: nvidia-h100-80gb
+    nodes: 1
+    devicesPerNode: 8
+    nodeSelector: {pool: train}
+    tolerations: [{key: dedicated, operator: Equal, value: ml, effect: NoSchedule}]
+  searchSpace:
+    parameters:
+    - {name: tp, values: [1, 2]}
+    - {name: recompute, values: [none, full]}
+    - {name: sequenceParallel, values: [true, false]}
+  budget: {trialTimeout: 20m}
+  trialTemplate:
+    metadata: {labels: {team: ml}}
+    spec:
+      template:
+        spec:
+          containers:
+          - name: trainer
+            image: megatron:24.05
+            command: [torchrun, --tp, $(PARATUNE_TP)]
+            env: [{name: PARATUNE_TP, value: stale}, {name: NCCL_DEBUG, value: INFO}]
+          - name: sidecar
+            image: busybox
+)");
+  EXPECT_TRUE(c.ok()) << c.status().ToString();
+  return *c;
+}
+
+TrialJobInput Input(const CampaignSpec* c) {
+  TrialJobInput in;
+  in.campaign = c;
+  in.namespace_ = "team-a";
+  in.trial_name = "llama-t003";
+  in.trial_uid = "uid-123";
+  in.iteration = 3;
+  in.config = {{"tp", ParamValue::Int(2)},
+               {"recompute", ParamValue::Enum("selective")},
+               {"sequenceParallel", ParamValue::Bool(true)}};
+  return in;
+}
+
+std::string EnvValue(const json& container, const std::string& name) {
+  for (const auto& e : container["env"]) {
+    if (e["name"] == name) return e.value("value", "<valueFrom>");
+  }
+  return "<absent>";
+}
+
+TEST(JobRendererTest, GpuJobCarriesEnvLabelsOwnerAndDeadline) {
+  CampaignSpec c = GpuCampaign();
+  auto r = RenderTrial(Input(&c));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->kind, "Job");
+  EXPECT_FALSE(r->service.has_value());
+  const json& job = r->workload;
+  EXPECT_EQ(job["apiVersion"], "batch/v1");
+  EXPECT_EQ(job["metadata"]["name"], "llama-t003");
+  EXPECT_EQ(job["metadata"]["labels"][kCampaignLabel], "llama");
+  EXPECT_EQ(job["metadata"]["labels"][kTrialLabel], "llama-t003");
+  EXPECT_EQ(job["metadata"]["labels"]["team"], "ml");
+  const json& owner = job["metadata"]["ownerReferences"][0];
+  EXPECT_EQ(owner["kind"], "TrialRun");
+  EXPECT_EQ(owner["uid"], "uid-123");
+  EXPECT_EQ(owner["controller"], true);
+  EXPECT_EQ(job["spec"]["backoffLimit"], 0);
+  EXPECT_EQ(job["spec"]["activeDeadlineSeconds"], 1200);
+  const json& pod = job["spec"]["template"];
+  EXPECT_EQ(pod["metadata"]["labels"][kTrialLabel], "llama-t003");
+  EXPECT_EQ(pod["spec"]["restartPolicy"], "Never");
+  for (const auto& container : pod["spec"]["containers"]) {
+    EXPECT_EQ(EnvValue(container, "PARATUNE_TP"), "2");
+    EXPECT_EQ(EnvValue(container, "PARATUNE_RECOMPUTE"), "selective");
+    EXPECT_EQ(EnvValue(container, "PARATUNE_SEQUENCE_PARALLEL"), "true");
+    EXPECT_EQ(EnvValue(container, "PARATUNE_CAMPAIGN"), "llama");
+    EXPECT_EQ(EnvValue(container, "PARATUNE_TRIAL"), "llama-t003");
+    EXPECT_EQ(EnvValue(container, "PARATUNE_ITERATION"), "3");
+    EXPECT_EQ(container["terminationMessagePolicy"], "FallbackToLogsOnError");
+    json workload = json::parse(EnvValue(container, "PARATUNE_WORKLOAD"));
+    EXPECT_EQ(workload["hardware"]["accelerator"], "nvidia-h100-80gb");
+  }
+  const json& trainer = pod["spec"]["containers"][0];
+  EXPECT_EQ(EnvValue(trainer, "NCCL_DEBUG"), "INFO");
+  EXPECT_EQ(EnvValue(trainer, "NODE_RANK"), "<absent>");
+  EXPECT_EQ(trainer["resources"]["limits"]["nvidia.com/gpu"], "8");
+  EXPECT_FALSE(pod["spec"]["containers"][1].contains("resources"));
+  EXPECT_EQ(pod["spec"]["nodeSelector"]["pool"], "train");
+  EXPECT_EQ(pod["spec"]["nodeSelector"]["cloud.google.com/gke-accelerator"], "nvidia-h100-80gb");
+  bool dedicated = false;
+  for (const auto& t : pod["spec"]["tolerations"]) dedicated |= t["key"] == "dedicated";
+  EXPECT_TRUE(dedicated);
+}
+
+TEST(JobRendererTest, RenderingIsDeterministic) {
+  CampaignSpec c = GpuCampaign();
+  auto a = RenderTrial(Input(&c));
+  auto b = RenderTrial(Input(&c));
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->workload.dump(), b->workload.dump());
+}
+
+TEST(JobRendererTest, MultiNodeGpuIsIndexedJobWithHeadlessService) {
+  CampaignSpec c = GpuCampaign();
+  c.hardware.nodes = 4;
+  auto r = RenderTrial(Input(&c));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const json& spec = r->workload["spec"];
+  EXPECT_EQ(spec["completionMode"], "Indexed");
+  EXPECT_EQ(spec["completions"], 4);
+  EXPECT_EQ(spec["parallelism"], 4);
+  EXPECT_EQ(spec["template"]["spec"]["subdomain"], "llama-t003");
+  const json& trainer = spec["template"]["spec"]["containers"][0];
+  EXPECT_EQ(EnvValue(trainer, "MASTER_ADDR"), "llama-t003-0.llama-t003");
+  EXPECT_EQ(EnvValue(trainer, "MASTER_PORT"), "29500");
+  EXPECT_EQ(EnvValue(trainer, "WORLD_SIZE"), "4");
+  EXPECT_EQ(EnvValue(trainer, "NODE_RANK"), "<valueFrom>");
+  EXPECT_EQ(EnvValue(trainer, "JAX_PROCESS_ID"), "$(NODE_RANK)");
+  ASSERT_TRUE(r->service.has_value());
+  EXPECT_EQ((*r->service)["spec"]["clusterIP"], "None");
+  EXPECT_EQ((*r->service)["spec"]["selector"][kTrialLabel], "llama-t003");
+  EXPECT_EQ((*r->service)["metadata"]["ownerReferences"][0]["uid"], "uid-123");
+}
+
+TEST(JobRendererTest, TpuUsesGkeSelectorsAndJobSetWhenInstalled) {
+  auto c = CampaignFromYaml(R"(
+metadata: {name: gemma}
+spec:
+  model: {preset: llama3-8b}
+  training: {globalBatchSize: 64}
+  hardware: {accelerator: tpu-v5e, tpuTopology: 4x4}
+  searchSpace: {parameters: [{name: iciFsdp, values: [4, 16]}]}
+)");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ASSERT_EQ(c->hardware.nodes, 4);
+  TrialJobInput in = Input(&*c);
+  in.config = {{"iciFsdp", ParamValue::Int(16)}};
+  auto job = RenderTrial(in);
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  const json& pod = job->workload["spec"]["template"]["spec"];
+  EXPECT_EQ(pod["nodeSelector"]["cloud.google.com/gke-tpu-accelerator"], "tpu-v5-lite-podslice");
+  EXPECT_EQ(pod["nodeSelector"]["cloud.google.com/gke-tpu-topology"], "4x4");
+  EXPECT_FALSE(pod["nodeSelector"].contains("cloud.google.com/gke-accelerator"));
+  EXPECT_EQ(pod["containers"][0]["resources"]["limits"]["google.com/tpu"], "4");
+  EXPECT_EQ(pod["containers"][0]["command"][1], "trial-sim");  // the default template
+  EXPECT_EQ(EnvValue(pod["containers"][0], "PARATUNE_ICI_FSDP"), "16");
+
+  in.jobset_available = true;
+  auto js = RenderTrial(in);
+  ASSERT_TRUE(js.ok());
+  EXPECT_EQ(js->kind, "JobSet");
+  EXPECT_FALSE(js->service.has_value());
+  const json& rj = js->workload["spec"]["replicatedJobs"][0];
+  EXPECT_EQ(rj["template"]["spec"]["completions"], 4);
+  EXPECT_EQ(EnvValue(rj["template"]["spec"]["template"]["spec"]["containers"][0], "MASTER_ADDR"),
+            "llama-t003-workers-0-0.llama-t003");
+}
+
+TEST(JobRendererTest, UnusableTemplateIsRefusedNamingTheField) {
+  CampaignSpec c = GpuCampaign();
+  c.trial_template = {{"spec", {{"template", {{"spec", {{"containers", json::array()}}}}}}}};
+  auto r = RenderTrial(Input(&c));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("spec.trialTemplate.spec.template.spec.containers"),
+            std::string::npos);
+  c.trial_template["spec"]["template"]["spec"] = {{"restartPolicy", "Always"},
+                                                  {"containers", json::array({{{"name", "x"}}})}};
+  r = RenderTrial(Input(&c));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("restartPolicy"), std::string::npos);
+}
+
+TEST(JobRendererTest, GkeNames) {
+  EXPECT_EQ(GkeTpuAcceleratorName("tpu-v5p"), "tpu-v5p-slice");
+  EXPECT_EQ(GkeTpuAcceleratorName("tpu-v4"), "tpu-v4-podslice");
+  EXPECT_EQ(GkeTpuAcceleratorName("tpu-v6e"), "tpu-v6e-slice");
+  EXPECT_EQ(GkeTpuAcceleratorName("nvidia-h200"), "");
+  EXPECT_EQ(GkeGpuAcceleratorName("nvidia-h200"), "nvidia-h200-141gb");
+}
+
+}  // namespace
+}  // namespace paratune::controllers

@@ -1,0 +1,134 @@
+#include "controllers/collectors/metric_collector.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace paratune::controllers {
+namespace {
+
+std::string MegatronLine(int it, double ms, double tflops) {
+  char buf[512];
+  std::snprintf(buf, sizeof(buf),
+                " [2026-11-21 05:40:01] iteration %7d/     100 | consumed samples:         5120 | "
+                "elapsed time per iteration (ms): %.1f | throughput per GPU (TFLOP/s/GPU): %.1f | "
+                "learning rate: 3.000000E-04 | global batch size:   512 | lm loss: 7.123456E+00 | "
+                "loss scale: 1.0 | grad norm: 1.234 | number of skipped iterations:   0 | "
+                "number of nan iterations:   0 |\n",
+                it, ms, tflops);
+  return buf;
+}
+
+CollectorContext Llama8x() {
+  CollectorContext ctx;
+  ctx.seq_length = 8192;
+  ctx.global_batch_size = 512;
+  ctx.devices = 8;
+  ctx.peak_tflops_per_device = 989;
+  return ctx;
+}
+
+TEST(MetricCollectorTest, MegatronSkipsWarmupAndAverages) {
+  std::string log = "building model...\n";
+  log += MegatronLine(10, 30000.0, 100.0);  // warm-up: compile and allocator growth
+  log +=
+      "[Rank 0] (after 10 iterations) memory (MB) | allocated: 41234.56 | max allocated: "
+      "61440.00 | reserved: 63000.00 | max reserved: 63000.00\n";
+  for (int it = 20; it <= 50; it += 10) log += MegatronLine(it, 9000.0 + it, 400.0 + it / 10);
+  auto m = CollectFromLog("megatron-lm", log, Llama8x());
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_NEAR(m->tflops_per_device, (402 + 403 + 404 + 405) / 4.0, 1e-9);
+  EXPECT_NEAR(m->step_time_seconds, 9.035, 1e-9);
+  EXPECT_NEAR(m->peak_memory_gib, 60.0, 1e-9);
+  EXPECT_NEAR(m->avg_memory_gib, 41234.56 / 1024, 1e-9);
+  EXPECT_NEAR(m->mfu, m->tflops_per_device / 989, 1e-9);
+  EXPECT_NEAR(m->tokens_per_second_per_device, 512.0 * 8192 / 8 / 9.035, 1e-6);
+}
+
+TEST(MetricCollectorTest, MaxText) {
+  std::string log;
+  log +=
+      "completed step: 0, seconds: 40.100, TFLOP/s/device: 5.0, Tokens/s/device: 100.0, "
+      "total_weights: 262144, loss: 10.9\n";
+  log +=
+      "Total memory size: 15.8 GB, Output size: 0.5 GB, Temp size: 9.6 GB, Argument size: "
+      "5.7 GB, Host temp size: 0.0 GB.\n";
+  for (int s = 1; s <= 10; ++s) {
+    log += "completed step: " + std::to_string(s) + ", seconds: " + (s == 1 ? "5.000" : "2.500") +
+           ", TFLOP/s/device: " + (s == 1 ? "60.000" : "120.000") +
+           ", Tokens/s/device: 3,255.461, total_weights: 262144, loss: 10.432\n";
+  }
+  auto m = CollectFromLog("maxtext", log, {});
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  // Step 0 and the first fifth of the rest (step 1 and 2) are warm-up.
+  EXPECT_NEAR(m->step_time_seconds, 2.5, 1e-9);
+  EXPECT_NEAR(m->tflops_per_device, 120.0, 1e-9);
+  EXPECT_NEAR(m->tokens_per_second_per_device, 3255.461, 1e-9);
+  EXPECT_NEAR(m->peak_memory_gib, 15.8e9 / 1073741824.0, 1e-9);
+  EXPECT_EQ(m->mfu, 0.0);  // no peak given: not invented
+}
+
+TEST(MetricCollectorTest, Torchtitan) {
+  std::string log;
+  log += "step:  1  loss: 12.1  memory: 40.00GiB(50.00%)  tps: 900  tflops: 100.00  mfu: 10.00%\n";
+  for (int s = 2; s <= 6; ++s) {
+    log += "step: " + std::to_string(s) +
+           "  loss:  7.1234  memory: 61.23GiB(77.51%)  tps: 3,255  tflops: 412.30  mfu: 41.69%\n";
+  }
+  auto m = CollectFromLog("torchtitan", log, Llama8x());
+  ASSERT_TRUE(m.ok());
+  EXPECT_NEAR(m->mfu, 0.4169, 1e-9);
+  EXPECT_NEAR(m->tokens_per_second_per_device, 3255, 1e-9);
+  EXPECT_NEAR(m->tflops_per_device, 412.3, 1e-9);
+  EXPECT_NEAR(m->peak_memory_gib, 61.23, 1e-9);
+  EXPECT_NEAR(m->step_time_seconds, 512.0 * 8192 / 8 / 3255, 1e-6);
+}
+
+TEST(MetricCollectorTest, JsonLines) {
+  std::string log =
+      "{\"step\": 1, \"mfu\": 0.1}\nnot json\n{\"step\": 2, \"mfu\": 0.4, \"peakMemoryGiB\": 70}\n"
+      "{\"step\": 3, \"mfu\": 0.5, \"stepTimeSeconds\": 2.0}\n";
+  auto m = CollectFromLog("json", log, {});
+  ASSERT_TRUE(m.ok());
+  EXPECT_NEAR(m->mfu, 0.45, 1e-9);
+  EXPECT_NEAR(m->step_time_seconds, 2.0, 1e-9);
+  EXPECT_NEAR(m->peak_memory_gib, 70, 1e-9);
+}
+
+TEST(MetricCollectorTest, TerminationMessageWinsOverLog) {
+  std::string msg =
+      R"({"metrics": {"mfu": 0.52, "tflopsPerDevice": 162.1, "tokensPerSecondPerDevice": 3100.0,)"
+      R"( "stepTimeSeconds": 9.1, "peakMemoryGiB": 61.2, "avgMemoryGiB": 55.0}})";
+  auto m = CollectTrialMetrics("megatron-lm", msg, MegatronLine(10, 1000, 1), Llama8x());
+  ASSERT_TRUE(m.ok());
+  EXPECT_DOUBLE_EQ(m->mfu, 0.52);
+  EXPECT_DOUBLE_EQ(m->avg_memory_gib, 55.0);
+  // A log tail in the termination message (FallbackToLogsOnError) is parsed as a log.
+  auto tail = CollectTrialMetrics("megatron-lm", MegatronLine(10, 2000, 300), "", Llama8x());
+  ASSERT_TRUE(tail.ok()) << tail.status().ToString();
+  EXPECT_DOUBLE_EQ(tail->tflops_per_device, 300);
+}
+
+TEST(MetricCollectorTest, ErrorsSayWhatIsWrong) {
+  EXPECT_EQ(CollectFromLog("megatron-lm", "Traceback: CUDA out of memory", {}).status().code(),
+            StatusCode::kNotFound);
+  auto unknown = CollectFromLog("nemo", "", {});
+  EXPECT_EQ(unknown.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(unknown.status().message().find("spec.metrics.collector"), std::string::npos);
+  auto bad = ParseTerminationMessage(R"({"metrics": {"mfu": "high"}})");
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(ParseTerminationMessage("").status().code(), StatusCode::kNotFound);
+}
+
+TEST(MetricCollectorTest, NumberAfter) {
+  double v = 0;
+  EXPECT_TRUE(NumberAfter("tps: 3,255  tflops", "tps:", &v));
+  EXPECT_DOUBLE_EQ(v, 3255);
+  EXPECT_TRUE(NumberAfter("lm loss: 7.123456E+00 |", "lm loss", &v));
+  EXPECT_DOUBLE_EQ(v, 7.123456);
+  EXPECT_FALSE(NumberAfter("loss: nan", "loss", &v));
+  EXPECT_FALSE(NumberAfter("nothing here", "tps", &v));
+}
+
+}  // namespace
+}  // namespace paratune::controllers
