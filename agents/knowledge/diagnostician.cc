@@ -1,0 +1,169 @@
+#include "agents/knowledge/diagnostician.h"
+
+#include <algorithm>
+#include <cctype>
+#include <regex>
+#include <sstream>
+
+#include "agents/knowledge/attribution.h"
+#include "agents/knowledge/workload_fields.h"
+
+namespace paratune {
+
+namespace {
+
+constexpr size_t kMaxLineLength = 4096;  // longer lines are cut before matching
+constexpr size_t kEvidenceLineLength = 300;
+
+std::string Lower(const std::string& s) {
+  std::string out = s;
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string Trim(const std::string& s) {
+  size_t b = s.find_first_not_of(" \t\r");
+  if (b == std::string::npos) return "";
+  size_t e = s.find_last_not_of(" \t\r");
+  std::string out = s.substr(b, e - b + 1);
+  if (out.size() > kEvidenceLineLength) out = out.substr(0, kEvidenceLineLength) + "...";
+  return out;
+}
+
+// Events first (scheduling happens before the container runs), then the log, then what the
+// kubelet said about the container.
+std::vector<std::string> InputLines(const DiagnosisInput& in) {
+  std::vector<std::string> lines;
+  for (const auto& e : in.events) lines.push_back(e);
+  std::istringstream ss(in.log);
+  std::string line;
+  while (std::getline(ss, line)) {
+    if (line.size() > kMaxLineLength) line.resize(kMaxLineLength);
+    lines.push_back(line);
+  }
+  if (!in.pod_reason.empty()) lines.push_back("pod terminated, reason: " + in.pod_reason);
+  return lines;
+}
+
+struct Match {
+  const FailureSignature* sig = nullptr;
+  size_t line = 0;
+};
+
+// The explaining match: the best tier wins; within a tier, the earliest line; within a line, the
+// knowledge base's order.
+Match FindCause(const std::vector<FailureSignature>& sigs, const std::vector<std::string>& lines) {
+  Match best;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (lines[i].find_first_not_of(" \t\r") == std::string::npos) continue;
+    std::string lower = Lower(lines[i]);
+    for (const auto& sig : sigs) {
+      if (best.sig != nullptr && sig.tier >= best.sig->tier) continue;
+      if (sig.Matches(lines[i], lower)) best = {&sig, i};
+    }
+    if (best.sig != nullptr && best.sig->tier == SignatureTier::kRoot) break;
+  }
+  return best;
+}
+
+const std::regex& ErrorTypeRegex() {
+  static const std::regex kRe(R"(([A-Za-z_][A-Za-z0-9_.]*(Error|Exception|Failed)))\b)");
+  return kRe;
+}
+
+// The exception type named on the matching line or the few after it (a traceback's last line).
+std::string ErrorType(const std::vector<std::string>& lines, size_t at, const std::string& fallback,
+                      size_t* type_line) {
+  for (size_t i = at; i < lines.size() && i <= at + 3; ++i) {
+    std::smatch m;
+    if (std::regex_search(lines[i], m, ErrorTypeRegex())) {
+      *type_line = i;
+      return m[1].str();
+    }
+  }
+  *type_line = at;
+  return fallback;
+}
+
+bool ShowsProgress(const std::vector<std::string>& lines) {
+  for (const auto& l : lines) {
+    if (l.find(" iteration ") != std::string::npos ||
+        l.find("completed step:") != std::string::npos || l.rfind("step:", 0) == 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string Summary(const Attribution& a, const FailureSignature* sig, const std::string& error,
+                    int confidence) {
+  std::string who;
+  for (size_t i = 0; i < a.quoted.size(); ++i) {
+    if (i > 0) who += (i + 1 == a.quoted.size()) ? " and " : ", ";
+    who += a.quoted[i].first;
+    if (!a.quoted[i].second.empty()) who += " " + a.quoted[i].second;
+  }
+  if (who.empty()) who = sig != nullptr ? sig->key : "an unrecognized error";
+  return who + " caused " + error + " (Confidence: " + std::to_string(confidence) + ")";
+}
+
+FailureDiagnosis Unmatched(const DiagnosisInput& in, const std::vector<std::string>& lines) {
+  FailureDiagnosis d;
+  d.category = "Unknown";
+  d.confidence = 20;
+  std::string error = "exit code " + std::to_string(in.exit_code);
+  // The last exception line is the best guess of what ended the run.
+  for (size_t i = lines.size(); i-- > 0;) {
+    std::smatch m;
+    if (std::regex_search(lines[i], m, ErrorTypeRegex())) {
+      error = m[1].str();
+      d.evidence = Trim(lines[i]);
+      d.confidence = 30;
+      break;
+    }
+  }
+  d.summary = Summary({}, nullptr, error, d.confidence);
+  return d;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Diagnostician>> Diagnostician::Create(const KnowledgeBase* kb) {
+  if (kb == nullptr) return Status::Invalid("diagnostician: knowledge base is required");
+  return std::unique_ptr<Diagnostician>(new Diagnostician(kb));
+}
+
+FailureDiagnosis Diagnostician::Diagnose(const DiagnosisInput& in) const {
+  std::vector<std::string> lines = InputLines(in);
+  // The exit code speaks only when nothing in the text does.
+  Match cause = FindCause(kb_->signatures(), lines);
+  if (cause.sig == nullptr && (in.exit_code == 137 || in.exit_code == 139)) {
+    lines.push_back(in.exit_code == 137 ? "container exit code 137 (SIGKILL)"
+                                        : "container exit code 139 (SIGSEGV)");
+    cause = FindCause(kb_->signatures(), lines);
+  }
+  if (cause.sig == nullptr) return Unmatched(in, lines);
+  const FailureSignature& sig = *cause.sig;
+  FailureDiagnosis d;
+  d.category = sig.category;
+  d.signature = sig.key;
+  d.retryable = sig.retryable;
+  Attribution a = Attribute(sig, lines, cause.line, in.config, WorkloadFields(in.workload));
+  d.parameters = a.parameters;
+  int conf = sig.confidence;
+  if (a.confirmed) conf += 5;
+  if (sig.attribution != "none" && d.parameters.empty()) conf -= 15;
+  if (sig.category == "Timeout" && !ShowsProgress(lines)) {
+    d.retryable = true;  // a run that never progressed hung; one that did was too slow.
+  }
+  d.confidence = std::clamp(conf, 5, 99);
+  size_t type_line = cause.line;
+  std::string error = ErrorType(lines, cause.line,
+                                sig.error_type.empty() ? sig.category : sig.error_type, &type_line);
+  d.evidence = Trim(lines[cause.line]);
+  if (type_line != cause.line) d.evidence += "\n" + Trim(lines[type_line]);
+  d.summary = Summary(a, &sig, error, d.confidence);
+  return d;
+}
+
+}  // namespace paratune

@@ -1,0 +1,238 @@
+#include "agents/knowledge/knowledge_base.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "agents/core/embedded.h"
+#include "agents/knowledge/signatures.h"
+
+namespace paratune {
+
+namespace {
+
+bool EndsWith(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+bool IsMarkdown(const std::string& p) { return EndsWith(p, ".md"); }
+bool IsSignatureFile(const std::string& p) {
+  return EndsWith(p, ".yaml") || EndsWith(p, ".yml") || EndsWith(p, ".json");
+}
+
+// "Tensor parallelism (TP)" -> "tensor-parallelism-tp", GitHub's anchor style.
+std::string Anchor(const std::string& heading) {
+  std::string out;
+  for (char c : heading) {
+    unsigned char u = static_cast<unsigned char>(c);
+    if (std::isalnum(u)) {
+      out.push_back(static_cast<char>(std::tolower(u)));
+    } else if ((c == ' ' || c == '-') && !out.empty() && out.back() != '-') {
+      out.push_back('-');
+    }
+  }
+  while (!out.empty() && out.back() == '-') out.pop_back();
+  return out;
+}
+
+std::string Snippet(const std::string& text) {
+  std::string s;
+  for (char c : text) {
+    if (c == '\n') c = ' ';
+    if (c == ' ' && !s.empty() && s.back() == ' ') continue;
+    s.push_back(c);
+    if (s.size() >= 200) break;
+  }
+  return s;
+}
+
+struct Section {
+  std::string heading, body;
+};
+
+// Splits markdown at "#"/"##"/"###" headings; text before the first heading belongs to the title.
+std::vector<Section> SplitSections(const std::string& md, std::string* title) {
+  std::vector<Section> out(1);
+  std::istringstream in(md);
+  std::string line;
+  bool in_code = false;
+  while (std::getline(in, line)) {
+    if (line.rfind("```", 0) == 0) in_code = !in_code;
+    if (!in_code && line.rfind("#", 0) == 0) {
+      size_t n = line.find_first_not_of('#');
+      std::string heading = n == std::string::npos ? "" : line.substr(n);
+      heading.erase(0, heading.find_first_not_of(' '));
+      if (n == 1 && title->empty()) *title = heading;
+      if (!out.back().body.empty() || !out.back().heading.empty()) out.push_back({});
+      out.back().heading = heading;
+      continue;
+    }
+    out.back().body += line + "\n";
+  }
+  return out;
+}
+
+std::string ConfigText(const Config& c) {
+  std::string s;
+  for (const auto& [k, v] : c) s += k + " " + v.ToString() + " ";
+  return s;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<KnowledgeBase>> KnowledgeBase::LoadEmbedded() {
+  auto kb = std::make_unique<KnowledgeBase>();
+  for (const EmbeddedFile& f : EmbeddedKnowledgeFiles()) {
+    std::string text(f.contents);
+    if (IsMarkdown(f.path)) {
+      PARATUNE_RETURN_IF_ERROR(kb->AddDocument(f.path, text));
+    } else if (IsSignatureFile(f.path)) {
+      PARATUNE_RETURN_IF_ERROR(kb->AddSignatures(f.path, text));
+    }
+  }
+  return kb;
+}
+
+Result<std::unique_ptr<KnowledgeBase>> KnowledgeBase::LoadDefault(const std::string& dir) {
+  auto kb = LoadEmbedded();
+  if (!kb.ok()) return kb.status();
+  std::string extra = dir;
+  if (extra.empty()) {
+    const char* env = std::getenv("PARATUNE_KNOWLEDGE_DIR");
+    if (env != nullptr) extra = env;
+  }
+  if (!extra.empty()) PARATUNE_RETURN_IF_ERROR((*kb)->LoadDirectory(extra));
+  return kb;
+}
+
+Status KnowledgeBase::LoadDirectory(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(path, ec)) {
+    return Status::NotFound("knowledge directory " + path + " does not exist");
+  }
+  std::vector<fs::path> files;
+  for (auto it = fs::recursive_directory_iterator(path, ec); !ec && it != fs::end(it);
+       it.increment(ec)) {
+    if (it->is_regular_file()) files.push_back(it->path());
+  }
+  if (ec) return Status::Unavailable("reading " + path + ": " + ec.message());
+  std::sort(files.begin(), files.end());
+  for (const auto& p : files) {
+    std::string name = p.string();
+    if (!IsMarkdown(name) && !IsSignatureFile(name)) continue;
+    std::ifstream in(p);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    if (!in) return Status::Unavailable("cannot read " + name);
+    PARATUNE_RETURN_IF_ERROR(IsMarkdown(name) ? AddDocument(name, ss.str())
+                                              : AddSignatures(name, ss.str()));
+  }
+  return Status::Ok();
+}
+
+Status KnowledgeBase::AddDocument(const std::string& name, const std::string& markdown) {
+  if (name.empty()) return Status::Invalid("document name: required");
+  if (markdown.find_first_not_of(" \n\t\r") == std::string::npos) {
+    return Status::Invalid(name + ": empty document");
+  }
+  KnowledgeDocument doc{name, "", markdown};
+  SplitSections(markdown, &doc.title);
+  if (doc.title.empty()) doc.title = name;
+  auto it = std::find_if(documents_.begin(), documents_.end(),
+                         [&](const KnowledgeDocument& d) { return d.name == name; });
+  if (it != documents_.end()) {
+    *it = std::move(doc);
+    RebuildIndex();
+  } else {
+    documents_.push_back(std::move(doc));
+    IndexDocument(documents_.back());
+  }
+  return Status::Ok();
+}
+
+Status KnowledgeBase::AddSignatures(const std::string& name, const std::string& text) {
+  auto parsed = ParseSignatures(name, text);
+  if (!parsed.ok()) return parsed.status();
+  bool replaced = false;
+  for (auto& sig : *parsed) {
+    auto it = std::find_if(signatures_.begin(), signatures_.end(),
+                           [&](const FailureSignature& s) { return s.key == sig.key; });
+    if (it != signatures_.end()) {
+      *it = std::move(sig);
+      replaced = true;
+    } else {
+      signatures_.push_back(std::move(sig));
+      if (!replaced) IndexSignature(signatures_.back());
+    }
+  }
+  if (replaced) RebuildIndex();
+  return Status::Ok();
+}
+
+void KnowledgeBase::AddPastOptimization(const PastOptimization& p) {
+  past_.push_back(p);
+  IndexPast(past_.back());
+}
+
+const FailureSignature* KnowledgeBase::FindSignature(const std::string& key) const {
+  for (const auto& s : signatures_) {
+    if (s.key == key) return &s;
+  }
+  return nullptr;
+}
+
+void KnowledgeBase::IndexDocument(const KnowledgeDocument& doc) {
+  std::string title;
+  for (const Section& s : SplitSections(doc.text, &title)) {
+    if (s.body.find_first_not_of(" \n") == std::string::npos) continue;
+    std::string id = doc.name + (s.heading.empty() ? "" : "#" + Anchor(s.heading));
+    std::string heading = s.heading.empty() ? doc.title : doc.title + " / " + s.heading;
+    // The heading counts twice: it says what the passage is about.
+    index_.Add(heading + " " + s.heading + "\n" + s.body);
+    passages_.push_back({"document", id, heading, Snippet(s.body), 0});
+  }
+}
+
+void KnowledgeBase::IndexSignature(const FailureSignature& sig) {
+  std::string text =
+      sig.key + " " + sig.category + " " + sig.error_type + " " + sig.cause + " " + sig.remedy;
+  for (const auto& p : sig.parameters) text += " " + p;
+  for (const auto& c : sig.contains) text += " " + c;
+  index_.Add(text);
+  passages_.push_back({"signature", "signature:" + sig.key, sig.key + " (" + sig.category + ")",
+                       Snippet(sig.cause + " " + sig.remedy), 0});
+}
+
+void KnowledgeBase::IndexPast(const PastOptimization& p) {
+  std::string text = p.workload + " " + p.note + " " + p.metric + " before " +
+                     ConfigText(p.before) + " after " + ConfigText(p.after);
+  index_.Add(text);
+  std::ostringstream title;
+  title << p.workload << ": " << p.metric << " " << p.before_value << " -> " << p.after_value;
+  passages_.push_back({"past-optimization", "past:" + p.id, title.str(), Snippet(p.note), 0});
+}
+
+void KnowledgeBase::RebuildIndex() {
+  index_.Clear();
+  passages_.clear();
+  for (const auto& d : documents_) IndexDocument(d);
+  for (const auto& s : signatures_) IndexSignature(s);
+  for (const auto& p : past_) IndexPast(p);
+}
+
+std::vector<KnowledgeHit> KnowledgeBase::Search(const std::string& query, size_t k) const {
+  std::vector<KnowledgeHit> out;
+  for (const auto& [idx, score] : index_.Search(query, k)) {
+    KnowledgeHit h = passages_[idx];
+    h.score = score;
+    out.push_back(std::move(h));
+  }
+  return out;
+}
+
+}  // namespace paratune

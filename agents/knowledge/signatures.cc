@@ -1,0 +1,122 @@
+#include "agents/knowledge/signatures.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "agents/core/campaign.h"
+#include "agents/core/json_fields.h"
+#include "agents/core/results.h"
+
+namespace paratune {
+
+namespace {
+
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+Status ParseTier(const JsonFields& f, SignatureTier* tier) {
+  std::string t = "root";
+  PARATUNE_RETURN_IF_ERROR(f.ReadEnum("tier", {"root", "secondary", "symptom"}, &t));
+  *tier = t == "root" ? SignatureTier::kRoot
+                      : (t == "secondary" ? SignatureTier::kSecondary : SignatureTier::kSymptom);
+  return Status::Ok();
+}
+
+Status ParseCaptures(const JsonFields& f, FailureSignature* sig) {
+  const nlohmann::json& c = f.Get("captures");
+  if (c.is_null()) return Status::Ok();
+  if (!c.is_object()) return Status::Invalid(f.Path("captures") + ": must be a map name: group");
+  for (const auto& [name, group] : c.items()) {
+    if (!group.is_number_integer() || group.get<int>() < 0) {
+      return Status::Invalid(f.Path("captures") + "." + name + ": must be a group number >= 0");
+    }
+    sig->captures[name] = group.get<int>();
+  }
+  return Status::Ok();
+}
+
+Status CompilePatterns(const JsonFields& f, FailureSignature* sig) {
+  for (auto& s : sig->contains) s = Lower(s);
+  for (size_t i = 0; i < sig->regex.size(); ++i) {
+    try {
+      sig->compiled.emplace_back(sig->regex[i],
+                                 std::regex::ECMAScript | std::regex::icase | std::regex::optimize);
+    } catch (const std::regex_error& e) {
+      return Status::Invalid(f.Path("regex") + "[" + std::to_string(i) +
+                             "]: invalid regular expression: " + e.what());
+    }
+  }
+  if (sig->contains.empty() && sig->regex.empty()) {
+    return Status::Invalid(f.Path("contains") + ": a signature needs contains or regex");
+  }
+  return Status::Ok();
+}
+
+Result<FailureSignature> ParseOne(const nlohmann::json& j, const std::string& path) {
+  JsonFields f(j, path);
+  PARATUNE_RETURN_IF_ERROR(f.CheckObject());
+  PARATUNE_RETURN_IF_ERROR(
+      f.CheckKnownKeys({"key", "category", "tier", "contains", "regex", "error", "cause", "remedy",
+                        "parameters", "attribution", "captures", "retryable", "confidence"}));
+  FailureSignature sig;
+  PARATUNE_RETURN_IF_ERROR(f.ReadString("key", &sig.key));
+  if (sig.key.empty()) return Status::Invalid(f.Path("key") + ": required");
+  std::vector<std::string> categories(std::begin(kFailureCategories), std::end(kFailureCategories));
+  PARATUNE_RETURN_IF_ERROR(f.ReadEnum("category", categories, &sig.category));
+  if (sig.category.empty()) return Status::Invalid(f.Path("category") + ": required");
+  PARATUNE_RETURN_IF_ERROR(ParseTier(f, &sig.tier));
+  PARATUNE_RETURN_IF_ERROR(f.ReadStringList("contains", &sig.contains));
+  PARATUNE_RETURN_IF_ERROR(f.ReadStringList("regex", &sig.regex));
+  PARATUNE_RETURN_IF_ERROR(f.ReadString("error", &sig.error_type));
+  PARATUNE_RETURN_IF_ERROR(f.ReadString("cause", &sig.cause));
+  PARATUNE_RETURN_IF_ERROR(f.ReadString("remedy", &sig.remedy));
+  PARATUNE_RETURN_IF_ERROR(f.ReadStringList("parameters", &sig.parameters));
+  PARATUNE_RETURN_IF_ERROR(f.ReadEnum(
+      "attribution", {"none", "memory", "tpu-memory", "divisibility", "mesh"}, &sig.attribution));
+  PARATUNE_RETURN_IF_ERROR(ParseCaptures(f, &sig));
+  PARATUNE_RETURN_IF_ERROR(f.ReadBool("retryable", &sig.retryable));
+  int64_t conf = sig.confidence;
+  PARATUNE_RETURN_IF_ERROR(f.ReadInt("confidence", 0, 100, &conf));
+  sig.confidence = static_cast<int>(conf);
+  PARATUNE_RETURN_IF_ERROR(CompilePatterns(f, &sig));
+  return sig;
+}
+
+}  // namespace
+
+bool FailureSignature::Matches(const std::string& line, const std::string& lower) const {
+  for (const auto& s : contains) {
+    if (lower.find(s) != std::string::npos) return true;
+  }
+  for (const auto& re : compiled) {
+    if (std::regex_search(line, re)) return true;
+  }
+  return false;
+}
+
+Result<std::vector<FailureSignature>> ParseSignatures(const std::string& source,
+                                                      const std::string& text) {
+  auto j = YamlToJson(text);  // JSON is YAML too.
+  if (!j.ok()) return j.status().WithPrefix(source);
+  const nlohmann::json* list = &*j;
+  std::string path = "signatures";
+  if (j->is_object()) {
+    if (!j->contains("signatures")) {
+      return Status::Invalid(source + ": signatures: required (a list of signatures)");
+    }
+    list = &(*j)["signatures"];
+  }
+  if (!list->is_array()) return Status::Invalid(source + ": signatures: must be a list");
+  std::vector<FailureSignature> out;
+  for (size_t i = 0; i < list->size(); ++i) {
+    auto sig = ParseOne((*list)[i], path + "[" + std::to_string(i) + "]");
+    if (!sig.ok()) return sig.status().WithPrefix(source);
+    sig->source = source;
+    out.push_back(std::move(*sig));
+  }
+  return out;
+}
+
+}  // namespace paratune
