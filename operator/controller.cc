@@ -1,0 +1,125 @@
+#include "operator/controller.h"
+
+#include <spdlog/spdlog.h>
+
+namespace paratune::kube {
+
+Controller::Controller(ControllerOptions opts, Reconciler* reconciler, TimeSource* time,
+                       MetricsRegistry* metrics)
+    : opts_(std::move(opts)),
+      reconciler_(reconciler),
+      time_(time),
+      metrics_(metrics),
+      queue_(time, opts_.rate_limiter) {
+  if (metrics_ == nullptr) return;
+  metrics_->DeclareCounter(kReconcileTotal, "Total number of reconciliations per controller");
+  metrics_->DeclareCounter(kReconcileErrors, "Total number of reconciliation errors");
+  metrics_->DeclareHistogram(kReconcileTime, "Length of time per reconciliation",
+                             MetricsRegistry::LatencyBuckets());
+  metrics_->SetGaugeFunction(kQueueDepth, {{"name", opts_.name}},
+                             [this] { return static_cast<double>(queue_.Len()); });
+}
+
+Controller::~Controller() {
+  Stop();
+  if (metrics_ != nullptr) {
+    metrics_->SetGaugeFunction(kQueueDepth, {{"name", opts_.name}}, [] { return 0.0; });
+  }
+}
+
+void Controller::Enqueue(const ObjectKey& key) { queue_.Add(key.String()); }
+
+void Controller::For(Informer* informer) {
+  informer->AddEventHandler(
+      EventHandler{[this](const Json& obj) { Enqueue(ObjectKey::Of(obj)); },
+                   [this](const Json&, const Json& obj) { Enqueue(ObjectKey::Of(obj)); },
+                   [this](const Json& obj) { Enqueue(ObjectKey::Of(obj)); }});
+}
+
+void Controller::Owns(Informer* informer, const std::string& owner_kind) {
+  Watches(informer, [owner_kind](const Json& obj) {
+    std::vector<ObjectKey> out;
+    const Json* ref = ControllerOwnerOf(obj);
+    if (ref != nullptr && ref->value("kind", "") == owner_kind) {
+      out.push_back({NamespaceOf(obj), ref->value("name", "")});
+    }
+    return out;
+  });
+}
+
+void Controller::Watches(Informer* informer, MapFunc map) {
+  auto enqueue_all = [this, map](const Json& obj) {
+    for (const ObjectKey& key : map(obj)) Enqueue(key);
+  };
+  informer->AddEventHandler(EventHandler{enqueue_all,
+                                         [enqueue_all](const Json& old_obj, const Json& obj) {
+                                           enqueue_all(old_obj);
+                                           enqueue_all(obj);
+                                         },
+                                         enqueue_all});
+}
+
+void Controller::Start() {
+  if (started_.exchange(true)) return;
+  for (int i = 0; i < std::max(1, opts_.workers); ++i) {
+    workers_.emplace_back([this] { WorkerLoop(); });
+  }
+}
+
+void Controller::Stop() {
+  queue_.ShutDown();
+  for (std::thread& t : workers_) {
+    if (t.joinable()) t.join();
+  }
+  workers_.clear();
+}
+
+void Controller::WorkerLoop() {
+  while (auto key = queue_.Get()) {
+    Process(*key);
+    queue_.Done(*key);
+  }
+}
+
+bool Controller::ProcessNextReadyItem() {
+  auto key = queue_.TryGet();
+  if (!key) return false;
+  Process(*key);
+  queue_.Done(*key);
+  return true;
+}
+
+void Controller::Process(const std::string& key) {
+  const Labels name{{"controller", opts_.name}};
+  auto start = std::chrono::steady_clock::now();
+  Result<ReconcileResult> r = reconciler_->Reconcile(ObjectKey::Parse(key));
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::string outcome;
+  if (!r.ok()) {
+    const Status& s = r.status();
+    outcome = "error";
+    if (s.code() == StatusCode::kInvalidArgument) {
+      spdlog::warn("controller {}: {}: terminal error: {}", opts_.name, key, StatusText(s));
+      queue_.Forget(key);
+    } else {
+      spdlog::info("controller {}: {}: retrying after error: {}", opts_.name, key, StatusText(s));
+      queue_.AddRateLimited(key);
+    }
+  } else if (r->requeue_after > Millis(0)) {
+    outcome = "requeue_after";
+    queue_.Forget(key);
+    queue_.AddAfter(key, r->requeue_after);
+  } else if (r->requeue) {
+    outcome = "requeue";
+    queue_.AddRateLimited(key);
+  } else {
+    outcome = "success";
+    queue_.Forget(key);
+  }
+  if (metrics_ == nullptr) return;
+  metrics_->Inc(kReconcileTotal, {{"controller", opts_.name}, {"result", outcome}});
+  if (outcome == "error") metrics_->Inc(kReconcileErrors, name);
+  metrics_->Observe(kReconcileTime, name, secs);
+}
+
+}  // namespace paratune::kube

@@ -1,0 +1,165 @@
+#include "operator/informer.h"
+
+#include <thread>
+
+namespace paratune::kube {
+
+Informer::Informer(KubeClient* client, GroupVersionResource gvr, ReflectorOptions opts,
+                   TimeSource* time, MetricsRegistry* metrics)
+    : gvr_(gvr), reflector_(client, gvr, std::move(opts), this, time, metrics) {}
+
+void Informer::AddEventHandler(EventHandler handler) {
+  {
+    std::lock_guard lock(handlers_mu_);
+    handlers_.push_back(handler);
+  }
+  if (!synced_.load() || !handler.on_add) return;
+  for (const ObjectPtr& obj : List()) handler.on_add(*obj);
+}
+
+std::vector<EventHandler> Informer::Handlers() const {
+  std::lock_guard lock(handlers_mu_);
+  return handlers_;
+}
+
+void Informer::Run(std::stop_token stop) { reflector_.Run(stop); }
+
+bool Informer::WaitForSync(std::stop_token stop, Millis timeout) const {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!synced_.load() && !stop.stop_requested() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(Millis(5));
+  }
+  return synced_.load();
+}
+
+ObjectPtr Informer::Get(const ObjectKey& key) const {
+  std::shared_lock lock(mu_);
+  auto it = items_.find(key.String());
+  return it == items_.end() ? nullptr : it->second;
+}
+
+std::vector<ObjectPtr> Informer::List(const std::string& ns) const {
+  std::shared_lock lock(mu_);
+  std::vector<ObjectPtr> out;
+  if (ns.empty()) {
+    out.reserve(items_.size());
+    for (const auto& [k, v] : items_) out.push_back(v);
+    return out;
+  }
+  auto it = by_ns_.find(ns);
+  if (it == by_ns_.end()) return out;
+  for (const std::string& key : it->second) out.push_back(items_.at(key));
+  return out;
+}
+
+std::vector<ObjectPtr> Informer::ByOwner(const std::string& owner_uid) const {
+  std::shared_lock lock(mu_);
+  std::vector<ObjectPtr> out;
+  auto it = by_owner_.find(owner_uid);
+  if (it == by_owner_.end()) return out;
+  for (const std::string& key : it->second) out.push_back(items_.at(key));
+  return out;
+}
+
+size_t Informer::Size() const {
+  std::shared_lock lock(mu_);
+  return items_.size();
+}
+
+namespace {
+std::vector<std::string> OwnerUids(const Json& obj) {
+  std::vector<std::string> out;
+  const Json& meta = obj["metadata"];
+  if (!meta.contains("ownerReferences")) return out;
+  for (const Json& ref : meta["ownerReferences"]) out.push_back(ref.value("uid", ""));
+  return out;
+}
+}  // namespace
+
+void Informer::EraseLocked(const std::string& key) {
+  auto it = items_.find(key);
+  if (it == items_.end()) return;
+  const Json& obj = *it->second;
+  auto ns = by_ns_.find(NamespaceOf(obj));
+  if (ns != by_ns_.end() && ns->second.erase(key) && ns->second.empty()) by_ns_.erase(ns);
+  for (const std::string& uid : OwnerUids(obj)) {
+    auto o = by_owner_.find(uid);
+    if (o != by_owner_.end() && o->second.erase(key) && o->second.empty()) by_owner_.erase(o);
+  }
+  items_.erase(it);
+}
+
+void Informer::UpsertLocked(const std::string& key, ObjectPtr obj) {
+  EraseLocked(key);
+  by_ns_[NamespaceOf(*obj)].insert(key);
+  for (const std::string& uid : OwnerUids(*obj)) by_owner_[uid].insert(key);
+  items_[key] = std::move(obj);
+}
+
+void Informer::Replace(std::vector<Json> items, const std::string& resource_version) {
+  std::vector<std::pair<ObjectPtr, ObjectPtr>> changed;  // (old, new); new null: deleted.
+  {
+    std::unique_lock lock(mu_);
+    std::map<std::string, ObjectPtr> fresh;
+    for (Json& item : items) {
+      if (!item.contains("kind") && !gvr_.kind.empty()) item["kind"] = gvr_.kind;
+      if (!item.contains("apiVersion")) item["apiVersion"] = gvr_.ApiVersion();
+      std::string key = ObjectKey::Of(item).String();
+      fresh[key] = std::make_shared<const Json>(std::move(item));
+    }
+    for (const auto& [key, old] : items_) {
+      if (!fresh.count(key)) changed.emplace_back(old, nullptr);
+    }
+    for (auto& [key, obj] : fresh) {
+      auto it = items_.find(key);
+      ObjectPtr old = it == items_.end() ? nullptr : it->second;
+      if (old && ResourceVersionOf(*old) == ResourceVersionOf(*obj)) continue;
+      changed.emplace_back(old, obj);
+    }
+    for (const auto& [old, obj] : changed) {
+      if (obj) {
+        UpsertLocked(ObjectKey::Of(*obj).String(), obj);
+      } else {
+        EraseLocked(ObjectKey::Of(*old).String());
+      }
+    }
+  }
+  synced_.store(true);
+  for (const EventHandler& h : Handlers()) {
+    for (const auto& [old, obj] : changed) {
+      if (!obj && h.on_delete) h.on_delete(*old);
+      if (obj && !old && h.on_add) h.on_add(*obj);
+      if (obj && old && h.on_update) h.on_update(*old, *obj);
+    }
+  }
+}
+
+void Informer::OnWatchEvent(const WatchEvent& event) {
+  Json obj = event.object;
+  if (!obj.contains("kind") && !gvr_.kind.empty()) obj["kind"] = gvr_.kind;
+  if (!obj.contains("apiVersion")) obj["apiVersion"] = gvr_.ApiVersion();
+  std::string key = ObjectKey::Of(obj).String();
+  auto ptr = std::make_shared<const Json>(std::move(obj));
+  ObjectPtr old;
+  {
+    std::unique_lock lock(mu_);
+    auto it = items_.find(key);
+    if (it != items_.end()) old = it->second;
+    if (event.type == WatchEvent::Type::kDeleted) {
+      EraseLocked(key);
+    } else {
+      UpsertLocked(key, ptr);
+    }
+  }
+  for (const EventHandler& h : Handlers()) {
+    if (event.type == WatchEvent::Type::kDeleted) {
+      if (h.on_delete) h.on_delete(old ? *old : *ptr);
+    } else if (old) {
+      if (h.on_update) h.on_update(*old, *ptr);
+    } else if (h.on_add) {
+      h.on_add(*ptr);
+    }
+  }
+}
+
+}  // namespace paratune::kube
