@@ -1,0 +1,258 @@
+// Step time of a GPU configuration (Megatron-LM 1F1B schedule) and the memory verdict across
+// pipeline stages. docs/model.md derives each term.
+#include <algorithm>
+#include <cmath>
+
+#include "agents/model/model_internal.h"
+
+namespace paratune::internal {
+
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+struct Bandwidths {
+  double tp, cp, ep, dp, pp;  // bytes/s achieved by each group's collectives
+};
+
+Bandwidths GroupBandwidths(const Workload& w, const ParallelPlan& p, const Calibration& cal,
+                           const ModelConstants& k) {
+  const double eff = k.collective_efficiency * cal.communication_efficiency;
+  const double up = w.accel->scale_up_gbps / 2.0 * 1e9 * eff;
+  const double out = w.accel->scale_out_gbps * 1e9 * eff;
+  const int64_t dpn = w.DevicesPerNode();
+  const bool one_node = w.devices <= dpn;
+  auto pick = [&](int64_t span) { return (one_node || span <= dpn) ? up : out; };
+  Bandwidths b;
+  b.tp = pick(p.tp);
+  b.cp = pick(p.tp * p.cp);
+  b.ep = pick(p.tp * p.cp * p.ep) * k.all_to_all_efficiency / k.collective_efficiency;
+  b.dp = pick(p.tp * p.cp * p.dp);
+  b.pp = (one_node || w.devices / p.pp < dpn) ? up : out;
+  return b;
+}
+
+// One micro-batch on one stage: time by category.
+struct MicroTime {
+  double compute = 0, fwd = 0, bwd = 0, tp = 0, cp = 0, ep = 0;
+  double Total() const { return compute + tp + cp + ep; }
+};
+
+struct LayerCost {
+  double fwd = 0;                 // forward compute of one layer, s
+  double attention = 0;           // of which attention scores (recomputed under selective)
+  double tp = 0, cp = 0, ep = 0;  // per collective round trip, see below
+};
+
+LayerCost CostOfLayer(const Workload& w, const ParallelPlan& p, const Calibration& cal,
+                      const ModelConstants& k, const Bandwidths& bw, bool moe) {
+  const ModelShape& m = w.model;
+  const double tp = static_cast<double>(p.tp);
+  const double seq = static_cast<double>(w.training.seq_length);
+  const double tokens = static_cast<double>(p.mbs) * seq / static_cast<double>(p.cp);
+  const double h = static_cast<double>(m.hidden_size);
+  const bool fp8 = w.training.precision == "fp8" && w.accel->fp8_tflops > 0;
+  const double peak16 = w.accel->bf16_tflops * 1e12;
+  const double eff = GemmEfficiency(k, tokens, h / tp) * cal.compute_efficiency;
+  const double gemm_rate =
+      fp8 ? w.accel->fp8_tflops * 1e12 * eff * k.fp8_gemm_factor : peak16 * eff;
+  double mlp = moe ? static_cast<double>(m.moe_top_k) * m.ExpertParams() + m.SharedExpertParams() +
+                         m.RouterParams()
+                   : m.DenseMlpParams();
+  const double gemm = 2.0 * tokens * (m.AttentionParams() - 2.0 * h + mlp) / tp;
+  const double attn_flops = AttentionFlopsPerTokenLayer(m, seq) * tokens / tp;
+  const double hbm = w.accel->hbm_gbps * 1e9;
+  LayerCost c;
+  const double a = static_cast<double>(m.num_attention_heads);
+  if (w.flash_attention) {
+    c.attention = 0.5 * attn_flops / (peak16 * eff * k.attention_factor);
+  } else {
+    // Unfused: score GEMMs plus softmax/dropout passes over the s x s scores.
+    c.attention = attn_flops / (peak16 * eff * k.unfused_attention_factor) +
+                  8.0 * a * seq * tokens / tp / hbm;
+  }
+  const double elem = (w.flash_attention ? k.elementwise_bytes_fused : k.elementwise_bytes) *
+                      tokens * h / (p.sequence_parallel ? tp : 1.0) / hbm;
+  c.fwd = gemm / gemm_rate + c.attention + elem;
+  const double lat = k.collective_latency_s;
+  if (p.tp > 1) {
+    c.tp = 2.0 * (tp - 1) / tp * tokens * h * 2.0 / bw.tp + 2.0 * lat;  // one all-reduce
+  }
+  if (p.cp > 1) {
+    const double cp = static_cast<double>(p.cp);
+    const double kv = static_cast<double>(m.num_query_groups * (m.HeadDim() + m.VHeadDim()));
+    c.cp = (cp - 1) * (tokens * kv * 2.0 / tp / bw.cp + lat);  // one ring pass of K and V
+  }
+  if (moe && p.ep > 1) {
+    const double ep = static_cast<double>(p.ep);
+    c.ep = tokens * static_cast<double>(m.moe_top_k) * h * 2.0 * (ep - 1) / ep / bw.ep + lat;
+  }
+  return c;
+}
+
+// Adds `n` layers of one kind to a micro-batch's time; `recomputed` of them run forward twice.
+void AddLayers(const LayerCost& c, double n, double recomputed, const ParallelPlan& p,
+               MicroTime* t) {
+  if (n <= 0) return;
+  double extra = 0;
+  if (p.recompute == Recompute::kFull) extra = recomputed * c.fwd;
+  if (p.recompute == Recompute::kSelective) extra = n * c.attention;
+  t->fwd += n * c.fwd;
+  t->bwd += 2.0 * n * c.fwd + extra;
+  t->compute += 3.0 * n * c.fwd + extra;
+  // TP: 2 all-reduces forward, 2 backward, 2 more in a recomputed forward.
+  t->tp += (4.0 * n + 2.0 * recomputed * (p.recompute == Recompute::kFull)) * c.tp;
+  // CP: K/V ring forward, K/V + dK/dV backward; exposed beyond the attention it overlaps.
+  const double cp_exposed = std::max(0.0, 3.0 * c.cp - 3.0 * c.attention) + 0.1 * 3.0 * c.cp;
+  t->cp += n * (c.cp > 0 ? cp_exposed : 0.0);
+  // EP: dispatch + combine all-to-all forward and backward (and in a recomputed forward).
+  t->ep += (4.0 * n + 2.0 * recomputed * (p.recompute == Recompute::kFull)) * c.ep;
+}
+
+MicroTime StageMicroTime(const Workload& w, const ParallelPlan& p, const Calibration& cal,
+                         const ModelConstants& k, const Bandwidths& bw, double layers, bool first,
+                         bool last) {
+  const ModelShape& m = w.model;
+  MicroTime t;
+  const double dense =
+      m.IsMoe() ? (first ? std::min(layers, double(m.num_dense_layers)) : 0.0) : layers;
+  const double moe = layers - dense;
+  const double recomputed = std::min(layers, static_cast<double>(p.recompute_layers));
+  const double rec_dense = layers > 0 ? recomputed * dense / layers : 0;
+  AddLayers(CostOfLayer(w, p, cal, k, bw, false), dense, rec_dense, p, &t);
+  if (moe > 0) AddLayers(CostOfLayer(w, p, cal, k, bw, true), moe, recomputed - rec_dense, p, &t);
+  if (last) {
+    const double tp = static_cast<double>(p.tp);
+    const double tokens =
+        static_cast<double>(p.mbs * w.training.seq_length) / static_cast<double>(p.cp);
+    const double v = static_cast<double>(m.vocab_size);
+    const double eff =
+        GemmEfficiency(k, tokens, static_cast<double>(m.hidden_size) / tp) * cal.compute_efficiency;
+    const double logits = 2.0 * tokens * v * static_cast<double>(m.hidden_size) / tp /
+                          (w.accel->bf16_tflops * 1e12 * eff);
+    const double ce =
+        tokens * v / tp * (p.fused_cross_entropy ? 4.0 : 12.0) / (w.accel->hbm_gbps * 1e9);
+    t.fwd += logits + ce;
+    t.bwd += 2.0 * logits + ce;
+    t.compute += 3.0 * logits + 2.0 * ce;
+  }
+  return t;
+}
+
+// Exposed data-parallel time: gradient reduce(-scatter) and, with the distributed optimizer,
+// the parameter all-gather, each hidden behind the backward/forward of the last micro-batches
+// when overlapped.
+double DataParallelTime(const Workload& w, const ParallelPlan& p, const ModelConstants& k,
+                        const Bandwidths& bw, const MicroTime& micro, double* optimizer) {
+  const ModelShape& m = w.model;
+  const double tp = static_cast<double>(p.tp);
+  const double layers = static_cast<double>(p.MaxStageLayers(m.num_layers));
+  const double moe_frac = m.IsMoe() ? static_cast<double>(m.MoeLayers()) / m.num_layers : 0.0;
+  double dense = layers * (m.AttentionParams() + (1 - moe_frac) * m.DenseMlpParams()) / tp +
+                 m.EmbeddingParams() / tp;
+  dense += layers * moe_frac * (m.SharedExpertParams() / tp + m.RouterParams());
+  const double expert = layers * moe_frac * static_cast<double>(m.num_experts) * m.ExpertParams() /
+                        (tp * static_cast<double>(p.ep));
+  const double d = static_cast<double>(p.dp * p.cp);
+  const double de = std::max(1.0, d / static_cast<double>(p.ep));
+  const double grad_bytes = w.training.precision == "fp16" ? 2.0 : 4.0;
+  auto ring = [](double n) { return n > 1 ? (n - 1) / n : 0.0; };
+  const double volume = dense * ring(d) + expert * ring(de);
+  double reduce = 0, gather = 0;
+  if (p.distributed_optimizer) {
+    reduce = grad_bytes * volume / bw.dp;
+    gather = 2.0 * volume / bw.dp;
+  } else {
+    reduce = 2.0 * grad_bytes * volume / bw.dp;
+  }
+  const double window =
+      std::min<double>(static_cast<double>(p.num_microbatches), static_cast<double>(p.pp));
+  const double exposed_reduce =
+      p.overlap_grad_reduce ? std::max(k.dp_overlap_exposed * reduce, reduce - window * micro.bwd)
+                            : reduce;
+  const double exposed_gather =
+      p.overlap_param_gather ? std::max(k.dp_overlap_exposed * gather, gather - window * micro.fwd)
+                             : gather;
+  const double shard = p.distributed_optimizer ? dense / d + expert / de : dense + expert;
+  *optimizer = shard * 30.0 / (w.accel->hbm_gbps * 1e9 * 0.8);  // fp32 Adam, memory-bound
+  return exposed_reduce + exposed_gather;
+}
+
+}  // namespace
+
+void EstimateGpuMemory(const Workload& w, const ParallelPlan& p, const Calibration& cal,
+                       const ModelConstants& k, Estimate* e) {
+  const int64_t layers = w.model.num_layers;
+  GpuMemory peak =
+      GpuStageMemory(w, p, k, static_cast<double>(p.FirstStageLayers(layers)), true, p.pp == 1);
+  if (p.pp > 1) {
+    GpuMemory last =
+        GpuStageMemory(w, p, k, static_cast<double>(p.LastStageLayers(layers)), false, true);
+    if (last.Total() > peak.Total()) peak = last;
+  }
+  e->memory.parameters_gib = peak.parameters / kGiB;
+  e->memory.gradients_gib = peak.gradients / kGiB;
+  e->memory.optimizer_gib = peak.optimizer / kGiB;
+  e->memory.activations_gib = peak.activations / kGiB;
+  e->memory.other_gib = peak.other / kGiB + cal.memory_overhead_gib;
+  e->peak_memory_gib = e->memory.Total();
+  e->capacity_gib = w.accel->hbm_gib;
+}
+
+void EstimateGpuTime(const Workload& w, const ParallelPlan& p, const Calibration& cal,
+                     const ModelConstants& k, Estimate* e) {
+  const Bandwidths bw = GroupBandwidths(w, p, cal, k);
+  const int64_t layers = w.model.num_layers;
+  MicroTime micro = StageMicroTime(
+      w, p, cal, k, bw, static_cast<double>(p.FirstStageLayers(layers)), true, p.pp == 1);
+  if (p.pp > 1) {
+    MicroTime last = StageMicroTime(w, p, cal, k, bw,
+                                    static_cast<double>(p.LastStageLayers(layers)), false, true);
+    if (last.Total() > micro.Total()) micro = last;
+    if (p.pp > 2) {
+      MicroTime mid = StageMicroTime(
+          w, p, cal, k, bw, static_cast<double>(p.MiddleStageLayers(layers)), false, false);
+      if (mid.Total() > micro.Total()) micro = mid;
+    }
+  }
+  const double m = static_cast<double>(p.num_microbatches);
+  TimeBreakdown& t = e->time;
+  t.compute = m * micro.compute;
+  t.tensor_parallel = m * micro.tp;
+  t.context_parallel = m * micro.cp;
+  t.expert_parallel = m * micro.ep;
+  if (p.pp > 1) {
+    t.pipeline_bubble = static_cast<double>(p.pp - 1) / static_cast<double>(p.vpp) * micro.Total();
+    const double tokens =
+        static_cast<double>(p.mbs * w.training.seq_length) / static_cast<double>(p.cp);
+    const double bytes = tokens * static_cast<double>(w.model.hidden_size) * 2.0 /
+                         (p.sequence_parallel ? static_cast<double>(p.tp) : 1.0);
+    t.pipeline_p2p =
+        0.3 * m * 2.0 * static_cast<double>(p.vpp) * (bytes / bw.pp + k.collective_latency_s);
+  }
+  t.data_parallel = DataParallelTime(w, p, k, bw, micro, &t.optimizer);
+  e->step_time_seconds = t.compute + t.tensor_parallel + t.context_parallel + t.expert_parallel +
+                         t.pipeline_bubble + t.pipeline_p2p + t.data_parallel + t.optimizer;
+  // FLOPs of the step (whole job), then per device per second.
+  const ModelShape& mo = w.model;
+  const double seq = static_cast<double>(w.training.seq_length);
+  const double tokens = static_cast<double>(p.mbs * p.dp) * m * seq;
+  const double model = tokens * ModelFlopsPerToken(mo, seq);
+  const double layer_fwd =
+      (mo.ForwardMatmulFlopsPerToken() - 2.0 * mo.EmbeddingParams()) +
+      static_cast<double>(mo.num_layers) * AttentionFlopsPerTokenLayer(mo, seq);
+  double hardware = model;
+  if (p.recompute == Recompute::kFull) {
+    const double frac = std::min(1.0, static_cast<double>(p.recompute_layers) /
+                                          std::max<double>(1, p.MaxStageLayers(mo.num_layers)));
+    hardware += tokens * layer_fwd * frac;
+  } else if (p.recompute == Recompute::kSelective) {
+    hardware += tokens * static_cast<double>(mo.num_layers) * AttentionFlopsPerTokenLayer(mo, seq);
+  }
+  const double denom = e->step_time_seconds * static_cast<double>(w.devices);
+  e->model_tflops_per_device = model / denom / 1e12;
+  e->hardware_tflops_per_device = hardware / denom / 1e12;
+  e->tokens_per_second_per_device = tokens / denom;
+}
+
+}  // namespace paratune::internal

@@ -1,0 +1,43 @@
+// A Workload is what the performance model and the simulated cluster need to know about a
+// campaign: the resolved model shape (preset + overrides), the training settings, the hardware
+// and its catalog entry. Plain value; `accel` points into the static catalog (never dangles).
+#ifndef PARATUNE_AGENTS_MODEL_WORKLOAD_H_
+#define PARATUNE_AGENTS_MODEL_WORKLOAD_H_
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+
+#include "agents/core/campaign.h"
+#include "agents/core/status.h"
+#include "agents/model/catalog.h"
+
+namespace paratune {
+
+struct Workload {
+  ModelShape model;
+  TrainingSpec training;
+  HardwareSpec hardware;
+  const Accelerator* accel = nullptr;
+  int64_t devices = 0;  // GPUs, or TPU chips
+  // Attention kernels: flash/fused attention (Megatron-LM with Transformer Engine, MaxText
+  // splash/flash) keeps no s x s score tensors. False models the unfused kernels of the
+  // Korthikanti et al. and SC'21 measurements.
+  bool flash_attention = true;
+
+  bool IsTpu() const { return accel != nullptr && accel->tpu; }
+  int64_t DevicesPerNode() const;
+};
+
+// Resolves the campaign's model (preset + explicit overrides) and hardware. Errors are
+// kInvalidArgument naming the field: spec.model.preset (unknown preset), spec.model.<field>
+// (inconsistent shape), spec.hardware.accelerator (unknown), spec.hardware.tpuTopology (not a
+// valid slice of that TPU), spec.hardware.* (no devices).
+Result<Workload> ResolveWorkload(const CampaignSpec& spec);
+
+// The PARATUNE_WORKLOAD JSON ({"model", "training", "hardware"}, see WorkloadJson in
+// agents/core/campaign.h), resolved the same way. Errors name the field as in a campaign.
+Result<Workload> WorkloadFromJson(const nlohmann::json& j);
+
+}  // namespace paratune
+
+#endif  // PARATUNE_AGENTS_MODEL_WORKLOAD_H_
