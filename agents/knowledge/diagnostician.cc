@@ -67,7 +67,7 @@ Match FindCause(const std::vector<FailureSignature>& sigs, const std::vector<std
 }
 
 const std::regex& ErrorTypeRegex() {
-  static const std::regex kRe(R"(([A-Za-z_][A-Za-z0-9_.]*(Error|Exception|Failed)))\b)");
+  static const std::regex kRe(R"(([A-Za-z_][A-Za-z0-9_.]*(?:Error|Exception|Failed))\b)");
   return kRe;
 }
 

@@ -1,0 +1,101 @@
+#include "agents/knowledge/diagnosis_eval.h"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "agents/core/campaign.h"
+#include "agents/core/json_fields.h"
+
+namespace paratune {
+
+namespace {
+
+Result<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Status::NotFound("cannot read " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+Result<LabelledCase> ParseCase(const nlohmann::json& j, const std::string& path,
+                               const std::string& dir) {
+  JsonFields f(j, path);
+  PARATUNE_RETURN_IF_ERROR(f.CheckKnownKeys({"file", "category", "parameters", "retryable",
+                                             "config", "podReason", "exitCode", "events"}));
+  LabelledCase c;
+  PARATUNE_RETURN_IF_ERROR(f.ReadString("file", &c.file));
+  PARATUNE_RETURN_IF_ERROR(f.ReadString("category", &c.category));
+  PARATUNE_RETURN_IF_ERROR(f.ReadStringList("parameters", &c.parameters));
+  PARATUNE_RETURN_IF_ERROR(f.ReadString("podReason", &c.pod_reason));
+  PARATUNE_RETURN_IF_ERROR(f.ReadStringList("events", &c.events));
+  int64_t exit_code = 0;
+  PARATUNE_RETURN_IF_ERROR(f.ReadInt("exitCode", -255, 255, &exit_code));
+  c.exit_code = static_cast<int>(exit_code);
+  if (f.Has("retryable")) {
+    bool r = false;
+    PARATUNE_RETURN_IF_ERROR(f.ReadBool("retryable", &r));
+    c.retryable = r;
+  }
+  if (f.Has("config")) {
+    auto cfg = ConfigFromJson(f.Get("config"), f.Path("config"));
+    if (!cfg.ok()) return cfg.status();
+    c.config = *cfg;
+  }
+  auto log = ReadFile(dir + "/" + c.file);
+  if (!log.ok()) return log.status().WithPrefix(f.Path("file"));
+  c.log = *log;
+  return c;
+}
+
+bool ParametersOk(const std::vector<std::string>& expected, const std::vector<std::string>& got) {
+  if (expected.empty()) return got.empty();
+  if (got.empty() || got.front() != expected.front()) return false;
+  return std::all_of(expected.begin(), expected.end(), [&](const std::string& p) {
+    return std::find(got.begin(), got.end(), p) != got.end();
+  });
+}
+
+}  // namespace
+
+Result<std::vector<LabelledCase>> LoadLabelledCases(const std::string& dir) {
+  auto text = ReadFile(dir + "/labels.yaml");
+  if (!text.ok()) return text.status();
+  auto j = YamlToJson(*text);
+  if (!j.ok()) return j.status().WithPrefix("labels.yaml");
+  if (!j->is_object() || !(*j)["cases"].is_array()) {
+    return Status::Invalid("labels.yaml: cases: must be a list");
+  }
+  std::vector<LabelledCase> out;
+  const nlohmann::json& cases = (*j)["cases"];
+  for (size_t i = 0; i < cases.size(); ++i) {
+    auto c = ParseCase(cases[i], "cases[" + std::to_string(i) + "]", dir);
+    if (!c.ok()) return c.status().WithPrefix("labels.yaml");
+    out.push_back(std::move(*c));
+  }
+  return out;
+}
+
+std::vector<CaseOutcome> EvaluateCases(const Diagnostician& d,
+                                       const std::vector<LabelledCase>& cases) {
+  std::vector<CaseOutcome> out;
+  for (const auto& c : cases) {
+    DiagnosisInput in;
+    in.log = c.log;
+    in.pod_reason = c.pod_reason;
+    in.exit_code = c.exit_code;
+    in.events = c.events;
+    if (c.config) in.config = &*c.config;
+    CaseOutcome o;
+    o.c = &c;
+    o.diagnosis = d.Diagnose(in);
+    o.category_ok = o.diagnosis.category == c.category;
+    o.parameters_ok = ParametersOk(c.parameters, o.diagnosis.parameters);
+    o.retryable_ok = !c.retryable || *c.retryable == o.diagnosis.retryable;
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
+}  // namespace paratune
