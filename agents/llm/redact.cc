@@ -68,7 +68,9 @@ std::string RedactLogTail(std::string_view log, size_t max_chars,
   if (log.size() > max_chars) {
     size_t start = log.size() - max_chars;
     size_t nl = log.find('\n', start);
-    log = nl == std::string_view::npos ? log.substr(start) : log.substr(nl + 1);
+    // Start at a line boundary unless that would leave nothing.
+    log = nl == std::string_view::npos || nl + 1 >= log.size() ? log.substr(start)
+                                                               : log.substr(nl + 1);
   }
   return Redact(log, known_secrets);
 }

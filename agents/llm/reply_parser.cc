@@ -70,7 +70,10 @@ Result<bool> ConfigLine(const std::string& raw_line, Config& config) {
     // A single identifier with a single-word value looks like a parameter: reject it.
     static const std::regex ident(R"(^[`*"']*[A-Za-z][A-Za-z0-9_]*[`*"']*$)");
     static const std::regex word(R"(^[^\s]+$)");
-    bool looks_like_param = std::regex_match(key, ident) && std::regex_match(value, word);
+    // So does an upper-case key ("EXEC: curl ..."), whatever its value; "Note: ..." is prose.
+    static const std::regex shouting(R"(^[`*"']*[A-Z][A-Z0-9_]*[`*"']*$)");
+    bool looks_like_param = std::regex_match(key, ident) &&
+                            (std::regex_match(value, word) || std::regex_match(key, shouting));
     if (looks_like_param) return Status::Invalid("unknown parameter \"" + Trim(key) + "\"");
     return false;
   }
