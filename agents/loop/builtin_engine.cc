@@ -1,0 +1,145 @@
+#include "agents/loop/builtin_engine.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <unordered_set>
+
+#include "agents/loop/analyst.h"
+
+namespace paratune {
+
+namespace {
+
+std::string Num(double v, int digits = 3) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.*g", digits, v);
+  return buf;
+}
+
+std::string Pct(double rel) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%+.1f%%", rel * 100);
+  return buf;
+}
+
+double Gain(double a, double b, bool maximize) {
+  if (a <= 0 || b <= 0) return 0;
+  return maximize ? b / a - 1 : a / b - 1;
+}
+
+std::unordered_set<std::string> TriedKeys(const MessagePool& pool) {
+  std::unordered_set<std::string> keys;
+  for (const auto& t : pool.trials()) {
+    if (t.phase != TrialPhase::kRejected) keys.insert(ConfigKey(t.config));
+  }
+  return keys;
+}
+
+}  // namespace
+
+double ExplorationWeight(const EngineContext& ctx) {
+  int64_t successes = 0;
+  for (const auto& t : ctx.pool->trials()) successes += t.phase == TrialPhase::kSucceeded;
+  // Early on the calibration rests on little: lean on optimism; later, exploit.
+  return successes < 3 ? 0.6 : 0.3;
+}
+
+std::vector<RankedCandidate> RankCandidates(const EngineContext& ctx, size_t limit,
+                                            double exploration) {
+  const auto tried = TriedKeys(*ctx.pool);
+  const double capacity = ctx.model->CapacityGiB();
+  const double margin = ctx.predictor->calibration().memory_margin_gib;
+  const bool check_memory = ctx.validator->options().check_memory;
+  const bool maximize = ctx.spec->objective.Maximize();
+  std::vector<RankedCandidate> all;
+  all.reserve(ctx.space->valid().size());
+  for (size_t i : ctx.space->valid()) {
+    const SpacePoint& p = ctx.space->points()[i];
+    if (tried.count(p.key) > 0) continue;
+    RankedCandidate c{i, ctx.predictor->Predict(i), 0};
+    if (check_memory && c.prediction.peak_memory_gib + margin > capacity) continue;
+    const double bonus = std::exp(exploration * c.prediction.uncertainty);
+    c.score = maximize ? c.prediction.objective * bonus : -c.prediction.objective / bonus;
+    all.push_back(c);
+  }
+  std::sort(all.begin(), all.end(), [](const RankedCandidate& a, const RankedCandidate& b) {
+    if (a.score != b.score) return a.score > b.score;
+    return a.index < b.index;
+  });
+  std::vector<RankedCandidate> out;
+  for (const auto& c : all) {
+    if (out.size() >= limit) break;
+    const ValidationVerdict v = ctx.Validate(ctx.space->points()[c.index].config);
+    if (v.ok) out.push_back(c);
+  }
+  return out;
+}
+
+Proposal BuiltinEngine::Explain(const EngineContext& ctx, const RankedCandidate& candidate,
+                                const Analysis& analysis) {
+  Proposal p;
+  p.proposed_by = "builtin";
+  const Config& cfg = ctx.space->points()[candidate.index].config;
+  const PointPrediction& pred = candidate.prediction;
+  const bool maximize = ctx.spec->objective.Maximize();
+  const std::string metric = ObjectiveMetricName(ctx.spec->objective.metric);
+  p.confidence = std::clamp(0.9 - 2.5 * pred.uncertainty, 0.2, 0.95);
+  const TrialRecord* best = ctx.BestTrial();
+  if (best == nullptr) {
+    p.rationale = std::string(ctx.pool->trials().empty() ? "No baseline given: " : "") +
+                  "starting from the model's best prediction over " +
+                  std::to_string(ctx.space->valid().size()) + " valid configurations (" +
+                  analysis.bottleneck + "-bound by the model; predicted peak " +
+                  Num(pred.peak_memory_gib) + " GiB of " + Num(ctx.model->CapacityGiB()) + ").";
+    p.expected_impact = metric + " " + Num(pred.objective) + " predicted";
+    return p;
+  }
+  const double observed = best->metrics->Objective(ctx.spec->objective.metric);
+  const double gain = Gain(observed, pred.objective, maximize);
+  const auto changed = ChangedKeys(best->config, cfg);
+  const std::string change = DescribeChange(best->config, cfg);
+  p.expected_impact =
+      metric + " " + Num(observed) + " -> " + Num(pred.objective) + " (" + Pct(gain) + ")";
+  if (changed.size() == 1) {
+    const std::string& k = changed.front();
+    std::string reason;
+    for (const auto& s : analysis.suggestions) {
+      if (s.parameter == k && s.to == cfg.at(k)) reason = s.reason;
+    }
+    p.rationale = "Change " + k + " from " + best->config.at(k).ToString() + " to " +
+                  cfg.at(k).ToString() + " on " + best->name + " (" + analysis.health_state + ")" +
+                  (reason.empty() ? "" : ": " + reason) + ".";
+  } else {
+    double single = 0;
+    std::string single_text = "none";
+    if (!analysis.suggestions.empty()) {
+      single = analysis.suggestions.front().expected_gain;
+      single_text = analysis.suggestions.front().Text();
+    }
+    p.rationale = "Joint move of " + std::to_string(changed.size()) + " parameters from " +
+                  best->name + " (" + change + "): predicted " + Pct(gain) + " while the best " +
+                  "single step (" + single_text + ") predicts " + Pct(single) +
+                  "; single steps cannot reach it.";
+  }
+  if (gain <= ctx.noise_fraction) {
+    p.rationale +=
+        " Exploratory: no untried candidate is predicted to beat the best by more "
+        "than the noise; this one carries the most model uncertainty upside.";
+  }
+  return p;
+}
+
+Result<EngineProposal> BuiltinEngine::Propose(const EngineContext& ctx) {
+  EngineProposal out;
+  const Analysis analysis = ctx.analysis != nullptr ? *ctx.analysis : Analyze(ctx);
+  const auto ranked =
+      RankCandidates(ctx, static_cast<size_t>(std::max(1, ctx.want)) + 2, ExplorationWeight(ctx));
+  for (const auto& c : ranked) {
+    out.candidates.push_back({ctx.space->points()[c.index].config, Explain(ctx, c, analysis)});
+  }
+  (void)seed_;
+  return out;
+}
+
+}  // namespace paratune

@@ -1,0 +1,45 @@
+#include <memory>
+
+#include "agents/knowledge/diagnostician.h"
+#include "agents/knowledge/knowledge_base.h"
+#include "agents/loop/failure_analyzer.h"
+
+namespace paratune {
+
+namespace {
+
+// Owns the knowledge base the Diagnostician reads.
+class KnowledgeFailureAnalyzer : public FailureAnalyzer {
+ public:
+  KnowledgeFailureAnalyzer(std::unique_ptr<KnowledgeBase> kb, std::unique_ptr<Diagnostician> d)
+      : kb_(std::move(kb)), diagnostician_(std::move(d)) {}
+
+  FailureDiagnosis Diagnose(const FailureEvidence& evidence, const Config& config,
+                            const Workload* workload) const override {
+    DiagnosisInput in;
+    in.log = evidence.log;
+    in.pod_reason = evidence.pod_reason;
+    in.exit_code = evidence.exit_code;
+    in.events = evidence.events;
+    in.config = &config;
+    in.workload = workload;
+    return diagnostician_->Diagnose(in);
+  }
+
+ private:
+  std::unique_ptr<KnowledgeBase> kb_;
+  std::unique_ptr<Diagnostician> diagnostician_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<FailureAnalyzer>> MakeKnowledgeFailureAnalyzer() {
+  auto kb = KnowledgeBase::LoadEmbedded();
+  if (!kb.ok()) return kb.status();
+  auto d = Diagnostician::Create(kb->get());
+  if (!d.ok()) return d.status();
+  return std::unique_ptr<FailureAnalyzer>(
+      new KnowledgeFailureAnalyzer(std::move(kb).value(), std::move(d).value()));
+}
+
+}  // namespace paratune

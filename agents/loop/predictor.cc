@@ -1,0 +1,333 @@
+#include "agents/loop/predictor.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace paratune {
+
+namespace {
+
+// Decodes mixed-radix `n` into one value index per parameter (last parameter varies fastest).
+std::vector<uint16_t> Decode(uint64_t n, const std::vector<SearchParameter>& params) {
+  std::vector<uint16_t> idx(params.size());
+  for (size_t i = params.size(); i-- > 0;) {
+    const uint64_t radix = params[i].values.size();
+    idx[i] = static_cast<uint16_t>(n % radix);
+    n /= radix;
+  }
+  return idx;
+}
+
+// Distance between two points of the space: per differing parameter 0.5 plus half the ordinal
+// distance of the values (tp 4 vs 8 is closer than tp 1 vs 8).
+double Distance(const std::vector<uint16_t>& a, const std::vector<uint16_t>& b,
+                const std::vector<SearchParameter>& params) {
+  double d = 0;
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
+    if (a[i] == b[i]) continue;
+    const double span = std::max<double>(1, static_cast<double>(params[i].values.size()) - 1);
+    d += 0.5 + 0.5 * std::abs(static_cast<double>(a[i]) - b[i]) / span;
+  }
+  return d;
+}
+
+double CalibratedStep(const Estimate& base, double alpha, double beta) {
+  const double step = base.step_time_seconds + (alpha - 1) * ComputeSeconds(base.time) +
+                      (beta - 1) * CommunicationSeconds(base.time);
+  return std::max(step, 1e-9);
+}
+
+struct StepObservation {
+  Estimate base;
+  double observed_step = 0;
+};
+
+// Least squares on log step time over (log alpha, log beta), shrunk toward 0 (the model as is).
+void FitEfficiencies(const std::vector<StepObservation>& obs, double* alpha, double* beta) {
+  constexpr double kPrior = 0.02;  // strength of the pull toward the uncalibrated model
+  auto loss = [&](double la, double lb) {
+    double s = kPrior * (la * la + lb * lb);
+    for (const auto& o : obs) {
+      const double r =
+          std::log(o.observed_step / CalibratedStep(o.base, std::exp(la), std::exp(lb)));
+      s += r * r;
+    }
+    return s;
+  };
+  double best_a = 0, best_b = 0, best = loss(0, 0);
+  double span = 1.2;  // log range searched around the current best
+  for (int round = 0; round < 5; ++round) {
+    const double ca = best_a, cb = best_b;
+    for (int i = -6; i <= 6; ++i) {
+      for (int k = -6; k <= 6; ++k) {
+        const double la = ca + span * i / 6, lb = cb + span * k / 6;
+        const double l = loss(la, lb);
+        if (l < best) {
+          best = l;
+          best_a = la;
+          best_b = lb;
+        }
+      }
+    }
+    span /= 4;
+  }
+  *alpha = std::exp(best_a);
+  *beta = std::exp(best_b);
+}
+
+Estimate BaseFor(const SearchSpaceIndex& space, const PlannerModel& model, const Config& c) {
+  const int64_t i = space.Find(ConfigKey(c));
+  if (i >= 0 && space.points()[i].valid) return space.points()[i].base;
+  return model.EstimateUncalibrated(c);
+}
+
+bool IsMemoryFailure(const FailureDiagnosis& d) {
+  return d.category == "CudaOOM" || d.category == "TpuResourceExhausted" || d.category == "HostOOM";
+}
+
+}  // namespace
+
+double ComputeSeconds(const TimeBreakdown& t) {
+  return t.compute + t.pipeline_bubble + t.optimizer;
+}
+
+double CommunicationSeconds(const TimeBreakdown& t) {
+  return t.tensor_parallel + t.context_parallel + t.pipeline_p2p + t.data_parallel +
+         t.expert_parallel;
+}
+
+Result<SearchSpaceIndex> SearchSpaceIndex::Build(const CampaignSpec& spec,
+                                                 const PlannerModel& model, size_t max_points) {
+  SearchSpaceIndex s;
+  s.params_ = spec.search_space;
+  if (s.params_.empty()) {
+    return Status::Invalid("spec.searchSpace.parameters: empty; list at least one parameter");
+  }
+  for (size_t i = 0; i < s.params_.size(); ++i) {
+    if (s.params_[i].values.empty()) {
+      return Status::Invalid("spec.searchSpace.parameters[" + std::to_string(i) +
+                             "].values: empty");
+    }
+  }
+  s.total_size_ = spec.SearchSpaceSize();
+  std::vector<uint64_t> codes;
+  if (static_cast<uint64_t>(s.total_size_) <= max_points) {
+    for (int64_t n = 0; n < s.total_size_; ++n) codes.push_back(static_cast<uint64_t>(n));
+  } else {
+    // Deterministic sample: a multiplicative walk over the index space.
+    s.sampled_ = true;
+    const uint64_t total = static_cast<uint64_t>(s.total_size_);
+    uint64_t x = 0x9E3779B97F4A7C15ull;
+    std::unordered_map<uint64_t, bool> seen;
+    while (codes.size() < max_points && seen.size() < 4 * max_points) {
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+      const uint64_t n = (x >> 11) % total;
+      if (seen.emplace(n, true).second) codes.push_back(n);
+    }
+  }
+  s.points_.reserve(codes.size());
+  for (uint64_t code : codes) {
+    SpacePoint p;
+    p.value_index = Decode(code, s.params_);
+    for (size_t i = 0; i < s.params_.size(); ++i) {
+      p.config[s.params_[i].name] = s.params_[i].values[p.value_index[i]];
+    }
+    p.key = ConfigKey(p.config);
+    p.valid = model.Violations(p.config).empty();
+    if (p.valid) p.base = model.EstimateUncalibrated(p.config);
+    s.by_key_[p.key] = s.points_.size();
+    if (p.valid) s.valid_.push_back(s.points_.size());
+    s.points_.push_back(std::move(p));
+  }
+  return s;
+}
+
+int64_t SearchSpaceIndex::Find(const std::string& key) const {
+  auto it = by_key_.find(key);
+  return it == by_key_.end() ? -1 : static_cast<int64_t>(it->second);
+}
+
+Prediction PointPrediction::ToPrediction() const {
+  Prediction p;
+  p.peak_memory_gib = peak_memory_gib;
+  p.mfu = mfu;
+  p.step_time_seconds = step_time_seconds;
+  p.objective = objective;
+  return p;
+}
+
+CalibratedPredictor::CalibratedPredictor(const SearchSpaceIndex* space, ObjectiveSpec objective,
+                                         CalibrationState calibration,
+                                         std::vector<ResidualObservation> residuals)
+    : space_(space),
+      objective_(objective),
+      calibration_(calibration),
+      residuals_(std::move(residuals)) {}
+
+PointPrediction CalibratedPredictor::Predict(size_t point_index) const {
+  const SpacePoint& p = space_->points()[point_index];
+  return FromEstimate(p.base, &p.value_index);
+}
+
+PointPrediction CalibratedPredictor::PredictConfig(const Config& c,
+                                                   const PlannerModel& model) const {
+  const int64_t i = space_ == nullptr ? -1 : space_->Find(ConfigKey(c));
+  if (i >= 0 && space_->points()[i].valid) return Predict(static_cast<size_t>(i));
+  std::vector<uint16_t> idx;
+  if (space_ != nullptr) {
+    for (const auto& param : space_->parameters()) {
+      auto it = c.find(param.name);
+      uint16_t k = 0;
+      for (size_t v = 0; it != c.end() && v < param.values.size(); ++v) {
+        if (param.values[v] == it->second) k = static_cast<uint16_t>(v);
+      }
+      idx.push_back(k);
+    }
+  }
+  return FromEstimate(model.EstimateUncalibrated(c), space_ == nullptr ? nullptr : &idx);
+}
+
+double CalibratedPredictor::ResidualFor(const std::vector<uint16_t>& index,
+                                        double* uncertainty) const {
+  constexpr double kShrink = 0.5;  // pseudo-weight of the "no residual" prior
+  double wsum = 0, rsum = 0, nearest = 1e9;
+  for (const auto& o : residuals_) {
+    const double d = Distance(index, o.value_index, space_->parameters());
+    nearest = std::min(nearest, d);
+    const double w = std::exp(-1.5 * d);
+    wsum += w;
+    rsum += w * o.log_residual;
+  }
+  const double spread = std::max(calibration_.residual_sigma, 0.03);
+  const double far = residuals_.empty() ? 2.0 : std::min(nearest, 4.0);
+  *uncertainty = spread * std::sqrt(kShrink / (kShrink + wsum)) + 0.02 * far;
+  return wsum > 0 ? rsum / (kShrink + wsum) : 0.0;
+}
+
+PointPrediction CalibratedPredictor::FromEstimate(const Estimate& base,
+                                                  const std::vector<uint16_t>* index) const {
+  PointPrediction out;
+  const double alpha = 1.0 / std::max(calibration_.compute_efficiency, 1e-6);
+  const double beta = 1.0 / std::max(calibration_.communication_efficiency, 1e-6);
+  double step = CalibratedStep(base, alpha, beta);
+  double unc = 0.1;
+  if (index != nullptr && space_ != nullptr) step *= std::exp(ResidualFor(*index, &unc));
+  const double ratio = base.step_time_seconds > 0 ? base.step_time_seconds / step : 0;
+  out.step_time_seconds = step;
+  out.mfu = base.mfu * ratio;
+  out.peak_memory_gib = base.peak_memory_gib + calibration_.memory_overhead_gib;
+  out.uncertainty = unc;
+  out.time = base.time;
+  out.time.compute *= alpha;
+  out.time.pipeline_bubble *= alpha;
+  out.time.optimizer *= alpha;
+  out.time.tensor_parallel *= beta;
+  out.time.context_parallel *= beta;
+  out.time.pipeline_p2p *= beta;
+  out.time.data_parallel *= beta;
+  out.time.expert_parallel *= beta;
+  switch (objective_.metric) {
+    case ObjectiveMetric::kMfu:
+      out.objective = out.mfu;
+      break;
+    case ObjectiveMetric::kTflopsPerDevice:
+      out.objective = base.model_tflops_per_device * ratio;
+      break;
+    case ObjectiveMetric::kTokensPerSecondPerDevice:
+      out.objective = base.tokens_per_second_per_device * ratio;
+      break;
+    case ObjectiveMetric::kStepTimeSeconds:
+      out.objective = step;
+      break;
+  }
+  return out;
+}
+
+double ObservedStepSeconds(const TrialMetrics& m, const Estimate& base) {
+  if (m.step_time_seconds > 0) return m.step_time_seconds;
+  if (base.step_time_seconds <= 0) return 0;
+  if (m.mfu > 0 && base.mfu > 0) return base.step_time_seconds * base.mfu / m.mfu;
+  if (m.tflops_per_device > 0 && base.model_tflops_per_device > 0) {
+    return base.step_time_seconds * base.model_tflops_per_device / m.tflops_per_device;
+  }
+  if (m.tokens_per_second_per_device > 0 && base.tokens_per_second_per_device > 0) {
+    return base.step_time_seconds * base.tokens_per_second_per_device /
+           m.tokens_per_second_per_device;
+  }
+  return 0;
+}
+
+CalibrationState FitCalibration(const SearchSpaceIndex& space, const PlannerModel& model,
+                                const MessagePool& pool, const CalibrationState& prior) {
+  CalibrationState c = prior;
+  const double capacity = model.CapacityGiB();
+  std::vector<StepObservation> steps;
+  std::vector<double> mem_diffs;
+  std::vector<Estimate> ooms;
+  for (const auto& t : pool.trials()) {
+    if (t.phase == TrialPhase::kSucceeded && t.metrics) {
+      const Estimate base = BaseFor(space, model, t.config);
+      const double obs = ObservedStepSeconds(*t.metrics, base);
+      if (obs > 0 && base.step_time_seconds > 0) steps.push_back({base, obs});
+      if (t.metrics->peak_memory_gib > 0) {
+        mem_diffs.push_back(t.metrics->peak_memory_gib - base.peak_memory_gib);
+      }
+    } else if (t.phase == TrialPhase::kFailed && t.failure && IsMemoryFailure(*t.failure)) {
+      ooms.push_back(BaseFor(space, model, t.config));
+    }
+  }
+  c.observations = static_cast<int64_t>(steps.size());
+  c.oom_observations = static_cast<int64_t>(ooms.size());
+  double alpha = 1, beta = 1;
+  if (!steps.empty()) FitEfficiencies(steps, &alpha, &beta);
+  c.compute_efficiency = 1.0 / alpha;
+  c.communication_efficiency = 1.0 / beta;
+  double sq = 0;
+  for (const auto& o : steps) {
+    const double r = std::log(o.observed_step / CalibratedStep(o.base, alpha, beta));
+    sq += r * r;
+  }
+  c.residual_sigma = steps.size() >= 2 ? std::sqrt(sq / (steps.size() - 1)) : 0;
+
+  double mean = 0, var = 0;
+  for (double d : mem_diffs) mean += d;
+  if (!mem_diffs.empty()) mean /= mem_diffs.size();
+  for (double d : mem_diffs) var += (d - mean) * (d - mean);
+  c.memory_overhead_gib = mem_diffs.empty() ? 0.0 : mean;
+  double margin = 0.06 * capacity;  // prior: nothing observed yet
+  if (mem_diffs.size() == 1) margin = std::max(0.5, 0.025 * capacity);
+  if (mem_diffs.size() >= 2) {
+    margin = std::max(0.5, 0.015 * capacity) + 2.5 * std::sqrt(var / (mem_diffs.size() - 1));
+  }
+  for (const auto& e : ooms) {
+    // The failed config must come out as not fitting: raise the margin just past it.
+    const double predicted = e.peak_memory_gib + c.memory_overhead_gib;
+    margin = std::max(margin, capacity - predicted + 0.25);
+  }
+  c.memory_margin_gib = std::clamp(margin, 0.0, 0.4 * capacity);
+  return c;
+}
+
+std::vector<ResidualObservation> CollectResiduals(const SearchSpaceIndex& space,
+                                                  const PlannerModel& model,
+                                                  const MessagePool& pool,
+                                                  const CalibrationState& calibration,
+                                                  ObjectiveSpec objective) {
+  std::vector<ResidualObservation> out;
+  CalibratedPredictor plain(&space, objective, calibration, {});
+  for (const auto& t : pool.trials()) {
+    if (t.phase != TrialPhase::kSucceeded || !t.metrics) continue;
+    const Estimate base = BaseFor(space, model, t.config);
+    const double obs = ObservedStepSeconds(*t.metrics, base);
+    if (obs <= 0) continue;
+    const int64_t i = space.Find(ConfigKey(t.config));
+    if (i < 0) continue;
+    const PointPrediction p = plain.Predict(static_cast<size_t>(i));
+    if (p.step_time_seconds <= 0) continue;
+    out.push_back({space.points()[i].value_index, std::log(obs / p.step_time_seconds)});
+  }
+  return out;
+}
+
+}  // namespace paratune

@@ -1,0 +1,462 @@
+#include "agents/loop/tuning_session.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "agents/loop/analyst.h"
+#include "agents/loop/builtin_engine.h"
+
+namespace paratune {
+
+namespace {
+
+std::string Num(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.4g", v);
+  return buf;
+}
+
+std::string TrialName(const CampaignSpec& spec, int64_t iteration) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "-t%03lld", static_cast<long long>(iteration));
+  return (spec.name.empty() ? std::string("campaign") : spec.name) + buf;
+}
+
+Result<TrialMetrics> ParseTerminationMetrics(const std::string& text) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("metrics")) {
+    return Status::Invalid("terminationMessage: no {\"metrics\": {...}} JSON object");
+  }
+  return TrialMetrics::FromJson(j.at("metrics"));
+}
+
+bool IsBetter(double a, double b, bool maximize) { return maximize ? a > b : a < b; }
+
+}  // namespace
+
+const char* StopReasonName(StopReason r) {
+  switch (r) {
+    case StopReason::kBudgetExhausted:
+      return "BudgetExhausted";
+    case StopReason::kTargetReached:
+      return "TargetReached";
+    case StopReason::kMaxFailedTrials:
+      return "MaxFailedTrials";
+    case StopReason::kConverged:
+      return "Converged";
+    case StopReason::kSpaceExhausted:
+      return "SpaceExhausted";
+  }
+  return "Unknown";
+}
+
+struct TuningSession::Impl {
+  CampaignSpec spec;
+  MessagePool* pool = nullptr;
+  std::unique_ptr<StrategyEngine> engine;
+  std::unique_ptr<StrategyEngine> builtin;
+  std::shared_ptr<const PlannerModel> model;
+  std::shared_ptr<const FailureAnalyzer> diagnostician;
+  std::function<double()> clock;
+  SessionOptions opt;
+  SearchSpaceIndex space;
+  std::unique_ptr<Validator> validator;
+  bool engine_exhausted = false;
+
+  bool Learns() const { return opt.use_pool && opt.use_calibration; }
+  void Refit();
+  // What the engine and Validator see: the pool, or with --ablate pool only the tried configs.
+  MessagePool HistoryView() const;
+  CalibratedPredictor MakePredictor(const MessagePool& view) const;
+  EngineContext MakeContext(const MessagePool& view, const CalibratedPredictor& predictor,
+                            int want) const;
+  TrialCounts Counts() const;
+  const TrialRecord* Best() const;
+  std::vector<const TrialRecord*> PendingRetries() const;
+  TrialPlan AddPlan(const Config& c, const Proposal& p, const Prediction& pred,
+                    int64_t analysis_index, const std::string& retry_of);
+  Status ProposeFromEngine(int n, std::vector<TrialPlan>* plans);
+  std::optional<StopDecision> Converged() const;
+};
+
+void TuningSession::Impl::Refit() {
+  CalibrationState prior;
+  if (Learns()) {
+    pool->calibration() = FitCalibration(space, *model, *pool, prior);
+  } else {
+    MessagePool empty;
+    pool->calibration() = FitCalibration(space, *model, empty, prior);
+  }
+}
+
+MessagePool TuningSession::Impl::HistoryView() const {
+  if (opt.use_pool) return *pool;
+  MessagePool view;
+  for (const auto& t : pool->trials()) {
+    TrialRecord r;
+    r.iteration = t.iteration;
+    r.name = t.name;
+    r.config = t.config;
+    r.phase = t.phase == TrialPhase::kSucceeded ? TrialPhase::kFailed : t.phase;
+    view.AddTrial(std::move(r));
+  }
+  view.calibration() = pool->calibration();
+  return view;
+}
+
+CalibratedPredictor TuningSession::Impl::MakePredictor(const MessagePool& view) const {
+  std::vector<ResidualObservation> residuals;
+  if (Learns()) {
+    residuals = CollectResiduals(space, *model, view, view.calibration(), spec.objective);
+  }
+  return CalibratedPredictor(&space, spec.objective, view.calibration(), std::move(residuals));
+}
+
+EngineContext TuningSession::Impl::MakeContext(const MessagePool& view,
+                                               const CalibratedPredictor& predictor,
+                                               int want) const {
+  EngineContext ctx;
+  ctx.spec = &spec;
+  ctx.pool = &view;
+  ctx.model = model.get();
+  ctx.workload = model->workload();
+  ctx.space = &space;
+  ctx.predictor = &predictor;
+  ctx.validator = validator.get();
+  ctx.iteration = pool->LastIteration() + 1;
+  ctx.want = want;
+  ctx.seed = opt.seed;
+  ctx.noise_fraction = opt.noise_fraction;
+  return ctx;
+}
+
+TrialCounts TuningSession::Impl::Counts() const {
+  TrialCounts c;
+  for (const auto& t : pool->trials()) {
+    ++c.total;
+    if (t.phase == TrialPhase::kPending || t.phase == TrialPhase::kRunning) ++c.running;
+    if (t.phase == TrialPhase::kSucceeded) ++c.succeeded;
+    if (t.phase == TrialPhase::kFailed) ++c.failed;
+  }
+  c.rejected = static_cast<int64_t>(pool->rejected().size());
+  return c;
+}
+
+const TrialRecord* TuningSession::Impl::Best() const {
+  const TrialRecord* best = nullptr;
+  for (const auto& t : pool->trials()) {
+    if (t.phase != TrialPhase::kSucceeded || !t.metrics) continue;
+    const double v = t.metrics->Objective(spec.objective.metric);
+    if (v <= 0) continue;
+    if (best == nullptr ||
+        IsBetter(v, best->metrics->Objective(spec.objective.metric), spec.objective.Maximize())) {
+      best = &t;
+    }
+  }
+  return best;
+}
+
+std::vector<const TrialRecord*> TuningSession::Impl::PendingRetries() const {
+  std::vector<const TrialRecord*> out;
+  if (!opt.use_failure_analysis) return out;
+  for (const auto& t : pool->trials()) {
+    if (t.phase != TrialPhase::kFailed || !t.failure || !t.failure->retryable) continue;
+    if (!t.retry_of.empty()) continue;
+    const bool retried = std::any_of(pool->trials().begin(), pool->trials().end(),
+                                     [&](const TrialRecord& r) { return r.retry_of == t.name; });
+    if (!retried) out.push_back(&t);
+  }
+  return out;
+}
+
+TrialPlan TuningSession::Impl::AddPlan(const Config& c, const Proposal& p, const Prediction& pred,
+                                       int64_t analysis_index, const std::string& retry_of) {
+  TrialRecord r;
+  const TrialRecord* original = retry_of.empty() ? nullptr : pool->FindTrial(retry_of);
+  r.iteration = original ? original->iteration : pool->LastIteration() + 1;
+  r.name = original ? retry_of + "-r1" : TrialName(spec, r.iteration);
+  r.config = c;
+  r.phase = TrialPhase::kPending;
+  r.proposal = p;
+  r.prediction = pred;
+  r.retry_of = retry_of;
+  const TrialRecord* best = Best();
+  r.change =
+      best ? DescribeChange(best->config, c) : (p.proposed_by == "baseline" ? "baseline" : "start");
+  if (original) r.change = "retry";
+  r.analysis_index = analysis_index;
+  TrialPlan plan{r.name, r.iteration, r.config, r.proposal, r.prediction, r.retry_of, r.change};
+  pool->AddTrial(std::move(r));
+  return plan;
+}
+
+Status TuningSession::Impl::ProposeFromEngine(int n, std::vector<TrialPlan>* plans) {
+  const MessagePool view = HistoryView();
+  const CalibratedPredictor predictor = MakePredictor(view);
+  EngineContext ctx = MakeContext(view, predictor, n);
+  const Analysis analysis = Analyze(ctx);
+  ctx.analysis = &analysis;
+  const size_t analysis_index = pool->AddAnalysis(analysis);
+  auto proposal = engine->Propose(ctx);
+  std::string note;
+  if (!proposal.ok()) {
+    if (!opt.fallback_to_builtin) return proposal.status();
+    note = "built-in fallback (" + engine->name() + ": " + proposal.status().message() + "): ";
+    proposal = builtin->Propose(ctx);
+    if (!proposal.ok()) return proposal.status();
+  }
+  if (proposal->analysis) {
+    Analysis a = *proposal->analysis;
+    a.iteration = ctx.iteration;
+    pool->AddAnalysis(std::move(a));
+  }
+  const int64_t aidx = static_cast<int64_t>(pool->analyses().size()) - 1;
+  (void)analysis_index;
+  const Config reference = ReferenceConfig(ctx);
+  auto consider = [&](const std::vector<EngineCandidate>& candidates) {
+    for (const auto& cand : candidates) {
+      if (static_cast<int>(plans->size()) >= n) break;
+      Config c = cand.config;
+      for (const auto& [k, v] : reference) c.emplace(k, v);  // complete missing keys
+      // Validate against the live pool view plus this batch (pending trials count as tried).
+      const ValidationVerdict v =
+          validator->Check(c, opt.use_pool ? *pool : HistoryView(), predictor);
+      if (!v.ok) {
+        pool->AddRejected({pool->LastIteration() + 1, c, v.reason, cand.proposal.proposed_by});
+        continue;
+      }
+      Proposal p = cand.proposal;
+      p.rationale = note + p.rationale;
+      plans->push_back(AddPlan(c, p, v.prediction.ToPrediction(), aidx, ""));
+    }
+  };
+  const size_t before = plans->size();
+  consider(proposal->candidates);
+  if (plans->size() == before && opt.fallback_to_builtin && engine->name() != "builtin") {
+    auto fallback = builtin->Propose(ctx);
+    if (fallback.ok()) {
+      note = "built-in fallback (" + engine->name() + " had no valid candidate): ";
+      consider(fallback->candidates);
+    }
+  }
+  if (plans->size() == before) engine_exhausted = true;
+  return Status::Ok();
+}
+
+std::optional<StopDecision> TuningSession::Impl::Converged() const {
+  const TrialCounts counts = Counts();
+  if (!opt.stop_on_convergence || counts.running > 0 ||
+      counts.succeeded < opt.min_successes_before_convergence || !PendingRetries().empty()) {
+    return std::nullopt;
+  }
+  const TrialRecord* best = Best();
+  if (best == nullptr) return std::nullopt;
+  const MessagePool view = HistoryView();
+  const CalibratedPredictor predictor = MakePredictor(view);
+  const EngineContext ctx = MakeContext(view, predictor, 1);
+  const auto top = RankCandidates(ctx, 1, 1.0);
+  const double observed = best->metrics->Objective(spec.objective.metric);
+  const bool maximize = spec.objective.Maximize();
+  const double bar =
+      maximize ? observed * (1 + opt.noise_fraction) : observed / (1 + opt.noise_fraction);
+  if (!top.empty()) {
+    const double optimistic = maximize ? top.front().score : -top.front().score;
+    if (IsBetter(optimistic, bar, maximize)) return std::nullopt;
+  }
+  StopDecision d;
+  d.reason = StopReason::kConverged;
+  d.message = "No untried configuration is predicted to beat " + best->name + " (" +
+              ObjectiveMetricName(spec.objective.metric) + " " + Num(observed) +
+              ") by more than the " + Num(opt.noise_fraction * 100) + "% noise.";
+  return d;
+}
+
+TuningSession::TuningSession(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+TuningSession::~TuningSession() = default;
+
+Result<std::unique_ptr<TuningSession>> TuningSession::Create(const CampaignSpec& spec,
+                                                             MessagePool* pool, SessionDeps deps) {
+  if (pool == nullptr) return Status::Invalid("pool: required");
+  auto impl = std::make_unique<Impl>();
+  impl->spec = spec;
+  impl->pool = pool;
+  impl->opt = deps.options;
+  impl->clock = std::move(deps.clock);
+  impl->model = std::move(deps.model);
+  if (impl->model == nullptr) {
+    auto m = CreateModelPlanner(spec);
+    if (!m.ok()) return m.status();
+    impl->model = std::shared_ptr<const PlannerModel>(std::move(m).value());
+  }
+  if (spec.search_space.empty()) {
+    return Status::Invalid("spec.searchSpace.parameters: empty; list at least one parameter");
+  }
+  if (spec.baseline) {
+    PARATUNE_RETURN_IF_ERROR(spec.CheckInSearchSpace(*spec.baseline, "spec.baseline"));
+    for (const auto& p : spec.search_space) {
+      if (spec.baseline->count(p.name) == 0) {
+        return Status::Invalid("spec.baseline." + p.name +
+                               ": missing; the baseline must set every searched parameter");
+      }
+    }
+  }
+  auto space = SearchSpaceIndex::Build(spec, *impl->model, impl->opt.max_space_points);
+  if (!space.ok()) return space.status();
+  impl->space = std::move(space).value();
+  if (impl->space.valid().empty()) {
+    const auto v = impl->model->Violations(impl->space.points().front().config);
+    return Status::Invalid("spec.searchSpace: no valid configuration among " +
+                           std::to_string(impl->space.points().size()) +
+                           " (for example: " + (v.empty() ? std::string("?") : v.front()) + ")");
+  }
+  ValidatorOptions vo;
+  vo.check_memory = impl->opt.validator_checks_memory;
+  vo.check_known_failures = impl->opt.use_failure_analysis && impl->opt.use_pool;
+  impl->validator = std::make_unique<Validator>(&impl->spec, impl->model.get(), &impl->space, vo);
+  impl->engine = std::move(deps.engine);
+  impl->builtin = std::make_unique<BuiltinEngine>(impl->opt.seed);
+  if (impl->engine == nullptr) impl->engine = std::make_unique<BuiltinEngine>(impl->opt.seed);
+  impl->diagnostician = std::move(deps.diagnostician);
+  if (impl->diagnostician == nullptr) {
+    auto k = MakeKnowledgeFailureAnalyzer();
+    impl->diagnostician =
+        k.ok() ? std::shared_ptr<const FailureAnalyzer>(std::move(k).value())
+               : std::shared_ptr<const FailureAnalyzer>(MakeFallbackFailureAnalyzer());
+  }
+  impl->Refit();
+  return std::unique_ptr<TuningSession>(new TuningSession(std::move(impl)));
+}
+
+Result<std::vector<TrialPlan>> TuningSession::ProposeNext(int n) {
+  Impl& s = *impl_;
+  std::vector<TrialPlan> plans;
+  if (n <= 0) return plans;
+  const TrialCounts counts = s.Counts();
+  const int64_t left = s.spec.budget.max_trials - counts.total;
+  if (left <= 0) return plans;
+  if (auto stop = ShouldStop(); stop && stop->reason != StopReason::kSpaceExhausted) return plans;
+  n = static_cast<int>(std::min<int64_t>(n, left));
+  for (const TrialRecord* t : s.PendingRetries()) {
+    if (static_cast<int>(plans.size()) >= n) break;
+    Proposal p = t->proposal;
+    p.rationale =
+        "Retry of " + t->name + ": " + t->failure->summary + " is not caused by the configuration.";
+    const Config c = t->config;
+    const Prediction pred = t->prediction;
+    const std::string name = t->name;
+    plans.push_back(s.AddPlan(c, p, pred, t->analysis_index, name));
+  }
+  if (static_cast<int>(plans.size()) < n && s.spec.baseline && s.pool->trials().empty()) {
+    const MessagePool view = s.HistoryView();
+    const CalibratedPredictor predictor = s.MakePredictor(view);
+    Proposal p{"The campaign's baseline: the reference every later trial is compared with.",
+               "reference", 1.0, "baseline"};
+    const Prediction pred = predictor.PredictConfig(*s.spec.baseline, *s.model).ToPrediction();
+    plans.push_back(s.AddPlan(*s.spec.baseline, p, pred, -1, ""));
+  }
+  if (static_cast<int>(plans.size()) < n) {
+    PARATUNE_RETURN_IF_ERROR(s.ProposeFromEngine(n - static_cast<int>(plans.size()), &plans));
+  }
+  return plans;
+}
+
+Status TuningSession::RecordOutcome(const TrialOutcome& outcome) {
+  Impl& s = *impl_;
+  TrialRecord* t = s.pool->FindTrial(outcome.name);
+  if (t == nullptr) return Status::NotFound("trial \"" + outcome.name + "\" is not in the pool");
+  if (t->phase != TrialPhase::kPending && t->phase != TrialPhase::kRunning) {
+    return Status::Precondition("trial \"" + outcome.name + "\" already finished");
+  }
+  std::optional<TrialMetrics> metrics = outcome.metrics;
+  if (outcome.succeeded && !metrics) {
+    auto parsed = ParseTerminationMetrics(outcome.termination_message);
+    if (parsed.ok()) metrics = *parsed;
+  }
+  if (outcome.succeeded && metrics && metrics->Objective(s.spec.objective.metric) > 0) {
+    t->phase = TrialPhase::kSucceeded;
+    t->metrics = *metrics;
+  } else {
+    t->phase = TrialPhase::kFailed;
+    FailureEvidence ev{outcome.log.empty() ? outcome.termination_message : outcome.log,
+                       outcome.pod_reason, outcome.exit_code, outcome.events};
+    FailureDiagnosis d;
+    if (outcome.succeeded) {
+      d.category = "Unknown";
+      d.summary = "the trial exited 0 but reported no " +
+                  std::string(ObjectiveMetricName(s.spec.objective.metric)) + " (Confidence: 90)";
+      d.confidence = 90;
+    } else if (s.opt.use_failure_analysis) {
+      d = s.diagnostician->Diagnose(ev, t->config, s.model->workload());
+    } else {
+      d.category = "Unknown";
+      d.summary = "failure analysis switched off";
+    }
+    t->failure = d;
+  }
+  s.Refit();
+  return Status::Ok();
+}
+
+std::optional<StopDecision> TuningSession::ShouldStop() const {
+  const Impl& s = *impl_;
+  const TrialCounts counts = s.Counts();
+  const TrialRecord* best = s.Best();
+  const bool maximize = s.spec.objective.Maximize();
+  if (best != nullptr && s.spec.objective.target > 0) {
+    const double v = best->metrics->Objective(s.spec.objective.metric);
+    if (!IsBetter(s.spec.objective.target, v, maximize)) {
+      return StopDecision{StopReason::kTargetReached,
+                          best->name + " reached the target " +
+                              ObjectiveMetricName(s.spec.objective.metric) + " " +
+                              Num(s.spec.objective.target) + " (" + Num(v) + ")."};
+    }
+  }
+  if (counts.failed >= s.spec.budget.max_failed_trials) {
+    return StopDecision{StopReason::kMaxFailedTrials,
+                        std::to_string(counts.failed) + " trials failed (maxFailedTrials " +
+                            std::to_string(s.spec.budget.max_failed_trials) + ")."};
+  }
+  if (counts.running > 0) return std::nullopt;
+  if (counts.total >= s.spec.budget.max_trials && s.PendingRetries().empty()) {
+    return StopDecision{
+        StopReason::kBudgetExhausted,
+        "All " + std::to_string(s.spec.budget.max_trials) + " trials of the budget were used."};
+  }
+  if (s.engine_exhausted && s.PendingRetries().empty()) {
+    return StopDecision{
+        StopReason::kSpaceExhausted,
+        "The " + s.engine->name() + " engine has no untried valid configuration left to propose."};
+  }
+  return s.Converged();
+}
+
+SessionSummary TuningSession::Summary() const {
+  const Impl& s = *impl_;
+  SessionSummary sum;
+  sum.counts = s.Counts();
+  if (const TrialRecord* b = s.Best()) sum.best = *b;
+  for (const auto& t : s.pool->trials()) {
+    if (t.proposal.proposed_by != "baseline") continue;
+    sum.baseline = t;
+    if (t.phase == TrialPhase::kSucceeded) break;
+  }
+  if (!s.pool->analyses().empty()) sum.last_analysis = s.pool->analyses().back();
+  if (sum.best && sum.baseline && sum.baseline->metrics) {
+    const double a = sum.baseline->metrics->Objective(s.spec.objective.metric);
+    const double b = sum.best->metrics->Objective(s.spec.objective.metric);
+    if (a > 0 && b > 0)
+      sum.improvement_over_baseline = s.spec.objective.Maximize() ? b / a - 1 : a / b - 1;
+  }
+  return sum;
+}
+
+double TuningSession::ObjectiveOf(const TrialRecord& t) const {
+  return t.metrics ? t.metrics->Objective(impl_->spec.objective.metric) : 0;
+}
+const CampaignSpec& TuningSession::spec() const { return impl_->spec; }
+const MessagePool& TuningSession::pool() const { return *impl_->pool; }
+const SearchSpaceIndex& TuningSession::space() const { return impl_->space; }
+const PlannerModel& TuningSession::model() const { return *impl_->model; }
+std::string TuningSession::engine_name() const { return impl_->engine->name(); }
+
+}  // namespace paratune

@@ -1,0 +1,140 @@
+// The agent loop as pure steps over (CampaignSpec, MessagePool): ProposeNext (analyze, generate,
+// validate), the caller runs the trials (in-process simulation, or Jobs in a cluster),
+// RecordOutcome (diagnose, learn), ShouldStop (coordinate). All state lives in the pool, so a
+// session can be destroyed after any step and re-created from the same spec and pool.
+//
+// Thread-safety: none; the owner serializes calls. The pool is not owned and must outlive the
+// session.
+#ifndef PARATUNE_AGENTS_LOOP_TUNING_SESSION_H_
+#define PARATUNE_AGENTS_LOOP_TUNING_SESSION_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "agents/core/campaign.h"
+#include "agents/core/config.h"
+#include "agents/core/results.h"
+#include "agents/core/status.h"
+#include "agents/loop/failure_analyzer.h"
+#include "agents/loop/message_pool.h"
+#include "agents/loop/planner_model.h"
+#include "agents/loop/predictor.h"
+#include "agents/loop/strategy_engine.h"
+#include "agents/loop/validator.h"
+
+namespace paratune {
+
+struct SessionOptions {
+  bool use_pool = true;                 // --ablate pool: no learning from history at all
+  bool use_failure_analysis = true;     // --ablate failure-analysis: failures undiagnosed, no retry
+  bool use_calibration = true;          // --ablate calibration: the model is never refitted
+  bool validator_checks_memory = true;  // off for the model-free baselines
+  bool fallback_to_builtin = true;      // the built-in engine covers a failing or empty engine
+  bool stop_on_convergence = true;      // off for the model-free baselines
+  int64_t min_successes_before_convergence = 4;
+  double noise_fraction = 0.02;  // relative run-to-run noise of the objective
+  uint64_t seed = 1;
+  size_t max_space_points = 200000;  // larger spaces are sampled
+};
+
+struct SessionDeps {
+  std::unique_ptr<StrategyEngine> engine;                // null: builtin
+  std::shared_ptr<const PlannerModel> model;             // null: agents/model for the spec
+  std::shared_ptr<const FailureAnalyzer> diagnostician;  // null: knowledge base (else fallback)
+  std::function<double()> clock;                         // seconds; null: none recorded
+  SessionOptions options;
+};
+
+// A trial to launch now (a TrialRun's spec).
+struct TrialPlan {
+  std::string name;  // "<campaign>-t003"; retries "<campaign>-t003-r1"
+  int64_t iteration = 0;
+  Config config;  // every searched parameter
+  Proposal proposal;
+  Prediction prediction;
+  std::string retry_of;
+  std::string change;  // "tp 1->2" relative to the best config so far ("baseline" for it)
+};
+
+// A finished trial, as the runner saw it.
+struct TrialOutcome {
+  std::string name;
+  bool succeeded = false;
+  std::optional<TrialMetrics> metrics;  // when absent, parsed from termination_message
+  std::string termination_message;      // the container's JSON (or log tail on error)
+  std::string log;                      // log tail
+  std::string pod_reason;
+  int exit_code = 0;
+  std::vector<std::string> events;
+};
+
+enum class StopReason {
+  kBudgetExhausted,
+  kTargetReached,
+  kMaxFailedTrials,
+  kConverged,
+  kSpaceExhausted
+};
+// "BudgetExhausted", "TargetReached", "MaxFailedTrials", "Converged", "SpaceExhausted".
+const char* StopReasonName(StopReason r);
+
+struct StopDecision {
+  StopReason reason = StopReason::kBudgetExhausted;
+  std::string message;  // one sentence for people
+};
+
+struct TrialCounts {
+  int64_t total = 0, running = 0, succeeded = 0, failed = 0, rejected = 0;
+};
+
+struct SessionSummary {
+  std::optional<TrialRecord> best;
+  std::optional<TrialRecord> baseline;
+  TrialCounts counts;
+  Analysis last_analysis;
+  double improvement_over_baseline = 0;  // relative, in the objective's better direction
+};
+
+class TuningSession {
+ public:
+  // Validates the campaign: empty search space, baseline outside it, or no valid configuration
+  // -> kInvalidArgument naming the field. A non-empty pool resumes where it stopped.
+  static Result<std::unique_ptr<TuningSession>> Create(const CampaignSpec& spec, MessagePool* pool,
+                                                       SessionDeps deps);
+  ~TuningSession();
+  TuningSession(const TuningSession&) = delete;
+  TuningSession& operator=(const TuningSession&) = delete;
+
+  // Up to `n` new trials to launch now, recorded in the pool as Pending. Pending retries come
+  // first. Rejected candidates are recorded (they cost no trial). Returns fewer or none when
+  // the budget or space is exhausted or the session should stop.
+  Result<std::vector<TrialPlan>> ProposeNext(int n);
+  // Ingests a finished trial: metrics on success; on failure, the evidence goes to the
+  // Diagnostician and into the pool; calibration is refitted; a retryable failure gets one
+  // retry plan (returned by the next ProposeNext). NotFound for an unknown or finished name.
+  Status RecordOutcome(const TrialOutcome& outcome);
+  // Why the campaign should stop now, or nullopt to continue.
+  std::optional<StopDecision> ShouldStop() const;
+  SessionSummary Summary() const;
+
+  // Objective of a successful trial (0 when none).
+  double ObjectiveOf(const TrialRecord& t) const;
+  const CampaignSpec& spec() const;
+  const MessagePool& pool() const;
+  const SearchSpaceIndex& space() const;
+  const PlannerModel& model() const;
+  std::string engine_name() const;
+
+ private:
+  struct Impl;
+  explicit TuningSession(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace paratune
+
+#endif  // PARATUNE_AGENTS_LOOP_TUNING_SESSION_H_

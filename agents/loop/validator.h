@@ -1,0 +1,58 @@
+// The Validator (pre-flight check): every candidate, whoever proposed it, passes here before it
+// costs a trial. It rejects configurations outside the search space, with broken constraints,
+// already tried, matching a known failure signature, or predicted to exceed device memory by
+// less than the margin the Calibration agent learned. A rejection carries a sentence a user can
+// act on and is recorded in the pool by the caller.
+#ifndef PARATUNE_AGENTS_LOOP_VALIDATOR_H_
+#define PARATUNE_AGENTS_LOOP_VALIDATOR_H_
+
+#include <string>
+
+#include "agents/core/campaign.h"
+#include "agents/core/config.h"
+#include "agents/loop/message_pool.h"
+#include "agents/loop/planner_model.h"
+#include "agents/loop/predictor.h"
+
+namespace paratune {
+
+struct ValidatorOptions {
+  bool check_memory = true;          // predicted peak + margin vs capacity
+  bool check_known_failures = true;  // failure signatures recorded in the pool
+  bool check_duplicates = true;
+};
+
+struct ValidationVerdict {
+  bool ok = false;
+  std::string reason;  // why it was rejected ("" when ok)
+  PointPrediction prediction;
+};
+
+// Holds pointers it does not own; all must outlive it. Thread-safety: Check is const.
+class Validator {
+ public:
+  Validator(const CampaignSpec* spec, const PlannerModel* model, const SearchSpaceIndex* space,
+            ValidatorOptions options)
+      : spec_(spec), model_(model), space_(space), options_(options) {}
+
+  ValidationVerdict Check(const Config& c, const MessagePool& pool,
+                          const CalibratedPredictor& predictor) const;
+
+  // The known failure in `pool` that `c` matches ("" when none): a non-retryable failure whose
+  // implicated parameters all hold the same values in `c` (for memory failures: `c` needs at
+  // least as much memory by the model as the failed config).
+  std::string MatchKnownFailure(const Config& c, const MessagePool& pool,
+                                const CalibratedPredictor& predictor) const;
+
+  const ValidatorOptions& options() const { return options_; }
+
+ private:
+  const CampaignSpec* spec_;
+  const PlannerModel* model_;
+  const SearchSpaceIndex* space_;
+  ValidatorOptions options_;
+};
+
+}  // namespace paratune
+
+#endif  // PARATUNE_AGENTS_LOOP_VALIDATOR_H_
