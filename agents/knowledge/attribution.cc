@@ -70,12 +70,14 @@ std::map<std::string, std::string> Captures(const FailureSignature& sig, const s
 std::string ValueOf(const std::string& name, const Config* config,
                     const std::map<std::string, int64_t>& model,
                     const std::map<std::string, std::string>& caps) {
+  // Config keys: what the trial was given. Model fields: what the log says ran, then the
+  // campaign's model description.
   if (config != nullptr) {
     auto it = config->find(name);
     if (it != config->end()) return it->second.ToString();
   }
+  if (auto it = caps.find(name); it != caps.end() && !it->second.empty()) return it->second;
   if (auto it = model.find(name); it != model.end()) return std::to_string(it->second);
-  if (auto it = caps.find(name); it != caps.end()) return it->second;
   return "";
 }
 
@@ -113,7 +115,10 @@ Attribution Divisibility(const FailureSignature& sig, const std::vector<std::str
       a.confirmed = true;
     }
   }
-  if (!caps.empty() && !names.empty()) a.confirmed = a.confirmed || config == nullptr;
+  // Without a config, numbers in the message that name the failing quantities confirm it.
+  bool numbers =
+      std::any_of(caps.begin(), caps.end(), [](const auto& kv) { return !kv.second.empty(); });
+  if (numbers && !names.empty() && config == nullptr) a.confirmed = true;
   return a;
 }
 
@@ -138,6 +143,7 @@ Attribution Mesh(const FailureSignature& sig, const Config* config) {
     for (const auto& p : sig.parameters) {
       if (IsConfigKey(p)) a.parameters.push_back(p);
     }
+    a.quoted.emplace_back("the ici*/dcn* mesh axes", "");
   }
   return a;
 }

@@ -72,9 +72,9 @@ const std::regex& ErrorTypeRegex() {
 }
 
 // The exception type named on the matching line or the few after it (a traceback's last line).
-std::string ErrorType(const std::vector<std::string>& lines, size_t at, const std::string& fallback,
-                      size_t* type_line) {
-  for (size_t i = at; i < lines.size() && i <= at + 3; ++i) {
+std::string ErrorType(const std::vector<std::string>& lines, size_t at, size_t lookahead,
+                      const std::string& fallback, size_t* type_line) {
+  for (size_t i = at; i < lines.size() && i <= at + lookahead; ++i) {
     std::smatch m;
     if (std::regex_search(lines[i], m, ErrorTypeRegex())) {
       *type_line = i;
@@ -103,7 +103,9 @@ std::string Summary(const Attribution& a, const FailureSignature* sig, const std
     who += a.quoted[i].first;
     if (!a.quoted[i].second.empty()) who += " " + a.quoted[i].second;
   }
-  if (who.empty()) who = sig != nullptr ? sig->key : "an unrecognized error";
+  if (who.empty()) {
+    who = sig != nullptr ? "no parameter (" + sig->key + ")" : "an unrecognized error";
+  }
   return who + " caused " + error + " (Confidence: " + std::to_string(confidence) + ")";
 }
 
@@ -158,7 +160,10 @@ FailureDiagnosis Diagnostician::Diagnose(const DiagnosisInput& in) const {
   }
   d.confidence = std::clamp(conf, 5, 99);
   size_t type_line = cause.line;
-  std::string error = ErrorType(lines, cause.line,
+  // A failed assert's source line is followed by the exception line; other signatures name
+  // the error on the matching line itself.
+  const size_t lookahead = sig.attribution == "divisibility" ? 3 : 0;
+  std::string error = ErrorType(lines, cause.line, lookahead,
                                 sig.error_type.empty() ? sig.category : sig.error_type, &type_line);
   d.evidence = Trim(lines[cause.line]);
   if (type_line != cause.line) d.evidence += "\n" + Trim(lines[type_line]);
