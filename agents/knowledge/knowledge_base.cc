@@ -190,6 +190,7 @@ void KnowledgeBase::IndexDocument(const KnowledgeDocument& doc) {
   std::string title;
   for (const Section& s : SplitSections(doc.text, &title)) {
     if (s.body.find_first_not_of(" \n") == std::string::npos) continue;
+    if (s.heading == "Sources" || s.heading == "References") continue;  // lists, not knowledge
     std::string id = doc.name + (s.heading.empty() ? "" : "#" + Anchor(s.heading));
     std::string heading = s.heading.empty() ? doc.title : doc.title + " / " + s.heading;
     // The heading counts twice: it says what the passage is about.
