@@ -138,6 +138,10 @@ std::vector<Accelerator> BuildAccelerators() {
        {"tpu-v6e-slice", "v6e", "trillium"},
        "tpu-v6e-slice",
        "Google Cloud TPU v6e docs: 918 TFLOP/s bf16, 32 GB HBM, 1,638 GB/s, ICI 800 GB/s bidi"});
+  for (auto& acc : a) {
+    if (acc.name == "nvidia-h100-80gb" || acc.name == "nvidia-h200") acc.kernel_efficiency = 0.85;
+    if (acc.name == "nvidia-b200") acc.kernel_efficiency = 0.80;
+  }
   return a;
 }
 

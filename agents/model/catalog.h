@@ -29,6 +29,10 @@ struct Accelerator {
   std::vector<std::string> aliases;         // GKE node-label values that name this device
   std::string gke_label;                    // cloud.google.com/gke-(tpu-)accelerator value
   std::string source;
+  // Fraction of the A100-calibrated kernel efficiency this device's large GEMMs reach: H100-class
+  // parts sustain a smaller share of their (much higher) peak in cuBLAS/TE GEMMs (NVIDIA's
+  // published GEMM sweeps: ~0.75 of peak vs ~0.88 on A100). TPUs: see ModelConstants.
+  double kernel_efficiency = 1.0;
 
   // Dense peak for a training precision ("bf16", "fp16", "fp8"); fp8 falls back to bf16 when
   // unsupported.

@@ -53,7 +53,8 @@ LayerCost CostOfLayer(const Workload& w, const ParallelPlan& p, const Calibratio
   const double h = static_cast<double>(m.hidden_size);
   const bool fp8 = w.training.precision == "fp8" && w.accel->fp8_tflops > 0;
   const double peak16 = w.accel->bf16_tflops * 1e12;
-  const double eff = GemmEfficiency(k, tokens, h / tp) * cal.compute_efficiency;
+  const double eff =
+      GemmEfficiency(k, tokens, h / tp) * cal.compute_efficiency * w.accel->kernel_efficiency;
   const double gemm_rate =
       fp8 ? w.accel->fp8_tflops * 1e12 * eff * k.fp8_gemm_factor : peak16 * eff;
   double mlp = moe ? static_cast<double>(m.moe_top_k) * m.ExpertParams() + m.SharedExpertParams() +
@@ -126,8 +127,8 @@ MicroTime StageMicroTime(const Workload& w, const ParallelPlan& p, const Calibra
     const double tokens =
         static_cast<double>(p.mbs * w.training.seq_length) / static_cast<double>(p.cp);
     const double v = static_cast<double>(m.vocab_size);
-    const double eff =
-        GemmEfficiency(k, tokens, static_cast<double>(m.hidden_size) / tp) * cal.compute_efficiency;
+    const double eff = GemmEfficiency(k, tokens, static_cast<double>(m.hidden_size) / tp) *
+                       cal.compute_efficiency * w.accel->kernel_efficiency;
     const double logits = 2.0 * tokens * v * static_cast<double>(m.hidden_size) / tp /
                           (w.accel->bf16_tflops * 1e12 * eff);
     const double ce =

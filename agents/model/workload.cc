@@ -125,6 +125,8 @@ Result<Workload> WorkloadFromJson(const nlohmann::json& j) {
       return Status::Invalid(std::string("PARATUNE_WORKLOAD.") + k + ": required");
     spec[k] = j.at(k);
   }
+  // The campaign parser insists on a search space; the workload does not carry one.
+  spec["searchSpace"] = {{"parameters", {{{"name", "mbs"}, {"values", {1}}}}}};
   auto campaign = CampaignFromJson(nlohmann::json{{"spec", spec}});
   if (!campaign.ok()) return campaign.status();
   return ResolveWorkload(*campaign);
