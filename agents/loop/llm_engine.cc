@@ -57,8 +57,7 @@ std::string PoolSummary(const EngineContext& ctx) {
 }  // namespace
 
 Result<LlmEngineConfig> LlmEngineConfigFor(const CampaignSpec& spec, const LlmCliOverrides& cli,
-                                           const std::string& api_key,
-                                           const char* env_api_key) {
+                                           const std::string& api_key, const char* env_api_key) {
   LlmEngineConfig c;
   c.endpoint = cli.endpoint.empty() ? spec.agents.llm_endpoint : cli.endpoint;
   c.model = cli.model.empty() ? spec.agents.llm_model : cli.model;
@@ -114,9 +113,8 @@ llm::PromptContext LlmEngine::MakePromptContext(const EngineContext& ctx) const 
   }
   p.estimates = est.str();
   if (knowledge_ != nullptr) {
-    std::string query = ctx.analysis != nullptr
-                            ? ctx.analysis->bottleneck + " " + ctx.analysis->health_state
-                            : "";
+    std::string query =
+        ctx.analysis != nullptr ? ctx.analysis->bottleneck + " " + ctx.analysis->health_state : "";
     query += " parallelism tuning " + ctx.spec->model.preset;
     for (const auto& hit : knowledge_->Search(query, 4)) {
       p.knowledge.push_back(hit.title + " [" + hit.id + "]: " + hit.snippet);
@@ -170,8 +168,8 @@ Result<EngineProposal> LlmEngine::Fallback(const EngineContext& ctx, const std::
   auto out = builtin.Propose(ctx);
   if (!out.ok()) return out;
   for (auto& c : out->candidates) {
-    c.proposal.rationale = "built-in fallback (" + name() + ": " + why + "): " +
-                           c.proposal.rationale;
+    c.proposal.rationale =
+        "built-in fallback (" + name() + ": " + why + "): " + c.proposal.rationale;
   }
   return out;
 }
@@ -208,8 +206,8 @@ Result<EngineProposal> LlmEngine::Propose(const EngineContext& ctx) {
     auto out = agents_.Strategize(pctx);
     exchange = out.exchange;
     status = out.status;
-    std::string why = pctx.analysis.empty() ? "LLM strategist configuration"
-                                            : Join(pctx.analysis, " ");
+    std::string why =
+        pctx.analysis.empty() ? "LLM strategist configuration" : Join(pctx.analysis, " ");
     if (out.value) proposed.push_back({*out.value, why, "", 0.6});
   }
   if (proposed.empty()) {
@@ -226,11 +224,11 @@ Result<EngineProposal> LlmEngine::Propose(const EngineContext& ctx) {
     const PointPrediction pred = ctx.Score(c);
     if (reason.empty() && mode_ == LlmEngineMode::kHybrid && !builtin_best.empty()) {
       const double best = builtin_best[0].prediction.objective;
-      const double bar = ctx.spec->objective.Maximize() ? best * (1 - veto_margin_)
-                                                        : best * (1 + veto_margin_);
+      const double bar =
+          ctx.spec->objective.Maximize() ? best * (1 - veto_margin_) : best * (1 + veto_margin_);
       if (Better(*ctx.spec, bar, pred.objective)) {
-        reason = "vetoed by the built-in ranking: predicted " + Fixed(pred.objective, 4) +
-                 " vs " + Fixed(best, 4) + " for " +
+        reason = "vetoed by the built-in ranking: predicted " + Fixed(pred.objective, 4) + " vs " +
+                 Fixed(best, 4) + " for " +
                  ConfigKey(ctx.space->points()[builtin_best[0].index].config);
       }
     }
@@ -243,8 +241,8 @@ Result<EngineProposal> LlmEngine::Propose(const EngineContext& ctx) {
     Proposal prop;
     prop.rationale = cand.rationale.empty() ? "LLM proposal" : cand.rationale;
     prop.expected_impact = cand.expected_impact.empty()
-                               ? "predicted " + std::string(ObjectiveMetricName(
-                                                    ctx.spec->objective.metric)) +
+                               ? "predicted " +
+                                     std::string(ObjectiveMetricName(ctx.spec->objective.metric)) +
                                      " " + Fixed(pred.objective, 4)
                                : cand.expected_impact;
     prop.confidence = cand.confidence;
@@ -284,8 +282,8 @@ Result<EngineProposal> LlmEngine::Propose(const EngineContext& ctx) {
     const Config ref = Reference(ctx);
     for (const auto& s : *analysis.value) {
       auto from = ref.find(s.parameter);
-      a.suggestions.push_back({s.parameter, from != ref.end() ? from->second : ParamValue(), s.to,
-                               s.reason, 0.0});
+      a.suggestions.push_back(
+          {s.parameter, from != ref.end() ? from->second : ParamValue(), s.to, s.reason, 0.0});
     }
     out.analysis = std::move(a);
   }

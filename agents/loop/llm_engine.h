@@ -56,18 +56,17 @@ struct LlmCliOverrides {
 // campaign's Secret, resolved by the operator) or else `env_api_key` (OPENAI_API_KEY). Fails
 // with kInvalidArgument naming spec.agents.llm.endpoint / .model when they are missing.
 Result<LlmEngineConfig> LlmEngineConfigFor(const CampaignSpec& spec, const LlmCliOverrides& cli,
-                                           const std::string& api_key,
-                                           const char* env_api_key);
+                                           const std::string& api_key, const char* env_api_key);
 
 enum class LlmEngineMode { kLlm, kHybrid };
 
 struct LlmEngineDeps {
   std::unique_ptr<llm::ChatClient> client;  // usually an OpenAiChatClient; budget added here
   llm::LlmBudget budget;
-  MessagePool* pool = nullptr;               // exchanges and rejections; may be null
+  MessagePool* pool = nullptr;                     // exchanges and rejections; may be null
   std::shared_ptr<const KnowledgeBase> knowledge;  // retrieval for the prompts; may be null
-  std::vector<std::string> secrets;          // scrubbed from everything sent or recorded
-  double veto_margin = 0.10;                 // hybrid: relative shortfall the ranker tolerates
+  std::vector<std::string> secrets;                // scrubbed from everything sent or recorded
+  double veto_margin = 0.10;  // hybrid: relative shortfall the ranker tolerates
   uint64_t seed = 1;
 };
 

@@ -1,0 +1,258 @@
+// The LLM and hybrid engines inside a real TuningSession, with a scripted ChatClient: what
+// the model says becomes a trial only through the guardrails, and every fallback is recorded.
+#include "agents/loop/llm_engine.h"
+
+#include <gtest/gtest.h>
+
+#include <deque>
+#include <map>
+
+#include "agents/core/campaign.h"
+#include "agents/knowledge/knowledge_base.h"
+#include "agents/loop/tuning_session.h"
+
+namespace paratune {
+namespace {
+
+constexpr char kKey[] = "sk-test-abcdef0123456789SECRET";
+
+// Replies per role, in order; a role with nothing left answers kUnavailable.
+class RoleScriptClient : public llm::ChatClient {
+ public:
+  Result<llm::ChatReply> Complete(const llm::ChatRequest& req) override {
+    std::string role;
+    for (const char* r : {"analyst", "strategist", "proposer", "diagnostician"}) {
+      if (req.messages[0].content.find(std::string("RULES OF THE ") + r) != std::string::npos) {
+        role = r;
+      }
+    }
+    (*requests)[role].push_back(req.messages[1].content);
+    auto& q = (*script)[role];
+    if (q.empty()) return Status::Unavailable("LLM endpoint returned HTTP 500 (scripted)");
+    auto r = q.front();
+    q.pop_front();
+    return r;
+  }
+  std::shared_ptr<std::map<std::string, std::deque<Result<llm::ChatReply>>>> script =
+      std::make_shared<std::map<std::string, std::deque<Result<llm::ChatReply>>>>();
+  std::shared_ptr<std::map<std::string, std::vector<std::string>>> requests =
+      std::make_shared<std::map<std::string, std::vector<std::string>>>();
+};
+
+llm::ChatReply Text(const std::string& text) {
+  llm::ChatReply r;
+  r.text = text;
+  r.usage = {300, 40};
+  r.latency = std::chrono::milliseconds(120);
+  r.http_status = 200;
+  return r;
+}
+
+class LlmEngineTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto spec = LoadCampaignFile(std::string(PARATUNE_SOURCE_DIR) +
+                                 "/manifests/samples/llama3-8b-h100x8.yaml");
+    ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+    spec_ = *spec;
+  }
+  // A session whose baseline already ran at MFU 0.30.
+  void Start(LlmEngineMode mode, std::shared_ptr<const KnowledgeBase> kb = nullptr) {
+    auto client = std::make_unique<RoleScriptClient>();
+    script_ = client->script;
+    requests_ = client->requests;
+    LlmEngineDeps deps;
+    deps.client = std::move(client);
+    deps.pool = &pool_;
+    deps.secrets = {kKey};
+    deps.knowledge = std::move(kb);
+    auto engine = std::make_unique<LlmEngine>(mode, std::move(deps));
+    engine_ = engine.get();
+    SessionDeps sd;
+    sd.engine = std::move(engine);
+    auto s = TuningSession::Create(spec_, &pool_, std::move(sd));
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    session_ = std::move(*s);
+    auto base = session_->ProposeNext(1);
+    ASSERT_TRUE(base.ok() && base->size() == 1u);
+    TrialOutcome o;
+    o.name = (*base)[0].name;
+    o.succeeded = true;
+    o.metrics = TrialMetrics{0.30, 297.0, 2500.0, 26.0, 60.0, 50.0};
+    ASSERT_TRUE(session_->RecordOutcome(o).ok());
+  }
+  TrialPlan Next() {
+    auto plans = session_->ProposeNext(1);
+    EXPECT_TRUE(plans.ok()) << plans.status().ToString();
+    EXPECT_EQ(plans->size(), 1u);
+    return plans->empty() ? TrialPlan{} : (*plans)[0];
+  }
+  void Say(const std::string& role, const std::string& text) {
+    (*script_)[role].push_back(Text(text));
+  }
+
+  CampaignSpec spec_;
+  MessagePool pool_;
+  std::unique_ptr<TuningSession> session_;
+  LlmEngine* engine_ = nullptr;
+  std::shared_ptr<std::map<std::string, std::deque<Result<llm::ChatReply>>>> script_;
+  std::shared_ptr<std::map<std::string, std::vector<std::string>>> requests_;
+};
+
+constexpr char kGood[] =
+    "<think>recompute full wastes a third of the compute</think>\n"
+    "TENSOR_MODEL_PARALLEL_SIZE: 2\nPP: 1\nMICRO_BATCH_SIZE: 1\nAC: selective\n"
+    "SEQUENCE_PARALLEL: true\nUSE_DISTRIBUTED_OPTIMIZER: true\n";
+
+TEST_F(LlmEngineTest, WellFormedReplyBecomesTheNextTrial) {
+  Start(LlmEngineMode::kLlm);
+  Say("analyst", "1. Change AC from full to selective. Recompute costs a third of the step.");
+  Say("strategist", kGood);
+  TrialPlan plan = Next();
+  EXPECT_EQ(ConfigKey(plan.config),
+            "distributedOptimizer=true,mbs=1,pp=1,recompute=selective,sequenceParallel=true,tp=2");
+  EXPECT_EQ(plan.proposal.proposed_by, "llm");
+  EXPECT_NE(plan.proposal.rationale.find("Change recompute from full to selective"),
+            std::string::npos);
+  ASSERT_EQ(pool_.llm_exchanges().size(), 2u);
+  const LlmExchange& ex = pool_.llm_exchanges()[1];
+  EXPECT_EQ(ex.role, "strategist");
+  EXPECT_FALSE(ex.fallback);
+  EXPECT_EQ(ex.prompt_tokens, 300);
+  EXPECT_DOUBLE_EQ(ex.latency_seconds, 0.12);
+  EXPECT_NE(ex.prompt.find("Change recompute from full to selective"), std::string::npos);
+  EXPECT_NE(ex.prompt.find("iteration 1: "), std::string::npos);  // pool summary in context
+  EXPECT_NE(ex.prompt.find("predicted mfu"), std::string::npos);  // model estimates in context
+  EXPECT_EQ(engine_->usage().calls, 2);
+  EXPECT_EQ(engine_->fallbacks(), 0);
+}
+
+TEST_F(LlmEngineTest, OutOfSpaceReplyIsRejectedAndBuiltinTakesOver) {
+  Start(LlmEngineMode::kLlm);
+  Say("analyst", "Change TP from 1 to 16.");  // parses; the strategist is judged by guardrails
+  Say("strategist",
+      "TP: 16\nPP: 1\nMBS: 1\nAC: none\nSEQUENCE_PARALLEL: true\n"
+      "USE_DISTRIBUTED_OPTIMIZER: true");
+  TrialPlan plan = Next();
+  EXPECT_EQ(plan.proposal.proposed_by, "builtin");
+  EXPECT_NE(plan.proposal.rationale.find("built-in fallback (llm"), std::string::npos);
+  ASSERT_FALSE(pool_.rejected().empty());
+  EXPECT_EQ(pool_.rejected()[0].proposed_by, "llm");
+  EXPECT_NE(pool_.rejected()[0].reason.find("tp"), std::string::npos);
+  EXPECT_TRUE(pool_.llm_exchanges().back().fallback);
+  EXPECT_NE(pool_.llm_exchanges().back().parse_result.find("guardrail"), std::string::npos);
+  EXPECT_EQ(engine_->fallbacks(), 1);
+}
+
+TEST_F(LlmEngineTest, DuplicateAndUnknownParameterAreRejected) {
+  Start(LlmEngineMode::kLlm);
+  Say("analyst", "Nothing to change.");  // garbage analysis: the strategist still runs
+  Say("strategist",
+      "TP: 1\nPP: 1\nMBS: 2\nAC: full\nSEQUENCE_PARALLEL: false\n"
+      "USE_DISTRIBUTED_OPTIMIZER: false");  // the baseline again
+  TrialPlan first = Next();
+  EXPECT_EQ(first.proposal.proposed_by, "builtin");
+  EXPECT_NE(pool_.rejected().back().reason.find("duplicate"), std::string::npos)
+      << pool_.rejected().back().reason;
+  EXPECT_NE(pool_.llm_exchanges()[0].parse_result.find("rejected"), std::string::npos);
+
+  Say("analyst", "Change TP from 1 to 2.");
+  Say("strategist", "TP: 2\nGLOBAL_BATCH_SIZE: 1024\n");
+  TrialPlan second = Next();
+  EXPECT_EQ(second.proposal.proposed_by, "builtin");
+  EXPECT_NE(pool_.llm_exchanges().back().parse_result.find("GLOBAL_BATCH_SIZE"), std::string::npos);
+  EXPECT_TRUE(pool_.llm_exchanges().back().fallback);
+}
+
+TEST_F(LlmEngineTest, ErrorsAndTimeoutsFallBackWithoutCallingTheStrategist) {
+  Start(LlmEngineMode::kLlm);
+  (*script_)["analyst"].push_back(Status::Deadline("LLM call timed out after 60000 ms"));
+  TrialPlan plan = Next();
+  EXPECT_EQ(plan.proposal.proposed_by, "builtin");
+  EXPECT_NE(plan.proposal.rationale.find("timed out"), std::string::npos);
+  EXPECT_TRUE((*requests_)["strategist"].empty());
+  ASSERT_EQ(pool_.llm_exchanges().size(), 1u);
+  EXPECT_TRUE(pool_.llm_exchanges()[0].fallback);
+}
+
+TEST_F(LlmEngineTest, HybridVetoesWhatTheRankerPredictsIsFarWorse) {
+  Start(LlmEngineMode::kHybrid);
+  Say("analyst", "Change TP from 1 to 8.");
+  // tp 8 at mbs 1 with full recompute: valid, but far below the ranker's best prediction.
+  Say("strategist",
+      "TP: 8\nPP: 1\nMBS: 1\nAC: full\nSEQUENCE_PARALLEL: false\n"
+      "USE_DISTRIBUTED_OPTIMIZER: false");
+  TrialPlan vetoed = Next();
+  EXPECT_EQ(vetoed.proposal.proposed_by, "builtin");
+  ASSERT_FALSE(pool_.rejected().empty());
+  EXPECT_EQ(ConfigKey(pool_.rejected().back().config),
+            "distributedOptimizer=false,mbs=1,pp=1,recompute=full,sequenceParallel=false,tp=8");
+  EXPECT_NE(pool_.rejected().back().reason.find("vetoed by the built-in ranking"),
+            std::string::npos)
+      << pool_.rejected().back().reason;
+}
+
+TEST_F(LlmEngineTest, HybridAcceptsWhatTheRankerAgreesWith) {
+  // What the built-in engine would launch now (the model answers nothing: it falls back)...
+  Start(LlmEngineMode::kHybrid);
+  const Config builtin_choice = Next().config;
+  // ...proposed by the model in an identical session is accepted as the hybrid's proposal.
+  pool_ = MessagePool();
+  Start(LlmEngineMode::kHybrid);
+  Say("analyst", "Change AC from full to none.");
+  std::string reply;
+  for (const auto& [k, v] : builtin_choice) reply += k + ": " + v.ToString() + "\n";
+  Say("strategist", reply);
+  TrialPlan accepted = Next();
+  EXPECT_EQ(ConfigKey(accepted.config), ConfigKey(builtin_choice));
+  EXPECT_EQ(accepted.proposal.proposed_by, "hybrid");
+  EXPECT_FALSE(pool_.llm_exchanges().back().fallback);
+}
+
+TEST_F(LlmEngineTest, SecretsNeverReachThePoolAndKnowledgeIsInTheContext) {
+  auto kb = KnowledgeBase::LoadEmbedded();
+  ASSERT_TRUE(kb.ok());
+  Start(LlmEngineMode::kLlm, std::shared_ptr<const KnowledgeBase>(std::move(*kb)));
+  Say("analyst", std::string("My key is ") + kKey + ". Change AC from full to selective.");
+  Say("strategist", kGood);
+  Next();
+  for (const auto& ex : pool_.llm_exchanges()) {
+    EXPECT_EQ(ex.reply.find(kKey), std::string::npos);
+    EXPECT_EQ(ex.prompt.find(kKey), std::string::npos);
+  }
+  EXPECT_EQ(pool_.ToJson().dump().find(kKey), std::string::npos);
+  EXPECT_NE((*requests_)["analyst"][0].find("Knowledge base excerpts"), std::string::npos);
+}
+
+TEST(LlmEngineConfigTest, NamesTheMissingFieldAndTakesTheKeyFromTheEnvironment) {
+  CampaignSpec spec;
+  auto missing = LlmEngineConfigFor(spec, {}, "", nullptr);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("spec.agents.llm.endpoint"), std::string::npos);
+  spec.agents.llm_endpoint = "http://vllm:8000/v1";
+  EXPECT_NE(
+      LlmEngineConfigFor(spec, {}, "", nullptr).status().message().find("spec.agents.llm.model"),
+      std::string::npos);
+  auto ok = LlmEngineConfigFor(spec, {"", "qwen", std::chrono::milliseconds(500)}, "", kKey);
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(ok->api_key, kKey);
+  EXPECT_EQ(ok->model, "qwen");
+  EXPECT_EQ(ok->timeout, std::chrono::milliseconds(500));
+  EXPECT_EQ(LlmEngineConfigFor(spec, {"", "q", {}}, "from-secret", kKey)->api_key, "from-secret");
+}
+
+TEST(LlmEngineRegistryTest, RegistersLlmAndHybrid) {
+  RegisterLlmStrategyEngines();
+  auto names = StrategyEngineNames();
+  EXPECT_NE(std::find(names.begin(), names.end(), "llm"), names.end());
+  EXPECT_NE(std::find(names.begin(), names.end(), "hybrid"), names.end());
+  CampaignSpec spec;  // no endpoint: the factory refuses with the field named
+  EngineOptions o;
+  o.spec = &spec;
+  auto e = CreateStrategyEngine("llm", o);
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.status().message().find("spec.agents.llm.endpoint"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace paratune
