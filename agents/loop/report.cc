@@ -1,0 +1,256 @@
+#include "agents/loop/report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+#include <vector>
+
+namespace paratune {
+
+namespace {
+
+std::string Num(double v, const char* fmt = "%.4g") {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), fmt, v);
+  return buf;
+}
+
+double Get(const nlohmann::json& j, const char* key, double fallback = 0) {
+  if (!j.is_object() || !j.contains(key) || !j.at(key).is_number()) return fallback;
+  return j.at(key).get<double>();
+}
+
+std::string Str(const nlohmann::json& j, const char* key) {
+  if (!j.is_object() || !j.contains(key) || !j.at(key).is_string()) return "";
+  return j.at(key).get<std::string>();
+}
+
+std::string ConfigText(const nlohmann::json& c) {
+  if (!c.is_object()) return "";
+  std::string s;
+  for (const auto& [k, v] : c.items()) {
+    s += (s.empty() ? "" : ", ") + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
+  }
+  return s;
+}
+
+// Markdown table cells must not contain pipes or newlines.
+std::string Cell(std::string s, size_t max = 160) {
+  for (char& ch : s) {
+    if (ch == '|' || ch == '\n') ch = ' ';
+  }
+  if (s.size() > max) s = s.substr(0, max - 3) + "...";
+  return s;
+}
+
+std::string Escape(const std::string& s) {
+  std::string o;
+  for (char ch : s) {
+    if (ch == '<')
+      o += "&lt;";
+    else if (ch == '>')
+      o += "&gt;";
+    else if (ch == '&')
+      o += "&amp;";
+    else
+      o += ch;
+  }
+  return o;
+}
+
+struct Point {
+  double iteration;
+  double objective;  // 0 for failures
+  bool failed;
+};
+
+std::vector<Point> Points(const nlohmann::json& run, const std::string& metric) {
+  std::vector<Point> pts;
+  for (const auto& t : run.at("trials")) {
+    const std::string phase = Str(t, "phase");
+    if (phase != "Succeeded" && phase != "Failed") continue;
+    const double obj =
+        phase == "Succeeded" ? Get(t.value("metrics", nlohmann::json()), metric.c_str()) : 0;
+    pts.push_back({Get(t, "iteration"), obj, phase == "Failed"});
+  }
+  return pts;
+}
+
+}  // namespace
+
+std::string RenderObjectiveChart(const nlohmann::json& run) {
+  const std::string metric = run.at("objective").value("metric", "mfu");
+  const bool maximize = run.at("objective").value("maximize", true);
+  const auto pts = Points(run, metric);
+  const double base = Get(run.value("baseline", nlohmann::json()), "objective");
+  const double optimum = Get(run.value("optimum", nlohmann::json()), "objective");
+  double lo = 1e300, hi = 0, max_it = 1;
+  for (const auto& p : pts) {
+    max_it = std::max(max_it, p.iteration);
+    if (p.failed) continue;
+    lo = std::min(lo, p.objective);
+    hi = std::max(hi, p.objective);
+  }
+  for (double v : {base, optimum}) {
+    if (v > 0) {
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+    }
+  }
+  if (hi <= 0) lo = 0, hi = 1;
+  const double pad = std::max((hi - lo) * 0.1, hi * 0.02);
+  lo = std::max(0.0, lo - pad);
+  hi += pad;
+  const double W = 640, H = 360, L = 60, R = 20, T = 30, B = 40;
+  auto x = [&](double it) {
+    return L + (W - L - R) * (max_it <= 1 ? 0.5 : (it - 1) / (max_it - 1));
+  };
+  auto y = [&](double v) { return T + (H - T - B) * (1 - (v - lo) / (hi - lo)); };
+  std::ostringstream s;
+  s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << W << "\" height=\"" << H
+    << "\" viewBox=\"0 0 " << W << " " << H << "\" font-family=\"sans-serif\" font-size=\"11\">\n"
+    << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+    << "<text x=\"" << L << "\" y=\"18\" font-size=\"13\">" << Escape(Str(run, "campaign")) << ": "
+    << Escape(metric) << " per iteration</text>\n"
+    << "<line x1=\"" << L << "\" y1=\"" << H - B << "\" x2=\"" << W - R << "\" y2=\"" << H - B
+    << "\" stroke=\"black\"/>\n<line x1=\"" << L << "\" y1=\"" << T << "\" x2=\"" << L << "\" y2=\""
+    << H - B << "\" stroke=\"black\"/>\n";
+  for (int k = 0; k <= 4; ++k) {
+    const double v = lo + (hi - lo) * k / 4;
+    s << "<text x=\"" << L - 6 << "\" y=\"" << y(v) + 4 << "\" text-anchor=\"end\">"
+      << Num(v, "%.3g") << "</text>\n";
+  }
+  s << "<text x=\"" << (L + W - R) / 2 << "\" y=\"" << H - 8
+    << "\" text-anchor=\"middle\">iteration (1.." << max_it << ")</text>\n";
+  if (base > 0) {
+    s << "<line class=\"baseline\" x1=\"" << L << "\" y1=\"" << y(base) << "\" x2=\"" << W - R
+      << "\" y2=\"" << y(base) << "\" stroke=\"gray\" stroke-dasharray=\"6,4\"/>\n"
+      << "<text x=\"" << W - R << "\" y=\"" << y(base) - 4
+      << "\" text-anchor=\"end\" fill=\"gray\">baseline</text>\n";
+  }
+  if (optimum > 0) {
+    s << "<line class=\"optimum\" x1=\"" << L << "\" y1=\"" << y(optimum) << "\" x2=\"" << W - R
+      << "\" y2=\"" << y(optimum) << "\" stroke=\"green\" stroke-dasharray=\"2,3\"/>\n"
+      << "<text x=\"" << W - R << "\" y=\"" << y(optimum) - 4
+      << "\" text-anchor=\"end\" fill=\"green\">optimum</text>\n";
+  }
+  std::string best_path;
+  double best = 0;
+  for (const auto& p : pts) {
+    if (p.failed) continue;
+    if (best == 0 || (maximize ? p.objective > best : p.objective < best)) best = p.objective;
+    best_path +=
+        (best_path.empty() ? "M" : " L") + Num(x(p.iteration), "%.1f") + "," + Num(y(best), "%.1f");
+  }
+  if (!best_path.empty()) {
+    s << "<path class=\"best\" d=\"" << best_path
+      << "\" fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"2\"/>\n";
+  }
+  for (const auto& p : pts) {
+    if (p.failed) {
+      const double cx = x(p.iteration), cy = H - B - 8;
+      s << "<path class=\"failure\" d=\"M" << cx - 5 << "," << cy - 5 << " L" << cx + 5 << ","
+        << cy + 5 << " M" << cx - 5 << "," << cy + 5 << " L" << cx + 5 << "," << cy - 5
+        << "\" stroke=\"red\" stroke-width=\"2\"/>\n";
+    } else {
+      s << "<circle class=\"trial\" cx=\"" << x(p.iteration) << "\" cy=\"" << y(p.objective)
+        << "\" r=\"4\" fill=\"#ff7f0e\"/>\n";
+    }
+  }
+  s << "</svg>\n";
+  return s.str();
+}
+
+Result<CampaignReport> RenderCampaignReport(const nlohmann::json& run,
+                                            const std::string& chart_file_name) {
+  if (!run.is_object() || !run.contains("trials") || !run.at("trials").is_array()) {
+    return Status::Invalid("trials: missing; expected the JSON of `paratune simulate -o json`");
+  }
+  if (!run.contains("objective") || !run.at("objective").is_object() ||
+      !run.at("objective").contains("metric")) {
+    return Status::Invalid("objective.metric: missing");
+  }
+  CampaignReport r;
+  r.svg = RenderObjectiveChart(run);
+  const std::string metric = run.at("objective").value("metric", "mfu");
+  const nlohmann::json best = run.value("best", nlohmann::json());
+  const nlohmann::json base = run.value("baseline", nlohmann::json());
+  const nlohmann::json opt = run.value("optimum", nlohmann::json());
+  std::ostringstream m;
+  m << "# Tuning report: " << Str(run, "campaign") << "\n\n"
+    << "Strategy `" << Str(run, "strategy") << "`, objective `" << metric << "` ("
+    << (run.at("objective").value("maximize", true) ? "maximize" : "minimize") << ").";
+  if (!Str(run, "stopReason").empty()) {
+    m << " Stopped: **" << Str(run, "stopReason") << "**: " << Str(run, "stopMessage");
+  }
+  m << "\n\n| | trial | " << metric << " | configuration |\n|---|---|---|---|\n";
+  if (base.is_object()) {
+    m << "| baseline | " << Str(base, "trialName") << " | " << Num(Get(base, "objective")) << " | "
+      << ConfigText(base.value("config", nlohmann::json())) << " |\n";
+  }
+  if (best.is_object()) {
+    m << "| best | " << Str(best, "trialName") << " | " << Num(Get(best, "objective")) << " | "
+      << ConfigText(best.value("config", nlohmann::json())) << " |\n";
+  }
+  if (opt.is_object()) {
+    m << "| optimum (exhaustive) | - | " << Num(Get(opt, "objective")) << " | "
+      << ConfigText(opt.value("config", nlohmann::json())) << " |\n";
+  }
+  m << "\n";
+  if (best.is_object() && base.is_object()) {
+    m << "Improvement over the baseline: "
+      << Num(100 * Get(best, "improvementOverBaseline"), "%+.1f") << "%.";
+  }
+  if (best.is_object() && opt.is_object() && Get(opt, "objective") > 0) {
+    const bool maximize = run.at("objective").value("maximize", true);
+    const double frac = maximize ? Get(best, "objective") / Get(opt, "objective")
+                                 : Get(opt, "objective") / Get(best, "objective");
+    m << " Best reaches " << Num(100 * frac, "%.1f") << "% of the optimum.";
+  }
+  const nlohmann::json counts = run.value("trialCounts", nlohmann::json());
+  m << " Trials: " << Get(counts, "total") << " (" << Get(counts, "succeeded") << " succeeded, "
+    << Get(counts, "failed") << " failed, " << Get(counts, "rejected")
+    << " candidates rejected before running).\n\n![" << metric << " per iteration]("
+    << chart_file_name << ")\n\n## Trials\n\n| # | trial | change | result | " << metric
+    << " | predicted | rationale |\n|---|---|---|---|---|---|---|\n";
+  for (const auto& t : run.at("trials")) {
+    const std::string phase = Str(t, "phase");
+    std::string result = phase;
+    if (phase == "Failed" && t.contains("failure") && t.at("failure").is_object()) {
+      result = "Failed: " + Str(t.at("failure"), "category");
+    }
+    const double obj = Get(t.value("metrics", nlohmann::json()), metric.c_str());
+    m << "| " << Get(t, "iteration") << " | " << Str(t, "name") << " | "
+      << Cell(Str(t, "change"), 60) << " | " << Cell(result) << " | " << (obj > 0 ? Num(obj) : "-")
+      << " | " << Num(Get(t.value("prediction", nlohmann::json()), "objective")) << " | "
+      << Cell(Str(t, "rationale")) << " |\n";
+  }
+  bool any_failure = false;
+  for (const auto& t : run.at("trials")) {
+    if (!t.contains("failure") || !t.at("failure").is_object()) continue;
+    if (!any_failure) m << "\n## Failures\n\n";
+    any_failure = true;
+    m << "- **" << Str(t, "name") << "** (" << Str(t.at("failure"), "category")
+      << "): " << Str(t.at("failure"), "summary") << "\n";
+  }
+  const nlohmann::json a = run.value("lastAnalysis", nlohmann::json());
+  if (a.is_object() && !Str(a, "healthState").empty()) {
+    m << "\n## Last analysis\n\n" << Str(a, "summary") << "\n\n";
+    for (const auto& sg : a.value("suggestions", nlohmann::json::array())) {
+      m << "- " << Str(sg, "text") << "\n";
+    }
+  }
+  if (run.contains("pool") && run.at("pool").contains("calibration")) {
+    const auto& c = run.at("pool").at("calibration");
+    m << "\n## Calibration\n\nCompute efficiency " << Num(Get(c, "computeEfficiency"))
+      << ", communication efficiency " << Num(Get(c, "communicationEfficiency"))
+      << ", memory overhead " << Num(Get(c, "memoryOverheadGiB")) << " GiB, validator margin "
+      << Num(Get(c, "memoryMarginGiB")) << " GiB, residual spread " << Num(Get(c, "residualSigma"))
+      << " (from " << Get(c, "observations") << " observations).\n";
+  }
+  r.markdown = m.str();
+  return r;
+}
+
+}  // namespace paratune

@@ -1,0 +1,29 @@
+// Campaign reports: Markdown plus an SVG chart (objective per iteration, failures marked, the
+// baseline dashed, best-so-far as a step line), from the simulate JSON (SimulationJson) so the
+// CLI's `report --from run.json` and the cluster's `report CAMPAIGN` share one renderer.
+#ifndef PARATUNE_AGENTS_LOOP_REPORT_H_
+#define PARATUNE_AGENTS_LOOP_REPORT_H_
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "agents/core/status.h"
+
+namespace paratune {
+
+struct CampaignReport {
+  std::string markdown;  // links the chart as `chart_file_name`
+  std::string svg;
+};
+
+// kInvalidArgument naming the field when `run` lacks what a report needs ("trials",
+// "objective.metric"). Pure function.
+Result<CampaignReport> RenderCampaignReport(const nlohmann::json& run,
+                                            const std::string& chart_file_name = "objective.svg");
+
+// The SVG chart alone (640x360).
+std::string RenderObjectiveChart(const nlohmann::json& run);
+
+}  // namespace paratune
+
+#endif  // PARATUNE_AGENTS_LOOP_REPORT_H_

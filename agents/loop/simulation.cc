@@ -1,0 +1,167 @@
+#include "agents/loop/simulation.h"
+
+#include <chrono>
+
+namespace paratune {
+
+namespace {
+
+bool IsModelFree(const std::string& strategy) {
+  return strategy == "random" || strategy == "grid" || strategy == "greedy";
+}
+
+nlohmann::json TrialJson(const TrialRecord& t) {
+  nlohmann::json j = t.ToJson();
+  j["proposedBy"] = t.proposal.proposed_by;
+  j["expectedImpact"] = t.proposal.expected_impact;
+  j["confidence"] = t.proposal.confidence;
+  return j;
+}
+
+nlohmann::json RecordSummary(const TrialRecord& t, double objective) {
+  return {{"trialName", t.name},
+          {"iteration", t.iteration},
+          {"config", ConfigToJson(t.config)},
+          {"metrics", t.metrics ? t.metrics->ToJson() : nlohmann::json(nullptr)},
+          {"objective", objective}};
+}
+
+}  // namespace
+
+Result<SessionOptions> SessionOptionsFor(const SimulationOptions& options) {
+  SessionOptions o;
+  o.seed = options.seed;
+  if (IsModelFree(options.strategy)) {
+    o.validator_checks_memory = false;
+    o.stop_on_convergence = false;
+    o.fallback_to_builtin = false;
+  }
+  if (options.ablate == "pool") {
+    o.use_pool = false;
+  } else if (options.ablate == "failure-analysis") {
+    o.use_failure_analysis = false;
+  } else if (options.ablate == "calibration") {
+    o.use_calibration = false;
+  } else if (!options.ablate.empty()) {
+    return Status::Invalid("--ablate: unknown part \"" + options.ablate +
+                           "\" (pool, failure-analysis, calibration)");
+  }
+  return o;
+}
+
+std::optional<OptimumResult> FindOptimum(const TuningSession& session, const TrialRunner& runner) {
+  std::optional<OptimumResult> best;
+  const auto& space = session.space();
+  const ObjectiveSpec& obj = session.spec().objective;
+  int64_t evaluated = 0, runnable = 0;
+  for (size_t i : space.valid()) {
+    ++evaluated;
+    const auto m = runner.TrueMetrics(space.points()[i].config);
+    if (!m) continue;
+    const double v = m->Objective(obj.metric);
+    if (v <= 0) continue;
+    ++runnable;
+    if (!best || (obj.Maximize() ? v > best->objective : v < best->objective)) {
+      best = OptimumResult{space.points()[i].config, *m, v, 0, 0};
+    }
+  }
+  if (best) {
+    best->evaluated = evaluated;
+    best->runnable = runnable;
+  }
+  return best;
+}
+
+nlohmann::json SimulationJson(const TuningSession& session, const std::optional<StopDecision>& stop,
+                              const std::optional<OptimumResult>& optimum) {
+  const MessagePool& pool = session.pool();
+  const SessionSummary sum = session.Summary();
+  nlohmann::json j;
+  j["campaign"] = session.spec().name;
+  j["objective"] = {{"metric", ObjectiveMetricName(session.spec().objective.metric)},
+                    {"maximize", session.spec().objective.Maximize()},
+                    {"target", session.spec().objective.target}};
+  j["strategy"] = session.engine_name();
+  j["searchSpace"] = {{"size", session.space().total_size()},
+                      {"valid", session.space().valid().size()},
+                      {"sampled", session.space().sampled()}};
+  j["trials"] = nlohmann::json::array();
+  for (const auto& t : pool.trials()) j["trials"].push_back(TrialJson(t));
+  j["best"] = nullptr;
+  if (sum.best) {
+    j["best"] = RecordSummary(*sum.best, session.ObjectiveOf(*sum.best));
+    j["best"]["improvementOverBaseline"] = sum.improvement_over_baseline;
+  }
+  j["baseline"] = sum.baseline ? RecordSummary(*sum.baseline, session.ObjectiveOf(*sum.baseline))
+                               : nlohmann::json(nullptr);
+  if (optimum) {
+    j["optimum"] = {{"config", ConfigToJson(optimum->config)},
+                    {"metrics", optimum->metrics.ToJson()},
+                    {"objective", optimum->objective},
+                    {"evaluated", optimum->evaluated},
+                    {"runnable", optimum->runnable}};
+  }
+  j["trialCounts"] = {{"total", sum.counts.total},
+                      {"succeeded", sum.counts.succeeded},
+                      {"failed", sum.counts.failed},
+                      {"rejected", sum.counts.rejected},
+                      {"running", sum.counts.running}};
+  j["lastAnalysis"] = sum.last_analysis.ToJson();
+  j["stopReason"] = stop ? StopReasonName(stop->reason) : "";
+  j["stopMessage"] = stop ? stop->message : "";
+  j["pool"] = pool.ToJson();
+  return j;
+}
+
+Result<SimulationResult> RunSimulation(const CampaignSpec& spec_in,
+                                       const SimulationOptions& options, TrialRunner* runner,
+                                       const TrialObserver& observer, SessionDeps deps) {
+  const auto start = std::chrono::steady_clock::now();
+  auto session_options = SessionOptionsFor(options);
+  if (!session_options.ok()) return session_options.status();
+  CampaignSpec spec = spec_in;
+  if (options.max_trials > 0) spec.budget.max_trials = options.max_trials;
+  if (runner == nullptr) return Status::Invalid("runner: required");
+  MessagePool pool;
+  deps.options = *session_options;
+  if (deps.engine == nullptr) {
+    EngineOptions eo{&spec, options.seed, &pool};
+    auto engine = CreateStrategyEngine(options.strategy, eo);
+    if (!engine.ok()) return engine.status().WithPrefix("--strategy");
+    deps.engine = std::move(engine).value();
+  }
+  auto session = TuningSession::Create(spec, &pool, std::move(deps));
+  if (!session.ok()) return session.status();
+  TuningSession& s = **session;
+  SimulationResult result;
+  const int parallel = static_cast<int>(std::max<int64_t>(1, spec.budget.parallel_trials));
+  for (int guard = 0; guard < 100000; ++guard) {
+    if ((result.stop = s.ShouldStop())) break;
+    auto plans = s.ProposeNext(parallel);
+    if (!plans.ok()) return plans.status();
+    if (plans->empty()) {
+      result.stop = s.ShouldStop();
+      if (!result.stop) {
+        result.stop = StopDecision{StopReason::kSpaceExhausted, "Nothing left to propose."};
+      }
+      break;
+    }
+    for (const auto& plan : *plans) {
+      const TrialOutcome outcome = runner->Run(plan, plan.retry_of.empty() ? 0 : 1);
+      PARATUNE_RETURN_IF_ERROR(s.RecordOutcome(outcome));
+      if (observer) observer(*pool.FindTrial(plan.name), s);
+    }
+  }
+  std::optional<OptimumResult> optimum;
+  if (options.exhaustive) optimum = FindOptimum(s, *runner);
+  result.json = SimulationJson(s, result.stop, optimum);
+  result.json["seed"] = options.seed;
+  result.json["strategy"] = options.strategy;
+  result.json["ablate"] = options.ablate;
+  result.wall_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.json["wallSeconds"] = result.wall_seconds;
+  return result;
+}
+
+}  // namespace paratune
