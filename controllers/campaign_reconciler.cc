@@ -1,0 +1,300 @@
+#include "controllers/campaign_reconciler.h"
+
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <map>
+#include <set>
+
+#include "controllers/campaign_status.h"
+#include "controllers/conditions.h"
+#include "controllers/job_renderer.h"
+#include "controllers/trial_reconciler.h"
+
+namespace paratune::controllers {
+
+namespace {
+
+using kube::Json;
+namespace res = kube::resources;
+
+bool IsOpen(const TrialRecord& t) {
+  return t.phase == TrialPhase::kPending || t.phase == TrialPhase::kRunning;
+}
+
+std::string Short(const std::string& s, size_t n = 240) {
+  return s.size() <= n ? s : s.substr(0, n - 3) + "...";
+}
+
+}  // namespace
+
+struct TuningCampaignReconciler::Context {
+  Json campaign;
+  CampaignSpec spec;
+  LoadedPool loaded;
+  std::unique_ptr<TuningSession> session;
+  std::map<std::string, Json> trial_runs;  // by name, owned by this campaign
+  bool pool_changed = false;
+  std::string now;
+};
+
+TuningCampaignReconciler::TuningCampaignReconciler(
+    kube::KubeClient* client, CampaignInformers informers, MessagePoolStore* store,
+    kube::EventRecorder* recorder, std::shared_ptr<const FailureAnalyzer> analyzer,
+    EngineFactory engine_factory, kube::TimeSource* time, CampaignReconcilerOptions opts)
+    : client_(client),
+      informers_(informers),
+      store_(store),
+      recorder_(recorder),
+      analyzer_(std::move(analyzer)),
+      engine_factory_(std::move(engine_factory)),
+      time_(time),
+      opts_(opts) {}
+
+void TuningCampaignReconciler::Emit(const Context& ctx, const std::string& type,
+                                    const std::string& reason, const std::string& message) {
+  spdlog::info("campaign {}/{}: {}: {}", kube::NamespaceOf(ctx.campaign),
+               kube::NameOf(ctx.campaign), reason, message);
+  if (recorder_ != nullptr) recorder_->Event(ctx.campaign, type, reason, Short(message, 1000));
+}
+
+Result<kube::ReconcileResult> TuningCampaignReconciler::Reconcile(const kube::ObjectKey& key) {
+  kube::ObjectPtr cached = informers_.campaigns->Get(key);
+  if (!cached) return kube::ReconcileResult{};  // deleted: owner references take the rest
+  Context ctx;
+  ctx.campaign = *cached;
+  ctx.now = kube::FormatRfc3339(time_->SystemNow());
+  auto spec = CampaignFromJson(ctx.campaign);
+  if (!spec.ok()) {
+    PARATUNE_RETURN_IF_ERROR(MarkInvalid(ctx.campaign, spec.status()));
+    return kube::ReconcileResult{};
+  }
+  ctx.spec = std::move(*spec);
+  auto loaded = store_->Load(ctx.campaign);
+  if (!loaded.ok()) return loaded.status();
+  ctx.loaded = std::move(*loaded);
+  SessionDeps deps;
+  deps.diagnostician = analyzer_;
+  deps.options.seed = opts_.seed;
+  if (ctx.spec.agents.engine != "builtin" && engine_factory_) {
+    auto engine = engine_factory_(ctx.spec, &ctx.loaded.pool);
+    if (engine.ok()) {
+      deps.engine = std::move(*engine);
+    } else {
+      Emit(ctx, "Warning", "EngineUnavailable",
+           "using the built-in engine: " + engine.status().message());
+    }
+  }
+  auto session = TuningSession::Create(ctx.spec, &ctx.loaded.pool, std::move(deps));
+  if (!session.ok()) {
+    if (session.status().code() == StatusCode::kInvalidArgument) {
+      PARATUNE_RETURN_IF_ERROR(MarkInvalid(ctx.campaign, session.status()));
+      return kube::ReconcileResult{};
+    }
+    return session.status();
+  }
+  ctx.session = std::move(*session);
+  for (const auto& tr : informers_.trials->ByOwner(kube::UidOf(ctx.campaign))) {
+    ctx.trial_runs[kube::NameOf(*tr)] = *tr;
+  }
+  PARATUNE_RETURN_IF_ERROR(Ingest(ctx));
+  PARATUNE_RETURN_IF_ERROR(ProposeAndPersist(ctx));
+  PARATUNE_RETURN_IF_ERROR(LaunchOpenTrials(ctx));
+  PARATUNE_RETURN_IF_ERROR(WriteStatus(ctx));
+  kube::ReconcileResult r;
+  if (CampaignPhase(*ctx.session).find("Running") == 0) r.requeue_after = opts_.resync;
+  return r;
+}
+
+Status TuningCampaignReconciler::MarkInvalid(const Json& campaign, const Status& why) {
+  Json updated = campaign;
+  Json& status = updated["status"];
+  if (!status.is_object()) status = Json::object();
+  const int64_t generation = campaign["metadata"].value("generation", int64_t{0});
+  const std::string now = kube::FormatRfc3339(time_->SystemNow());
+  bool changed = SetCondition(&status["conditions"], kSpecValid, false, "InvalidSpec",
+                              why.message(), generation, now);
+  changed |= SetCondition(&status["conditions"], kProgressing, false, "InvalidSpec",
+                          "nothing runs until the spec is fixed", generation, now);
+  status["phase"] = "Failed";
+  status["observedGeneration"] = generation;
+  status["message"] = why.message();
+  if (status == campaign.value("status", Json::object())) return Status::Ok();
+  if (changed && recorder_ != nullptr) {
+    recorder_->Event(campaign, "Warning", reasons::kInvalidSpec, Short(why.message(), 1000));
+  }
+  spdlog::warn("campaign {}/{}: invalid spec: {}", kube::NamespaceOf(campaign),
+               kube::NameOf(campaign), why.message());
+  return client_->UpdateStatus(res::kTuningCampaigns, updated).status();
+}
+
+Status TuningCampaignReconciler::Ingest(Context& ctx) {
+  std::vector<std::string> open;
+  for (const auto& t : ctx.session->pool().trials()) {
+    if (IsOpen(t)) open.push_back(t.name);
+  }
+  for (const auto& name : open) {
+    auto it = ctx.trial_runs.find(name);
+    if (it == ctx.trial_runs.end()) continue;
+    const std::string phase = it->second.value("status", Json::object()).value("phase", "");
+    if (!IsTerminalTrialPhase(phase)) continue;
+    TrialOutcome outcome = OutcomeFromTrialRun(it->second);
+    Status s = ctx.session->RecordOutcome(outcome);
+    if (!s.ok() && s.code() != StatusCode::kNotFound) return s;
+    ctx.pool_changed = true;
+    const TrialRecord* rec = ctx.session->pool().FindTrial(name);
+    if (outcome.succeeded) {
+      char buf[64];
+      std::snprintf(buf, sizeof(buf), "%.4g",
+                    rec != nullptr ? ctx.session->ObjectiveOf(*rec) : 0.0);
+      Emit(ctx, "Normal", reasons::kTrialSucceeded,
+           name + " succeeded: " + ObjectiveMetricName(ctx.spec.objective.metric) + " " + buf);
+    } else {
+      std::string why = rec != nullptr && rec->failure
+                            ? rec->failure->category + ": " + rec->failure->summary
+                            : phase;
+      Emit(ctx, "Warning", reasons::kTrialFailed, name + " failed: " + why);
+    }
+  }
+  return Status::Ok();
+}
+
+Status TuningCampaignReconciler::ProposeAndPersist(Context& ctx) {
+  int64_t running = 0;
+  for (const auto& t : ctx.session->pool().trials()) running += IsOpen(t) ? 1 : 0;
+  const int64_t free_slots = ctx.spec.budget.parallel_trials - running;
+  if (free_slots > 0 && !ctx.session->ShouldStop()) {
+    const size_t rejected_before = ctx.session->pool().rejected().size();
+    auto plans = ctx.session->ProposeNext(static_cast<int>(free_slots));
+    if (!plans.ok()) return plans.status();
+    const auto& rejected = ctx.session->pool().rejected();
+    for (size_t i = rejected_before; i < rejected.size(); ++i) {
+      Emit(ctx, "Normal", reasons::kRejectedByPreflight,
+           ConfigKey(rejected[i].config) + ": " + rejected[i].reason);
+    }
+    for (const auto& p : *plans) {
+      Emit(ctx, "Normal", reasons::kProposed,
+           p.name + " (iteration " + std::to_string(p.iteration) + ", " + p.change +
+               "): " + p.proposal.rationale);
+    }
+    ctx.pool_changed |= !plans->empty() || rejected.size() != rejected_before;
+  }
+  if (!ctx.pool_changed) return Status::Ok();
+  auto version = store_->Save(ctx.campaign, ctx.session->pool(), ctx.loaded.version);
+  if (!version.ok()) return version.status();
+  ctx.loaded.version = *version;
+  return Status::Ok();
+}
+
+Status TuningCampaignReconciler::LaunchOpenTrials(Context& ctx) {
+  for (const auto& t : ctx.session->pool().trials()) {
+    if (!IsOpen(t) || ctx.trial_runs.count(t.name) > 0) continue;
+    Json tr = TrialRunFor(ctx.campaign, t);
+    auto created = client_->Create(res::kTrialRuns, kube::NamespaceOf(ctx.campaign), tr);
+    if (created.ok()) {
+      ctx.trial_runs[t.name] = *created;
+      Emit(ctx, "Normal", reasons::kLaunched, t.name + " launched: " + ConfigKey(t.config));
+    } else if (created.status().code() != StatusCode::kAlreadyExists) {
+      return created.status();
+    }
+  }
+  return Status::Ok();
+}
+
+Status TuningCampaignReconciler::PublishBest(Context& ctx) {
+  if (ctx.spec.output_config_map.empty()) return Status::Ok();
+  SessionSummary summary = ctx.session->Summary();
+  if (!summary.best) return Status::Ok();
+  Json cm = BestConfigMap(ctx.campaign, ctx.spec, *ctx.session, summary);
+  const std::string ns = kube::NamespaceOf(ctx.campaign);
+  auto existing = client_->Get(res::kConfigMaps, ns, ctx.spec.output_config_map);
+  if (!existing.ok()) {
+    if (existing.status().code() != StatusCode::kNotFound) return existing.status();
+    auto created = client_->Create(res::kConfigMaps, ns, cm);
+    if (!created.ok() && created.status().code() != StatusCode::kAlreadyExists) {
+      return created.status();
+    }
+  } else {
+    if (existing->value("data", Json::object()) == cm["data"]) return Status::Ok();
+    cm["metadata"]["resourceVersion"] = kube::ResourceVersionOf(*existing);
+    auto updated = client_->Update(res::kConfigMaps, cm);
+    if (!updated.ok()) return updated.status();
+  }
+  Emit(ctx, "Normal", reasons::kPublished,
+       "best configuration " + ConfigKey(summary.best->config) + " written to ConfigMap " +
+           ctx.spec.output_config_map);
+  return Status::Ok();
+}
+
+Status TuningCampaignReconciler::WriteStatus(Context& ctx) {
+  const Json old_status = ctx.campaign.value("status", Json::object());
+  Json status = BuildCampaignStatus(ctx.campaign, *ctx.session, ctx.now);
+  const std::string old_phase = old_status.value("phase", "");
+  const std::string phase = status.value("phase", "");
+  const std::string old_best = old_status.value("best", Json::object()).value("trialName", "");
+  const std::string best = status["best"].value("trialName", "");
+  if (!best.empty() && best != old_best) {
+    Emit(ctx, "Normal", reasons::kNewBest,
+         best + " is the new best: " + ObjectiveMetricName(ctx.spec.objective.metric) + " " +
+             status["best"]["objective"].dump() + " (" +
+             status["best"]["improvementOverBaseline"].dump() + " over baseline)");
+  }
+  if (phase == "Succeeded" || phase == "Failed") {
+    PARATUNE_RETURN_IF_ERROR(PublishBest(ctx));
+    if (phase != old_phase) {
+      Emit(ctx, phase == "Succeeded" ? "Normal" : "Warning", reasons::kConverged,
+           status.value("message", ""));
+    }
+  } else if ((old_phase == "Succeeded" || old_phase == "Failed") && phase == "Running") {
+    Emit(ctx, "Normal", reasons::kResumed, "the spec changed: the campaign resumes");
+  }
+  if (status == old_status) return Status::Ok();
+  Json updated = ctx.campaign;
+  updated["status"] = status;
+  return client_->UpdateStatus(res::kTuningCampaigns, updated).status();
+}
+
+Json TrialRunFor(const Json& campaign, const TrialRecord& trial) {
+  Json spec = {{"campaignRef", {{"name", kube::NameOf(campaign)}}},
+               {"iteration", trial.iteration},
+               {"config", ConfigToJson(trial.config)},
+               {"proposal", trial.proposal.ToJson()},
+               {"prediction", trial.prediction.ToJson()},
+               {"retryOf", trial.retry_of}};
+  return {{"apiVersion", kApiVersion},
+          {"kind", "TrialRun"},
+          {"metadata",
+           {{"name", trial.name},
+            {"namespace", kube::NamespaceOf(campaign)},
+            {"labels", {{kCampaignLabel, kube::NameOf(campaign)}}},
+            {"ownerReferences", Json::array({kube::MakeControllerRef(campaign)})}}},
+          {"spec", spec}};
+}
+
+TrialOutcome OutcomeFromTrialRun(const Json& trial_run) {
+  TrialOutcome o;
+  o.name = kube::NameOf(trial_run);
+  const Json& status = trial_run.value("status", Json::object());
+  o.succeeded = status.value("phase", "") == "Succeeded";
+  if (o.succeeded && status.contains("metrics")) {
+    auto m = TrialMetrics::FromJson(status["metrics"]);
+    if (m.ok()) o.metrics = *m;
+  }
+  const Json& observed = status.value("observed", Json::object());
+  if (observed.is_object()) {
+    o.termination_message = observed.value("terminationMessage", "");
+    o.log = observed.value("logTail", "");
+    o.pod_reason = observed.value("podReason", "");
+    o.exit_code = observed.value("exitCode", 0);
+    const Json& events = observed.value("events", Json::array());
+    for (const auto& e : events) {
+      if (e.is_string()) o.events.push_back(e.get<std::string>());
+    }
+  }
+  if (!o.succeeded && o.log.empty()) {
+    o.log = status.value("failure", Json::object()).value("evidence", "");
+  }
+  return o;
+}
+
+}  // namespace paratune::controllers

@@ -1,0 +1,92 @@
+// TuningCampaignReconciler: the agent loop (agents/loop TuningSession) as a level-based
+// reconcile. Every call rebuilds the session from the spec and the persisted message pool,
+// then:
+//   1. ingests finished TrialRuns whose pool record is still open (RecordOutcome: metrics, or
+//      the failure evidence for the Diagnostician);
+//   2. while fewer than spec.budget.parallelTrials run and the coordinator does not stop,
+//      proposes the next trials (analyst, strategist, validator; pre-flight rejections cost no
+//      trial);
+//   3. saves the pool BEFORE creating TrialRuns, then creates every open trial that has no
+//      TrialRun yet. Names are deterministic ("<campaign>-t003"), so a crash at any point
+//      neither loses nor duplicates a trial: AlreadyExists means it was made already;
+//   4. writes status (phase, iteration, counts, baseline, best, last analysis, conditions with
+//      observedGeneration) and, once finished, publishes the best configuration to
+//      spec.output.configMapName.
+// An invalid spec sets SpecValid=False naming the field and creates nothing (not retried). A
+// finished campaign whose spec is edited (a larger budget) resumes. Every decision is an Event.
+// Thread-safe for different keys; the Controller serializes each key.
+#ifndef PARATUNE_CONTROLLERS_CAMPAIGN_RECONCILER_H_
+#define PARATUNE_CONTROLLERS_CAMPAIGN_RECONCILER_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "agents/loop/failure_analyzer.h"
+#include "agents/loop/strategy_engine.h"
+#include "agents/loop/tuning_session.h"
+#include "controllers/message_pool_store.h"
+#include "operator/controller.h"
+#include "operator/event_recorder.h"
+#include "operator/informer.h"
+#include "operator/kube_client.h"
+#include "operator/time_source.h"
+
+namespace paratune::controllers {
+
+// Makes the strategy engine for a campaign whose spec.agents.engine is not "builtin" (null
+// result: use the built-in engine). May read the API key Secret through the client.
+using EngineFactory = std::function<Result<std::unique_ptr<StrategyEngine>>(
+    const CampaignSpec& spec, MessagePool* pool)>;
+
+struct CampaignReconcilerOptions {
+  // Look again this often while trials run (events normally arrive first).
+  kube::Millis resync{60000};
+  uint64_t seed = 1;
+};
+
+struct CampaignInformers {
+  kube::Informer* campaigns = nullptr;
+  kube::Informer* trials = nullptr;
+};
+
+class TuningCampaignReconciler : public kube::Reconciler {
+ public:
+  // Borrows client, informers, store, recorder (may be null), analyzer and time.
+  TuningCampaignReconciler(kube::KubeClient* client, CampaignInformers informers,
+                           MessagePoolStore* store, kube::EventRecorder* recorder,
+                           std::shared_ptr<const FailureAnalyzer> analyzer,
+                           EngineFactory engine_factory, kube::TimeSource* time,
+                           CampaignReconcilerOptions opts);
+  Result<kube::ReconcileResult> Reconcile(const kube::ObjectKey& key) override;
+
+ private:
+  struct Context;
+  Status MarkInvalid(const kube::Json& campaign, const Status& why);
+  Status Ingest(Context& ctx);
+  Status ProposeAndPersist(Context& ctx);
+  Status LaunchOpenTrials(Context& ctx);
+  Status PublishBest(Context& ctx);
+  Status WriteStatus(Context& ctx);
+  void Emit(const Context& ctx, const std::string& type, const std::string& reason,
+            const std::string& message);
+
+  kube::KubeClient* client_;
+  CampaignInformers informers_;
+  MessagePoolStore* store_;
+  kube::EventRecorder* recorder_;
+  std::shared_ptr<const FailureAnalyzer> analyzer_;
+  EngineFactory engine_factory_;
+  kube::TimeSource* time_;
+  CampaignReconcilerOptions opts_;
+};
+
+// The TrialRun object for a trial of the pool (spec per contract section 5), owned by the
+// campaign.
+kube::Json TrialRunFor(const kube::Json& campaign, const TrialRecord& trial);
+// The outcome the session ingests, from a finished TrialRun's status.
+TrialOutcome OutcomeFromTrialRun(const kube::Json& trial_run);
+
+}  // namespace paratune::controllers
+
+#endif  // PARATUNE_CONTROLLERS_CAMPAIGN_RECONCILER_H_

@@ -1,0 +1,140 @@
+#include "controllers/campaign_status.h"
+
+#include <cmath>
+
+#include "controllers/conditions.h"
+#include "controllers/job_renderer.h"
+#include "operator/kube_client.h"
+
+namespace paratune::controllers {
+
+namespace {
+
+using nlohmann::json;
+
+double Round6(double v) { return std::round(v * 1e6) / 1e6; }
+
+int64_t OpenTrials(const TuningSession& s) {
+  int64_t n = 0;
+  for (const auto& t : s.pool().trials()) {
+    n += (t.phase == TrialPhase::kPending || t.phase == TrialPhase::kRunning) ? 1 : 0;
+  }
+  return n;
+}
+
+json Conditions(const json& old_conditions, const TuningSession& s, const std::string& phase,
+                const std::string& reason, const std::string& message, int64_t generation,
+                const std::string& now) {
+  json c = old_conditions.is_array() ? old_conditions : json::array();
+  const SessionSummary sum = s.Summary();
+  const bool done = phase != "Running";
+  SetCondition(&c, kSpecValid, true, "Valid", "the spec is valid", generation, now);
+  SetCondition(&c, kProgressing, !done, done ? reason : "TrialsRunning",
+               done ? message
+                    : std::to_string(OpenTrials(s)) + " trial(s) running, iteration " +
+                          std::to_string(s.pool().LastIteration()),
+               generation, now);
+  const bool converged = done && sum.best.has_value() && phase == "Succeeded";
+  SetCondition(&c, kConverged, converged, converged ? reason : "Searching",
+               converged ? message : "the search goes on", generation, now);
+  const int64_t max_failed = s.spec().budget.max_failed_trials;
+  const bool degraded = phase == "Failed" || sum.counts.failed * 2 >= max_failed;
+  SetCondition(&c, kDegraded, degraded, degraded ? "TrialFailures" : "AsExpected",
+               std::to_string(sum.counts.failed) + " trial(s) failed (limit " +
+                   std::to_string(max_failed) + ")",
+               generation, now);
+  return c;
+}
+
+}  // namespace
+
+std::string CampaignPhase(const TuningSession& session, std::string* message,
+                          std::string* stop_reason) {
+  std::string ignored_msg, ignored_reason;
+  if (message == nullptr) message = &ignored_msg;
+  if (stop_reason == nullptr) stop_reason = &ignored_reason;
+  const int64_t open = OpenTrials(session);
+  auto stop = session.ShouldStop();
+  if (open > 0) {
+    *message = std::to_string(open) + " trial(s) running";
+    return "Running";
+  }
+  const bool has_best = session.Summary().best.has_value();
+  if (!stop) {
+    if (session.pool().trials().empty()) {
+      *message = "waiting for the first proposal";
+      return "Running";
+    }
+    *stop_reason = "SpaceExhausted";
+    *message = "no further configuration is worth a trial";
+    return has_best ? "Succeeded" : "Failed";
+  }
+  *stop_reason = StopReasonName(stop->reason);
+  *message = stop->message;
+  if (stop->reason == StopReason::kMaxFailedTrials) return "Failed";
+  return has_best ? "Succeeded" : "Failed";
+}
+
+json BuildCampaignStatus(const json& campaign, const TuningSession& session,
+                         const std::string& now) {
+  const json old = campaign.value("status", json::object());
+  const int64_t generation = campaign["metadata"].value("generation", int64_t{0});
+  std::string message, reason;
+  const std::string phase = CampaignPhase(session, &message, &reason);
+  const SessionSummary sum = session.Summary();
+  json status = {{"phase", phase},
+                 {"observedGeneration", generation},
+                 {"iteration", session.pool().LastIteration()},
+                 {"message", message},
+                 {"stopReason", reason},
+                 {"trials",
+                  {{"total", sum.counts.total},
+                   {"running", OpenTrials(session)},
+                   {"succeeded", sum.counts.succeeded},
+                   {"failed", sum.counts.failed},
+                   {"rejected", sum.counts.rejected}}}};
+  status["baseline"] = {
+      {"trialName", sum.baseline ? sum.baseline->name : ""},
+      {"objective", sum.baseline ? Round6(session.ObjectiveOf(*sum.baseline)) : 0.0}};
+  json best = {{"trialName", ""},
+               {"objective", 0.0},
+               {"config", json::object()},
+               {"metrics", json::object()},
+               {"improvementOverBaseline", 0.0}};
+  if (sum.best) {
+    best["trialName"] = sum.best->name;
+    best["objective"] = Round6(session.ObjectiveOf(*sum.best));
+    best["config"] = ConfigToJson(sum.best->config);
+    if (sum.best->metrics) best["metrics"] = sum.best->metrics->ToJson();
+    best["improvementOverBaseline"] = Round6(sum.improvement_over_baseline);
+  }
+  status["best"] = best;
+  status["lastAnalysis"] = {{"bottleneck", sum.last_analysis.bottleneck},
+                            {"healthState", sum.last_analysis.health_state},
+                            {"summary", sum.last_analysis.summary}};
+  status["conditions"] = Conditions(old.value("conditions", json::array()), session, phase, reason,
+                                    message, generation, now);
+  return status;
+}
+
+json BestConfigMap(const json& campaign, const CampaignSpec& spec, const TuningSession& session,
+                   const SessionSummary& summary) {
+  json data = json::object();
+  for (const auto& [k, v] : summary.best->config) data[k] = v.ToString();
+  data["config.json"] = ConfigToJson(summary.best->config).dump(2);
+  if (summary.best->metrics) data["metrics.json"] = summary.best->metrics->ToJson().dump(2);
+  data["trial"] = summary.best->name;
+  data["objectiveMetric"] = ObjectiveMetricName(spec.objective.metric);
+  data["objective"] = std::to_string(Round6(session.ObjectiveOf(*summary.best)));
+  data["improvementOverBaseline"] = std::to_string(Round6(summary.improvement_over_baseline));
+  return {{"apiVersion", "v1"},
+          {"kind", "ConfigMap"},
+          {"metadata",
+           {{"name", spec.output_config_map},
+            {"namespace", kube::NamespaceOf(campaign)},
+            {"labels", {{kCampaignLabel, kube::NameOf(campaign)}}},
+            {"ownerReferences", json::array({kube::MakeControllerRef(campaign)})}}},
+          {"data", data}};
+}
+
+}  // namespace paratune::controllers

@@ -1,0 +1,33 @@
+// The TuningCampaign status (contract section 2) and the published best-configuration
+// ConfigMap, computed from the agent loop's state. Pure functions; thread-safe.
+#ifndef PARATUNE_CONTROLLERS_CAMPAIGN_STATUS_H_
+#define PARATUNE_CONTROLLERS_CAMPAIGN_STATUS_H_
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "agents/loop/tuning_session.h"
+
+namespace paratune::controllers {
+
+// "Running" while trials are open or more will be proposed; "Succeeded" once the coordinator
+// stops with a best trial; "Failed" when it stops without one or on too many failures.
+// `message` (optional) gets one sentence saying why.
+std::string CampaignPhase(const TuningSession& session, std::string* message = nullptr,
+                          std::string* stop_reason = nullptr);
+
+// The whole status object: phase, observedGeneration, iteration, trials, baseline, best,
+// lastAnalysis, stopReason, message and the four conditions. Condition transition times are
+// kept from the campaign's current status when unchanged.
+nlohmann::json BuildCampaignStatus(const nlohmann::json& campaign, const TuningSession& session,
+                                   const std::string& now_rfc3339);
+
+// The spec.output.configMapName ConfigMap: one key per parameter ("tp": "2"), plus
+// config.json, metrics.json, trial, objective and improvementOverBaseline. Owned by the
+// campaign, labelled with it.
+nlohmann::json BestConfigMap(const nlohmann::json& campaign, const CampaignSpec& spec,
+                             const TuningSession& session, const SessionSummary& summary);
+
+}  // namespace paratune::controllers
+
+#endif  // PARATUNE_CONTROLLERS_CAMPAIGN_STATUS_H_

@@ -1,0 +1,50 @@
+// metav1.Condition helpers for the status of TuningCampaign and TrialRun, and the condition
+// types and Event reasons the controllers use. Pure functions on wire JSON; thread-safe.
+#ifndef PARATUNE_CONTROLLERS_CONDITIONS_H_
+#define PARATUNE_CONTROLLERS_CONDITIONS_H_
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace paratune::controllers {
+
+// Condition types of a TuningCampaign.
+inline constexpr const char* kSpecValid = "SpecValid";
+inline constexpr const char* kProgressing = "Progressing";
+inline constexpr const char* kConverged = "Converged";
+inline constexpr const char* kDegraded = "Degraded";
+// Condition types of a TrialRun.
+inline constexpr const char* kJobCreated = "JobCreated";
+inline constexpr const char* kCompleted = "Completed";
+
+// Event reasons: one Event on the campaign for every decision (kubectl describe shows them).
+namespace reasons {
+inline constexpr const char* kInvalidSpec = "InvalidSpec";
+inline constexpr const char* kProposed = "Proposed";
+inline constexpr const char* kRejectedByPreflight = "RejectedByPreflight";
+inline constexpr const char* kLaunched = "Launched";
+inline constexpr const char* kTrialSucceeded = "TrialSucceeded";
+inline constexpr const char* kTrialFailed = "TrialFailed";
+inline constexpr const char* kNewBest = "NewBest";
+inline constexpr const char* kConverged = "Converged";
+inline constexpr const char* kResumed = "Resumed";
+inline constexpr const char* kPublished = "Published";
+inline constexpr const char* kJobCreated = "JobCreated";
+}  // namespace reasons
+
+// Sets condition `type` in `conditions` (a JSON array, created when null). lastTransitionTime
+// changes only when the status changes; reason, message and observedGeneration always follow.
+// Returns true when anything changed.
+bool SetCondition(nlohmann::json* conditions, const std::string& type, bool status,
+                  const std::string& reason, const std::string& message,
+                  int64_t observed_generation, const std::string& now_rfc3339);
+
+// The condition of that type, or nullptr.
+const nlohmann::json* FindCondition(const nlohmann::json& conditions, const std::string& type);
+// True when the condition exists with status "True".
+bool IsConditionTrue(const nlohmann::json& conditions, const std::string& type);
+
+}  // namespace paratune::controllers
+
+#endif  // PARATUNE_CONTROLLERS_CONDITIONS_H_

@@ -1,0 +1,106 @@
+#include "controllers/setup.h"
+
+#include <spdlog/spdlog.h>
+
+namespace paratune::controllers {
+
+namespace {
+
+using kube::Json;
+namespace res = kube::resources;
+
+// Skips keys outside the watched namespaces (when several are watched through one
+// all-namespace informer).
+class NamespaceFilter : public kube::Reconciler {
+ public:
+  NamespaceFilter(std::unique_ptr<kube::Reconciler> inner, std::set<std::string> namespaces)
+      : inner_(std::move(inner)), namespaces_(std::move(namespaces)) {}
+  Result<kube::ReconcileResult> Reconcile(const kube::ObjectKey& key) override {
+    if (!namespaces_.empty() && namespaces_.count(key.ns) == 0) return kube::ReconcileResult{};
+    return inner_->Reconcile(key);
+  }
+
+ private:
+  std::unique_ptr<kube::Reconciler> inner_;
+  std::set<std::string> namespaces_;
+};
+
+bool DetectJobSet(kube::KubeClient* client) {
+  kube::ListOptions opts;
+  opts.limit = 1;
+  auto list = client->List(kJobSets, "", opts);
+  return list.ok();
+}
+
+EngineFactory DefaultEngineFactory(uint64_t seed) {
+  return [seed](const CampaignSpec& spec, MessagePool* pool) {
+    EngineOptions o;
+    o.spec = &spec;
+    o.seed = seed;
+    o.pool = pool;
+    return CreateStrategyEngine(spec.agents.engine, o);
+  };
+}
+
+}  // namespace
+
+Result<std::unique_ptr<ControllerSet>> SetupControllers(kube::Manager* mgr,
+                                                        const ControllerSetupOptions& opts) {
+  auto set = std::make_unique<ControllerSet>();
+  kube::KubeClient* client = mgr->client();
+  auto analyzer = MakeKnowledgeFailureAnalyzer();
+  if (analyzer.ok()) {
+    set->analyzer = std::shared_ptr<const FailureAnalyzer>(std::move(*analyzer));
+  } else {
+    spdlog::warn("knowledge base unavailable ({}): using the fallback diagnostician",
+                 analyzer.status().message());
+    set->analyzer = std::shared_ptr<const FailureAnalyzer>(MakeFallbackFailureAnalyzer());
+  }
+  set->store = std::make_unique<ConfigMapPoolStore>(client);
+  set->jobset_available = opts.detect_jobset && DetectJobSet(client);
+  spdlog::info("JobSet API {}", set->jobset_available ? "found: multi-node trials use JobSets"
+                                                      : "not installed: Indexed Jobs");
+  const std::string& ns = opts.watch_namespace;
+  kube::Informer* campaigns = mgr->GetInformer(res::kTuningCampaigns, ns);
+  kube::Informer* trials = mgr->GetInformer(res::kTrialRuns, ns);
+  kube::Informer* jobs = mgr->GetInformer(res::kJobs, ns);
+  kube::Informer* pods = mgr->GetInformer(res::kPods, ns);
+
+  CampaignReconcilerOptions copts;
+  copts.seed = opts.seed;
+  EngineFactory factory =
+      opts.engine_factory ? opts.engine_factory : DefaultEngineFactory(opts.seed);
+  set->campaign_reconciler = std::make_unique<NamespaceFilter>(
+      std::make_unique<TuningCampaignReconciler>(client, CampaignInformers{campaigns, trials},
+                                                 set->store.get(), mgr->recorder(), set->analyzer,
+                                                 factory, mgr->time(), copts),
+      opts.namespaces);
+  TrialReconcilerOptions topts;
+  topts.jobset_available = set->jobset_available;
+  topts.default_image = opts.trial_image;
+  set->trial_reconciler = std::make_unique<NamespaceFilter>(
+      std::make_unique<TrialRunReconciler>(client, TrialInformers{trials, campaigns, jobs, pods},
+                                           mgr->recorder(), set->analyzer.get(), mgr->time(),
+                                           topts),
+      opts.namespaces);
+
+  kube::Controller* cc = mgr->NewController({"tuningcampaign", opts.max_concurrent_reconciles, {}},
+                                            set->campaign_reconciler.get());
+  cc->For(campaigns);
+  cc->Owns(trials, "TuningCampaign");
+  kube::Controller* tc = mgr->NewController({"trialrun", opts.max_concurrent_reconciles, {}},
+                                            set->trial_reconciler.get());
+  tc->For(trials);
+  tc->Owns(jobs, "TrialRun");
+  tc->Watches(pods, [](const Json& pod) {
+    std::vector<kube::ObjectKey> out;
+    const Json& labels = pod.value("metadata", Json::object()).value("labels", Json::object());
+    if (labels.is_object() && labels.contains(kTrialLabel) && labels[kTrialLabel].is_string()) {
+      out.push_back({kube::NamespaceOf(pod), labels[kTrialLabel].get<std::string>()});
+    }
+    return out;
+  });
+  return set;
+}
+
+}  // namespace paratune::controllers

@@ -1,0 +1,151 @@
+#include "controllers/trial_evidence.h"
+
+#include <algorithm>
+
+namespace paratune::controllers {
+
+namespace {
+
+using nlohmann::json;
+
+const json& Get(const json& obj, const char* key) {
+  static const json kNull;
+  return obj.is_object() && obj.contains(key) ? obj[key] : kNull;
+}
+
+std::string Str(const json& obj, const char* key) {
+  const json& v = Get(obj, key);
+  return v.is_string() ? v.get<std::string>() : std::string();
+}
+
+bool IsLead(const json& pod) {
+  const json& ann = Get(Get(pod, "metadata"), "annotations");
+  std::string index = Str(ann, "batch.kubernetes.io/job-completion-index");
+  return index.empty() || index == "0";
+}
+
+// Fills evidence from the pod's first terminated (or waiting) container. Returns true when the
+// pod shows a failure.
+bool ReadContainer(const json& pod, PodEvidence* out) {
+  const json& status = Get(pod, "status");
+  const json& statuses = Get(status, "containerStatuses");
+  bool failed = Str(status, "phase") == "Failed";
+  std::string pod_reason = Str(status, "reason");  // Evicted, DeadlineExceeded...
+  if (statuses.is_array()) {
+    for (const auto& cs : statuses) {
+      const json& state = Get(cs, "state");
+      const json& term = Get(state, "terminated");
+      const json& waiting = Get(state, "waiting");
+      if (term.is_object()) {
+        int code = Get(term, "exitCode").is_number() ? Get(term, "exitCode").get<int>() : 0;
+        out->termination_message = Str(term, "message");
+        out->exit_code = code;
+        if (code != 0 || Str(term, "reason") == "OOMKilled") {
+          pod_reason = Str(term, "reason");
+          failed = true;
+        }
+        break;
+      }
+      if (waiting.is_object()) {
+        std::string reason = Str(waiting, "reason");
+        if (reason == "ImagePullBackOff" || reason == "ErrImagePull" ||
+            reason == "CreateContainerConfigError" || reason == "InvalidImageName") {
+          pod_reason = reason;
+          failed = true;
+        }
+      }
+    }
+  }
+  if (failed) out->pod_reason = pod_reason.empty() ? "Error" : pod_reason;
+  return failed;
+}
+
+}  // namespace
+
+WorkloadState ReadWorkloadState(const json& workload) {
+  WorkloadState s;
+  const json& conditions = Get(Get(workload, "status"), "conditions");
+  if (!conditions.is_array()) return s;
+  for (const auto& c : conditions) {
+    if (Str(c, "status") != "True") continue;
+    std::string type = Str(c, "type");
+    if (type == "Complete" || type == "Completed") {
+      s.phase = WorkloadState::Phase::kSucceeded;
+    } else if (type == "Failed") {
+      s.phase = WorkloadState::Phase::kFailed;
+    } else {
+      continue;
+    }
+    s.reason = Str(c, "reason");
+    s.message = Str(c, "message");
+    if (s.phase == WorkloadState::Phase::kFailed) break;
+  }
+  return s;
+}
+
+PodEvidence ReadPods(const std::vector<json>& pods) {
+  PodEvidence out;
+  const json* lead = nullptr;
+  for (const auto& pod : pods) {
+    std::string node = Str(Get(pod, "spec"), "nodeName");
+    if (!node.empty() &&
+        std::find(out.node_names.begin(), out.node_names.end(), node) == out.node_names.end()) {
+      out.node_names.push_back(node);
+    }
+    out.any_running |= Str(Get(pod, "status"), "phase") == "Running";
+    kube::SystemTime t;
+    if (kube::ParseRfc3339(Str(Get(pod, "status"), "startTime"), &t)) {
+      if (!out.start_time || t < *out.start_time) out.start_time = t;
+    }
+    if (lead == nullptr || (IsLead(pod) && !IsLead(*lead))) lead = &pod;
+  }
+  std::sort(out.node_names.begin(), out.node_names.end());
+  // A failed pod's evidence wins over the lead's.
+  for (const auto& pod : pods) {
+    PodEvidence probe;
+    if (ReadContainer(pod, &probe)) {
+      probe.node_names = out.node_names;
+      probe.any_running = out.any_running;
+      probe.start_time = out.start_time;
+      probe.failed_pod = Str(Get(pod, "metadata"), "name");
+      lead = &pod;
+      out = probe;
+      break;
+    }
+  }
+  if (lead != nullptr) {
+    if (out.failed_pod.empty()) {
+      ReadContainer(*lead, &out);
+      out.failed_pod = Str(Get(*lead, "metadata"), "name");
+    }
+    const json& containers = Get(Get(*lead, "spec"), "containers");
+    if (containers.is_array() && !containers.empty()) out.container = Str(containers[0], "name");
+  }
+  return out;
+}
+
+kube::Millis UnschedulableFor(const std::vector<json>& pods, kube::SystemTime now,
+                              std::string* message) {
+  kube::Millis longest{0};
+  for (const auto& pod : pods) {
+    if (Str(Get(pod, "status"), "phase") != "Pending") continue;
+    const json& conditions = Get(Get(pod, "status"), "conditions");
+    if (!conditions.is_array()) continue;
+    for (const auto& c : conditions) {
+      if (Str(c, "type") != "PodScheduled" || Str(c, "status") != "False" ||
+          Str(c, "reason") != "Unschedulable") {
+        continue;
+      }
+      kube::SystemTime since;
+      if (!kube::ParseRfc3339(Str(c, "lastTransitionTime"), &since)) continue;
+      auto d = std::chrono::duration_cast<kube::Millis>(now - since);
+      if (d >= longest) {
+        longest = d;
+        *message = Str(c, "message");
+      }
+    }
+  }
+  return longest;
+}
+
+}  // namespace paratune::controllers

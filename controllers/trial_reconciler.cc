@@ -1,0 +1,284 @@
+#include "controllers/trial_reconciler.h"
+
+#include <spdlog/spdlog.h>
+
+#include "agents/core/campaign.h"
+#include "agents/model/workload.h"
+#include "controllers/collectors/metric_collector.h"
+#include "controllers/conditions.h"
+#include "controllers/job_renderer.h"
+#include "controllers/trial_evidence.h"
+
+namespace paratune::controllers {
+
+namespace {
+
+using kube::Json;
+namespace res = kube::resources;
+
+constexpr size_t kMaxObservedText = 8 * 1024;
+
+std::string Tail(const std::string& s, size_t n) {
+  return s.size() <= n ? s : s.substr(s.size() - n);
+}
+
+CollectorContext ContextFor(const CampaignSpec& spec) {
+  CollectorContext ctx;
+  ctx.seq_length = spec.training.seq_length;
+  ctx.global_batch_size = spec.training.global_batch_size;
+  ctx.devices = spec.hardware.TotalDevices();
+  auto w = ResolveWorkload(spec);
+  if (w.ok() && w->accel != nullptr) {
+    ctx.peak_tflops_per_device = w->accel->PeakTflops(spec.training.precision);
+    ctx.devices = w->devices;
+  }
+  return ctx;
+}
+
+}  // namespace
+
+bool IsTerminalTrialPhase(const std::string& phase) {
+  return phase == "Succeeded" || phase == "Failed" || phase == "Rejected";
+}
+
+// Everything one reconcile of one trial knows.
+struct TrialRunReconciler::Context {
+  Json trial;  // the cached TrialRun (a copy we edit the status of)
+  Json original_status;
+  CampaignSpec campaign;
+  Config config;
+  std::vector<Json> pods;
+  std::string now;
+};
+
+TrialRunReconciler::TrialRunReconciler(kube::KubeClient* client, TrialInformers informers,
+                                       kube::EventRecorder* recorder,
+                                       const FailureAnalyzer* analyzer, kube::TimeSource* time,
+                                       TrialReconcilerOptions opts)
+    : client_(client),
+      informers_(informers),
+      recorder_(recorder),
+      analyzer_(analyzer),
+      time_(time),
+      opts_(std::move(opts)) {}
+
+Result<kube::ReconcileResult> TrialRunReconciler::Reconcile(const kube::ObjectKey& key) {
+  kube::ObjectPtr cached = informers_.trials->Get(key);
+  if (!cached) return kube::ReconcileResult{};  // deleted: owner references clean up
+  Context ctx;
+  ctx.trial = *cached;
+  ctx.original_status = ctx.trial.value("status", Json::object());
+  if (!ctx.trial["status"].is_object()) ctx.trial["status"] = Json::object();
+  if (IsTerminalTrialPhase(ctx.trial["status"].value("phase", ""))) return kube::ReconcileResult{};
+  ctx.now = kube::FormatRfc3339(time_->SystemNow());
+  const Json& spec = ctx.trial.value("spec", Json::object());
+  std::string campaign_name = spec.value("campaignRef", Json::object()).value("name", "");
+  kube::ObjectPtr campaign = informers_.campaigns->Get({key.ns, campaign_name});
+  if (!campaign) {
+    // Not in the cache yet (or being deleted, then garbage collection takes the trial too).
+    return kube::ReconcileResult{false, kube::Millis(5000)};
+  }
+  auto parsed = CampaignFromJson(*campaign);
+  if (!parsed.ok()) return Fail(ctx, "InvalidCampaign", parsed.status().message());
+  ctx.campaign = std::move(*parsed);
+  ctx.campaign.name = campaign_name;
+  auto config = ConfigFromJson(spec.value("config", Json::object()), "spec.config");
+  if (!config.ok()) return Fail(ctx, "InvalidConfig", config.status().message());
+  ctx.config = std::move(*config);
+  for (const auto& pod : informers_.pods->List(key.ns)) {
+    const Json& labels = pod->value("metadata", Json::object()).value("labels", Json::object());
+    if (labels.is_object() && labels.value(kTrialLabel, "") == key.name) ctx.pods.push_back(*pod);
+  }
+  auto workload = GetWorkload(ctx);
+  if (!workload.ok()) {
+    if (workload.status().code() != StatusCode::kNotFound) return workload.status();
+    return Launch(ctx);
+  }
+  return Observe(ctx, *workload);
+}
+
+Result<Json> TrialRunReconciler::GetWorkload(const Context& ctx) {
+  const std::string ns = kube::NamespaceOf(ctx.trial);
+  const std::string name = kube::NameOf(ctx.trial);
+  if (opts_.jobset_available && ctx.campaign.hardware.nodes > 1) {
+    return client_->Get(kJobSets, ns, name);
+  }
+  kube::ObjectPtr job = informers_.jobs->Get({ns, name});
+  if (job) return *job;
+  // The cache may lag our own create; ask the server before creating a second time.
+  if (ctx.trial["status"].value("jobName", "").empty()) return Status::NotFound("job " + name);
+  return client_->Get(res::kJobs, ns, name);
+}
+
+Result<kube::ReconcileResult> TrialRunReconciler::Launch(Context& ctx) {
+  TrialJobInput in;
+  in.campaign = &ctx.campaign;
+  in.namespace_ = kube::NamespaceOf(ctx.trial);
+  in.trial_name = kube::NameOf(ctx.trial);
+  in.trial_uid = kube::UidOf(ctx.trial);
+  in.iteration = ctx.trial["spec"].value("iteration", int64_t{0});
+  in.config = ctx.config;
+  in.jobset_available = opts_.jobset_available;
+  in.default_image = opts_.default_image;
+  auto rendered = RenderTrial(in);
+  if (!rendered.ok()) return Fail(ctx, "InvalidTemplate", rendered.status().message());
+  if (rendered->service) {
+    auto svc = client_->Create(res::kServices, in.namespace_, *rendered->service);
+    if (!svc.ok() && svc.status().code() != StatusCode::kAlreadyExists) return svc.status();
+  }
+  const auto& gvr = rendered->kind == "JobSet" ? kJobSets : res::kJobs;
+  auto created = client_->Create(gvr, in.namespace_, rendered->workload);
+  if (!created.ok() && created.status().code() != StatusCode::kAlreadyExists) {
+    if (created.status().code() == StatusCode::kInvalidArgument) {
+      return Fail(ctx, "InvalidTemplate", created.status().message());
+    }
+    return created.status();
+  }
+  if (created.ok()) {
+    spdlog::info("trial {}/{}: created {} (iteration {})", in.namespace_, in.trial_name,
+                 rendered->kind, in.iteration);
+    if (recorder_ != nullptr) {
+      recorder_->Event(ctx.trial, "Normal", reasons::kJobCreated,
+                       "Created " + rendered->kind + " " + in.trial_name);
+    }
+  }
+  Json& status = ctx.trial["status"];
+  status["phase"] = "Pending";
+  status["jobName"] = in.trial_name;
+  SetCondition(&status["conditions"], kJobCreated, true, "Created",
+               rendered->kind + " " + in.trial_name + " created", 0, ctx.now);
+  PARATUNE_RETURN_IF_ERROR(WriteStatus(ctx));
+  return kube::ReconcileResult{};
+}
+
+Result<kube::ReconcileResult> TrialRunReconciler::Observe(Context& ctx, const Json& workload) {
+  WorkloadState state = ReadWorkloadState(workload);
+  PodEvidence pods = ReadPods(ctx.pods);
+  Json& status = ctx.trial["status"];
+  status["jobName"] = kube::NameOf(workload);
+  status["nodeNames"] = pods.node_names;
+  if (pods.start_time && !status.contains("startTime")) {
+    status["startTime"] = kube::FormatRfc3339(*pods.start_time);
+  }
+  if (state.phase == WorkloadState::Phase::kSucceeded) return Succeed(ctx);
+  if (state.phase == WorkloadState::Phase::kFailed) {
+    return Fail(ctx, state.reason.empty() ? "JobFailed" : state.reason, state.message);
+  }
+  std::string why;
+  kube::Millis stuck = UnschedulableFor(ctx.pods, time_->SystemNow(), &why);
+  if (stuck >= opts_.unschedulable_after) {
+    (void)client_->Delete(res::kJobs, kube::NamespaceOf(ctx.trial), kube::NameOf(workload),
+                          kube::DeleteOptions{"Background", {}, "", ""});
+    return Fail(ctx, "Unschedulable", why);
+  }
+  status["phase"] = pods.any_running ? "Running" : "Pending";
+  PARATUNE_RETURN_IF_ERROR(WriteStatus(ctx));
+  kube::ReconcileResult r;
+  if (stuck.count() > 0) r.requeue_after = opts_.unschedulable_after - stuck + kube::Millis(1000);
+  if (opts_.jobset_available && ctx.campaign.hardware.nodes > 1)
+    r.requeue_after = kube::Millis(10000);
+  return r;
+}
+
+Result<kube::ReconcileResult> TrialRunReconciler::Succeed(Context& ctx) {
+  PodEvidence pods = ReadPods(ctx.pods);
+  std::string log;
+  auto parsed = ParseTerminationMessage(pods.termination_message);
+  if (!parsed.ok()) {
+    if (ctx.pods.empty()) return kube::ReconcileResult{false, kube::Millis(2000)};
+    log = LogTail(ctx.pods.front(), pods.container);
+  }
+  auto metrics = CollectTrialMetrics(ctx.campaign.metrics_collector, pods.termination_message, log,
+                                     ContextFor(ctx.campaign));
+  if (!metrics.ok()) {
+    return Fail(ctx, "NoMetrics",
+                "the trial succeeded but reported no metrics: " + metrics.status().message());
+  }
+  Json& status = ctx.trial["status"];
+  status["phase"] = "Succeeded";
+  status["metrics"] = metrics->ToJson();
+  status["objective"] = metrics->Objective(ctx.campaign.objective.metric);
+  status["completionTime"] = ctx.now;
+  SetCondition(&status["conditions"], kCompleted, true, "Succeeded", "the trial finished", 0,
+               ctx.now);
+  spdlog::info("trial {}/{}: succeeded, {} = {}", kube::NamespaceOf(ctx.trial),
+               kube::NameOf(ctx.trial), ObjectiveMetricName(ctx.campaign.objective.metric),
+               status["objective"].get<double>());
+  PARATUNE_RETURN_IF_ERROR(WriteStatus(ctx));
+  return kube::ReconcileResult{};
+}
+
+Result<kube::ReconcileResult> TrialRunReconciler::Fail(Context& ctx, const std::string& reason,
+                                                       const std::string& message) {
+  PodEvidence pods = ReadPods(ctx.pods);
+  FailureEvidence evidence;
+  evidence.pod_reason = pods.pod_reason.empty() ? reason : pods.pod_reason;
+  evidence.exit_code = pods.exit_code;
+  std::string log;
+  for (const auto& pod : ctx.pods) {
+    if (kube::NameOf(pod) == pods.failed_pod) {
+      log = LogTail(pod, pods.container);
+      evidence.events = PodEvents(pod);
+    }
+  }
+  evidence.log = log.empty() ? pods.termination_message : log;
+  if (!message.empty()) evidence.events.push_back(reason + ": " + message);
+  auto workload = ResolveWorkload(ctx.campaign);
+  FailureDiagnosis d =
+      analyzer_->Diagnose(evidence, ctx.config, workload.ok() ? &*workload : nullptr);
+  if (reason == "DeadlineExceeded" && (d.category.empty() || d.category == "Unknown")) {
+    d.category = "Timeout";
+    d.summary = "the trial ran past spec.budget.trialTimeout (" + message + ")";
+  }
+  if (reason == "Unschedulable" && (d.category.empty() || d.category == "Unknown")) {
+    d.category = "Unschedulable";
+    d.summary = "no node could run the trial's pods: " + message;
+  }
+  if (d.category.empty()) d.category = "Unknown";
+  if (d.summary.empty()) d.summary = reason + (message.empty() ? "" : ": " + message);
+  Json& status = ctx.trial["status"];
+  status["phase"] = "Failed";
+  status["failure"] = d.ToJson();
+  status["failure"]["evidence"] = Tail(d.evidence, kMaxObservedText);
+  status["observed"] = {{"podReason", evidence.pod_reason},
+                        {"exitCode", evidence.exit_code},
+                        {"terminationMessage", Tail(pods.termination_message, kMaxObservedText)},
+                        {"logTail", Tail(log, kMaxObservedText)},
+                        {"events", evidence.events}};
+  status["completionTime"] = ctx.now;
+  SetCondition(&status["conditions"], kCompleted, true, "Failed", d.summary, 0, ctx.now);
+  spdlog::warn("trial {}/{}: failed ({}): {}", kube::NamespaceOf(ctx.trial),
+               kube::NameOf(ctx.trial), d.category, d.summary);
+  PARATUNE_RETURN_IF_ERROR(WriteStatus(ctx));
+  return kube::ReconcileResult{};
+}
+
+std::string TrialRunReconciler::LogTail(const Json& pod, const std::string& container) {
+  kube::PodLogOptions opts;
+  opts.container = container;
+  opts.tail_lines = opts_.log_tail_lines;
+  opts.limit_bytes = 256 * 1024;
+  auto log = client_->GetPodLog(kube::NamespaceOf(pod), kube::NameOf(pod), opts);
+  return log.ok() ? *log : std::string();
+}
+
+std::vector<std::string> TrialRunReconciler::PodEvents(const Json& pod) {
+  kube::ListOptions opts;
+  opts.field_selector = "involvedObject.name=" + kube::NameOf(pod);
+  auto list = client_->List(res::kEvents, kube::NamespaceOf(pod), opts);
+  std::vector<std::string> out;
+  if (!list.ok()) return out;
+  for (const auto& e : list->items) {
+    out.push_back(e.value("reason", "") + ": " + e.value("message", ""));
+    if (out.size() >= 20) break;
+  }
+  return out;
+}
+
+Status TrialRunReconciler::WriteStatus(Context& ctx) {
+  if (ctx.trial["status"] == ctx.original_status) return Status::Ok();
+  auto written = client_->UpdateStatus(kube::resources::kTrialRuns, ctx.trial);
+  return written.status();
+}
+
+}  // namespace paratune::controllers

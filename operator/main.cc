@@ -1,0 +1,180 @@
+// paratune-operator: runs the TuningCampaign and TrialRun controllers.
+//   --kubeconfig FILE               credentials (default: $KUBECONFIG, ~/.kube/config, in-cluster)
+//   --namespace NS[,NS...]          namespaces to watch (default: all)
+//   --leader-elect                  Lease leader election (for several replicas)
+//   --leader-election-namespace NS  where the Lease lives (default paratune-system)
+//   --metrics-bind-address ADDR     /metrics (served with the probes; default :8080)
+//   --health-probe-bind-address A   /healthz, /readyz, /metrics (default :8081)
+//   --log-format json|text          (default text)
+//   --max-concurrent-reconciles N   workers per controller (default 4)
+//   --trial-image IMAGE             image of the default trial-sim template
+// Exit status: 0 on clean shutdown, 2 on bad flags, 1 otherwise.
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "controllers/setup.h"
+#include "operator/manager.h"
+#include "operator/rest_client.h"
+#include "operator/rest_config.h"
+
+namespace {
+
+using paratune::Result;
+using paratune::Status;
+
+struct Flags {
+  std::string kubeconfig;
+  std::string namespaces;
+  bool leader_elect = false;
+  std::string leader_namespace = "paratune-system";
+  std::string metrics_address = ":8080";
+  std::string probe_address = ":8081";
+  std::string log_format = "text";
+  int max_concurrent_reconciles = 4;
+  std::string trial_image = paratune::controllers::kDefaultTrialImage;
+};
+
+Result<Flags> ParseFlags(int argc, char** argv) {
+  Flags f;
+  std::map<std::string, std::string*> strings = {
+      {"--kubeconfig", &f.kubeconfig},
+      {"--namespace", &f.namespaces},
+      {"--namespaces", &f.namespaces},
+      {"--leader-election-namespace", &f.leader_namespace},
+      {"--metrics-bind-address", &f.metrics_address},
+      {"--health-probe-bind-address", &f.probe_address},
+      {"--log-format", &f.log_format},
+      {"--trial-image", &f.trial_image}};
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i], value;
+    size_t eq = arg.find('=');
+    bool has_value = eq != std::string::npos;
+    if (has_value) {
+      value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+    }
+    if (arg == "--leader-elect") {
+      f.leader_elect = !has_value || value == "true";
+      continue;
+    }
+    if (!has_value) {
+      if (i + 1 >= argc) return Status::Invalid(arg + ": needs a value");
+      value = argv[++i];
+    }
+    if (arg == "--max-concurrent-reconciles") {
+      try {
+        f.max_concurrent_reconciles = std::stoi(value);
+      } catch (const std::exception&) {
+        return Status::Invalid("--max-concurrent-reconciles: not a number: " + value);
+      }
+      if (f.max_concurrent_reconciles < 1 || f.max_concurrent_reconciles > 256) {
+        return Status::Invalid("--max-concurrent-reconciles: must be in [1, 256]");
+      }
+      continue;
+    }
+    auto it = strings.find(arg);
+    if (it == strings.end()) return Status::Invalid("unknown flag " + arg);
+    *it->second = value;
+  }
+  if (f.log_format != "json" && f.log_format != "text") {
+    return Status::Invalid("--log-format: must be json or text, got \"" + f.log_format + "\"");
+  }
+  return f;
+}
+
+// ":8081" listens on every interface, as controller-runtime's flags do.
+std::string HostPort(const std::string& addr) {
+  if (addr.empty() || addr == "0") return "";
+  return addr[0] == ':' ? "0.0.0.0" + addr : addr;
+}
+
+void ConfigureLogging(const std::string& format) {
+  if (format == "json") {
+    spdlog::set_pattern(
+        R"({"time":"%Y-%m-%dT%H:%M:%S.%fZ","level":"%l","logger":"paratune-operator","msg":"%v"})",
+        spdlog::pattern_time_type::utc);
+  } else {
+    spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+  }
+}
+
+std::set<std::string> SplitNamespaces(const std::string& text) {
+  std::set<std::string> out;
+  std::stringstream ss(text);
+  std::string ns;
+  while (std::getline(ss, ns, ',')) {
+    if (!ns.empty()) out.insert(ns);
+  }
+  return out;
+}
+
+int Run(const Flags& flags) {
+  using namespace paratune;
+  ConfigureLogging(flags.log_format);
+  auto config =
+      flags.kubeconfig.empty() ? kube::DefaultConfig() : kube::LoadKubeconfig(flags.kubeconfig);
+  if (!config.ok()) {
+    spdlog::error("credentials: {}", config.status().message());
+    return 2;
+  }
+  config->user_agent = "paratune-operator/0.1";
+  kube::MetricsRegistry metrics;
+  kube::TimeSource* time = kube::RealTimeSource::Get();
+  auto client = kube::RestKubeClient::Create(*config, time, &metrics);
+  if (!client.ok()) {
+    spdlog::error("client: {}", client.status().message());
+    return 2;
+  }
+  kube::ManagerOptions mo;
+  mo.leader_election = flags.leader_elect;
+  mo.leader.lease_namespace = flags.leader_namespace;
+  mo.leader.lease_name = "paratune-operator-leader";
+  mo.probe_address =
+      HostPort(flags.probe_address.empty() ? flags.metrics_address : flags.probe_address);
+  std::set<std::string> namespaces = SplitNamespaces(flags.namespaces);
+  controllers::ControllerSetupOptions so;
+  if (namespaces.size() == 1) so.watch_namespace = *namespaces.begin();
+  if (namespaces.size() > 1) so.namespaces = namespaces;
+  so.max_concurrent_reconciles = flags.max_concurrent_reconciles;
+  so.trial_image = flags.trial_image;
+  mo.reflector.ns = so.watch_namespace;
+  auto mgr = kube::Manager::Create(mo, client->get(), time, &metrics);
+  if (!mgr.ok()) {
+    spdlog::error("manager: {}", mgr.status().message());
+    return 2;
+  }
+  auto set = controllers::SetupControllers(mgr->get(), so);
+  if (!set.ok()) {
+    spdlog::error("controllers: {}", set.status().message());
+    return 1;
+  }
+  spdlog::info("paratune-operator starting: namespaces={} leader-elect={} probes={} workers={}",
+               flags.namespaces.empty() ? "all" : flags.namespaces, flags.leader_elect,
+               mo.probe_address, flags.max_concurrent_reconciles);
+  std::stop_source& stop = kube::InstallSignalHandlers();
+  Status s = (*mgr)->Run(stop.get_token());
+  if (!s.ok()) {
+    spdlog::error("manager stopped: {}", s.message());
+    return 1;
+  }
+  spdlog::info("paratune-operator stopped");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  auto flags = ParseFlags(argc, argv);
+  if (!flags.ok()) {
+    std::cerr << "paratune-operator: " << flags.status().message() << "\n";
+    return 2;
+  }
+  return Run(*flags);
+}
