@@ -1,0 +1,52 @@
+// Framework-style log text for simulated trials: Megatron-LM, torchtitan and MaxText progress
+// lines in the exact formats the metric collectors parse (docs: brief formats.md), and the real
+// error texts (Python tracebacks ending in the error) that failed pods print. Pure text builders.
+#ifndef PARATUNE_AGENTS_SIM_FRAMEWORK_LOG_H_
+#define PARATUNE_AGENTS_SIM_FRAMEWORK_LOG_H_
+
+#include <cstdint>
+#include <string>
+
+#include "agents/core/config.h"
+#include "agents/model/parallel_plan.h"
+#include "agents/model/workload.h"
+
+namespace paratune::sim {
+
+// "2026-11-21 05:40:01" (UTC) for unix seconds.
+std::string FormatUtc(double unix_seconds);
+
+// Startup banner before training (arguments, model size, mesh).
+std::string StartupLog(const Workload& w, const ParallelPlan& p, double unix_seconds);
+
+struct IterationStats {
+  int64_t iteration = 0, total = 0;
+  double unix_seconds = 0;
+  double step_seconds = 0;
+  double model_tflops = 0;
+  double tokens_per_second = 0;
+  double loss = 0;
+  double grad_norm = 0;
+  double memory_gib = 0, capacity_gib = 0;
+  double mfu = 0;
+};
+// One progress line in the workload's framework format (megatron-lm, torchtitan, maxtext).
+std::string IterationLine(const Workload& w, const ParallelPlan& p, const IterationStats& s);
+
+// Megatron's "[Rank 0] (after N iterations) memory (MB)" line, or MaxText's compiled memory
+// stats line; "" for torchtitan (memory is on every step line).
+std::string MemoryLine(const Workload& w, int64_t after_iterations, double allocated_gib,
+                       double peak_gib, double reserved_gib, double argument_gib);
+
+// Failures. Each returns the tail a failed pod's log ends with (traceback + error).
+std::string ConfigErrorLog(const Workload& w, const std::string& framework_error);
+std::string CudaOomLog(const Workload& w, bool at_setup, double tried_gib, double capacity_gib,
+                       double free_gib, double reserved_unallocated_gib);
+std::string XlaOomLog(double used_gib, double capacity_gib, double arguments_gib);
+std::string NcclTimeoutLog(const Workload& w, double unix_seconds, int64_t seq, int rank);
+std::string EccErrorLog(const Workload& w, double unix_seconds, int rank);
+std::string TpuHaltLog();
+
+}  // namespace paratune::sim
+
+#endif  // PARATUNE_AGENTS_SIM_FRAMEWORK_LOG_H_

@@ -1,0 +1,109 @@
+#include "agents/sim/reality.h"
+
+#include <cmath>
+
+namespace paratune::sim {
+
+uint64_t Rng::Next() {
+  uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+double Rng::Uniform() { return static_cast<double>(Next() >> 11) * 0x1.0p-53; }
+
+double Rng::Uniform(double lo, double hi) { return lo + (hi - lo) * Uniform(); }
+
+double Rng::Normal() {
+  const double u1 = std::max(Uniform(), 1e-12);
+  const double u2 = Uniform();
+  return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+}
+
+uint64_t HashCombine(uint64_t a, uint64_t b) {
+  Rng r(a ^ (b + 0x9e3779b97f4a7c15ULL + (a << 6) + (a >> 2)));
+  return r.Next();
+}
+
+uint64_t HashString(const std::string& s) {
+  uint64_t h = 1469598103934665603ULL;  // FNV-1a
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+Reality RealityForSeed(uint64_t seed) {
+  Rng rng(HashCombine(seed, 0x5eed));
+  Reality r;
+  r.seed = seed;
+  ModelConstants& k = r.constants;
+  k = ModelConstants::Defaults();
+  k.gemm_max *= rng.Uniform(0.90, 1.04);
+  k.gemm_dim_half *= rng.Uniform(0.75, 1.35);
+  k.gemm_tokens_half *= rng.Uniform(0.75, 1.35);
+  k.attention_factor *= rng.Uniform(0.85, 1.10);
+  k.elementwise_bytes_fused *= rng.Uniform(0.8, 1.3);
+  k.tpu_compute_factor *= rng.Uniform(0.92, 1.04);
+  k.collective_efficiency *= rng.Uniform(0.72, 1.05);
+  k.all_to_all_efficiency *= rng.Uniform(0.65, 1.10);
+  k.collective_latency_s *= rng.Uniform(0.8, 2.0);
+  k.dp_overlap_exposed *= rng.Uniform(0.6, 2.5);
+  r.allocator_overhead_gib = rng.Uniform(1.0, 3.5);
+  r.activation_factor = rng.Uniform(1.0, 1.08);
+  r.shape_spread = rng.Uniform(0.02, 0.06);
+  return r;
+}
+
+namespace {
+
+// A deterministic efficiency quirk of one kernel shape (tp, mbs, cp / tensor, batch): some shapes
+// hit better or worse tiles than the model's smooth curve predicts.
+double ShapeQuirk(const Workload& w, const ParallelPlan& p, const Reality& r) {
+  uint64_t h = HashCombine(r.seed, 0x51a9e);
+  if (w.IsTpu()) {
+    h = HashCombine(h, static_cast<uint64_t>(p.ici_tensor * 1000 + p.per_device_batch_size));
+    h = HashCombine(h, static_cast<uint64_t>(p.remat));
+  } else {
+    h = HashCombine(h, static_cast<uint64_t>(p.tp * 1000 + p.mbs * 10 + p.cp));
+  }
+  Rng rng(h);
+  return 1.0 + r.shape_spread * (2.0 * rng.Uniform() - 1.0);
+}
+
+}  // namespace
+
+RealOutcome EvaluateReality(const Workload& w, const ParallelPlan& p, const Reality& r) {
+  RealOutcome out;
+  std::vector<Violation> violations = FindViolations(w, p);
+  if (!violations.empty()) {
+    out.invalid = true;
+    out.violation = violations.front();
+    return out;
+  }
+  Calibration cal;
+  cal.compute_efficiency = ShapeQuirk(w, p, r);
+  out.estimate = EstimatePlan(w, p, cal, r.constants);
+  const Estimate& e = out.estimate;
+  out.static_gib = e.memory.parameters_gib + e.memory.gradients_gib + e.memory.optimizer_gib;
+  out.activations_gib = e.memory.activations_gib * r.activation_factor;
+  const double overhead = w.IsTpu() ? 0.35 * r.allocator_overhead_gib : r.allocator_overhead_gib;
+  out.peak_gib = out.static_gib + out.activations_gib + e.memory.other_gib + overhead;
+  out.capacity_gib = w.accel->hbm_gib;
+  out.oom = out.peak_gib > out.capacity_gib;
+  out.oom_at_setup = out.static_gib + e.memory.other_gib > out.capacity_gib;
+  out.step_time_seconds = e.step_time_seconds;
+  if (out.oom) return out;
+  TrialMetrics& m = out.metrics;
+  m.step_time_seconds = e.step_time_seconds;
+  m.mfu = e.mfu;
+  m.tflops_per_device = e.model_tflops_per_device;
+  m.tokens_per_second_per_device = e.tokens_per_second_per_device;
+  m.peak_memory_gib = out.peak_gib;
+  m.avg_memory_gib = out.peak_gib - 0.45 * out.activations_gib;
+  return out;
+}
+
+}  // namespace paratune::sim

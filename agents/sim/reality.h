@@ -1,0 +1,62 @@
+// The simulated cluster's hidden "reality": what a real cluster would measure for a
+// configuration. It re-runs the performance model under constants perturbed by a seed (kernel
+// and collective efficiencies), adds effects the model does not know (per-shape kernel quirks,
+// allocator overhead and fragmentation), and decides whether the run fits. Agents never read
+// this; they learn it only through trial results. Pure functions: thread-safe.
+#ifndef PARATUNE_AGENTS_SIM_REALITY_H_
+#define PARATUNE_AGENTS_SIM_REALITY_H_
+
+#include <cstdint>
+#include <string>
+
+#include "agents/core/results.h"
+#include "agents/model/parallel_plan.h"
+#include "agents/model/perf_model.h"
+#include "agents/model/workload.h"
+
+namespace paratune::sim {
+
+// SplitMix64: a tiny deterministic generator (same seed, same sequence on every platform).
+class Rng {
+ public:
+  explicit Rng(uint64_t seed) : state_(seed) {}
+  uint64_t Next();
+  double Uniform();  // [0, 1)
+  double Uniform(double lo, double hi);
+  double Normal();  // standard normal (Box-Muller)
+
+ private:
+  uint64_t state_;
+};
+
+uint64_t HashCombine(uint64_t a, uint64_t b);
+uint64_t HashString(const std::string& s);
+
+struct Reality {
+  uint64_t seed = 0;
+  ModelConstants constants;           // the perturbed model constants
+  double allocator_overhead_gib = 0;  // caching-allocator reserve, NCCL buffers, CUDA context
+  double activation_factor = 1;       // fragmentation / kernel workspace on top of activations
+  double shape_spread = 0.04;         // amplitude of per-shape efficiency quirks
+};
+
+// The reality drawn from `seed` (independent of the workload).
+Reality RealityForSeed(uint64_t seed);
+
+// What a run of `p` would do on the real cluster, without noise or faults.
+struct RealOutcome {
+  bool invalid = false;  // the framework refuses the configuration (see `violation`)
+  Violation violation;
+  bool oom = false;
+  bool oom_at_setup = false;  // parameters + optimizer alone exceed memory
+  double peak_gib = 0, capacity_gib = 0, static_gib = 0, activations_gib = 0;
+  Estimate estimate;  // the model under the reality's constants
+  double step_time_seconds = 0;
+  TrialMetrics metrics;  // noise-free measurements (0s when the run fails)
+};
+
+RealOutcome EvaluateReality(const Workload& w, const ParallelPlan& p, const Reality& r);
+
+}  // namespace paratune::sim
+
+#endif  // PARATUNE_AGENTS_SIM_REALITY_H_

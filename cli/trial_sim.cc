@@ -1,0 +1,161 @@
+// paratune trial-sim: the simulated training run of contract section 8. Reads the trial's
+// configuration from PARATUNE_<KEY> variables (and --set), the workload from PARATUNE_WORKLOAD or
+// -f CAMPAIGN.yaml, prints the framework's log, writes the termination message on success and
+// exits 0, or prints the real error text and exits 1. Bad input exits 2.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include "agents/core/campaign.h"
+#include "agents/model/workload.h"
+#include "agents/sim/reality.h"
+#include "agents/sim/simulated_cluster.h"
+#include "cli/command.h"
+
+namespace paratune::cli {
+
+namespace {
+
+const char* Env(const char* name) {
+  const char* v = std::getenv(name);
+  return (v != nullptr && v[0] != '\0') ? v : nullptr;
+}
+
+Status ReadEnvConfig(Config* config) {
+  for (const auto& info : KnownParameters()) {
+    const std::string var = "PARATUNE_" + ParameterEnvName(info.name);
+    if (const char* v = Env(var.c_str())) {
+      auto value = ParseParamText(info, v, var);
+      if (!value.ok()) return value.status();
+      (*config)[info.name] = *value;
+    }
+  }
+  return Status::Ok();
+}
+
+Status ApplySets(const std::vector<std::string>& sets, Config* config) {
+  for (const auto& s : sets) {
+    const auto eq = s.find('=');
+    const ParamInfo* info = eq == std::string::npos ? nullptr : FindParameter(s.substr(0, eq));
+    if (info == nullptr) return Status::Invalid("--set " + s + ": expected a known key=value");
+    auto value = ParseParamText(*info, s.substr(eq + 1), "--set " + s);
+    if (!value.ok()) return value.status();
+    (*config)[info->name] = *value;
+  }
+  return Status::Ok();
+}
+
+Result<Workload> LoadWorkload(const Args& args, Config* baseline) {
+  if (auto file = args.Get("-f")) {
+    auto spec = LoadCampaignFile(*file);
+    if (!spec.ok()) return spec.status();
+    if (spec->baseline) *baseline = *spec->baseline;
+    return ResolveWorkload(*spec);
+  }
+  const char* text = Env("PARATUNE_WORKLOAD");
+  if (text == nullptr) {
+    return Status::Invalid("PARATUNE_WORKLOAD: not set (or pass -f CAMPAIGN.yaml)");
+  }
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return Status::Invalid("PARATUNE_WORKLOAD: not valid JSON");
+  return WorkloadFromJson(j);
+}
+
+Result<SimOptions> ReadOptions(const Args& args, int64_t* attempt) {
+  SimOptions opt;
+  const char* campaign = Env("PARATUNE_CAMPAIGN");
+  int64_t default_seed =
+      campaign ? static_cast<int64_t>(sim::HashString(campaign) & 0x7fffffffffffLL) : 1;
+  if (const char* s = Env("PARATUNE_SIM_SEED")) default_seed = std::atoll(s);
+  auto seed = args.GetInt("--seed", default_seed, 0, INT64_MAX);
+  if (!seed.ok()) return seed.status();
+  opt.seed = static_cast<uint64_t>(*seed);
+  const char* env_attempt = Env("PARATUNE_ATTEMPT");
+  auto a = args.GetInt("--attempt", env_attempt ? std::atoll(env_attempt) : 0, 0, 1 << 20);
+  if (!a.ok()) return a.status();
+  *attempt = *a;
+  if (auto rate = args.Get("--fault-rate")) {
+    opt.infra_fault_rate = std::atof(rate->c_str());
+  } else if (const char* r = Env("PARATUNE_SIM_FAULT_RATE")) {
+    opt.infra_fault_rate = std::atof(r);
+  }
+  if (opt.infra_fault_rate < 0 || opt.infra_fault_rate > 1) {
+    return Status::Invalid("--fault-rate: must be within [0, 1]");
+  }
+  opt.start_unix_seconds =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  return opt;
+}
+
+std::string TerminationLogPath(const Args& args) {
+  if (auto p = args.Get("--termination-log")) return *p;
+  if (const char* p = Env("PARATUNE_TERMINATION_LOG")) return p;
+  if (access("/dev/termination-log", W_OK) == 0) return "/dev/termination-log";
+  return "";
+}
+
+bool IsProgressLine(const std::string& line) {
+  return line.find("] iteration ") != std::string::npos || line.rfind("completed step:", 0) == 0 ||
+         line.find(" - step: ") != std::string::npos;
+}
+
+// Prints the log line by line; progress lines are paced like a real run (about 0.3 s each, at
+// most ~5 s in all) unless `fast`.
+void PrintLog(const std::string& log, bool fast) {
+  int progress = 0;
+  std::istringstream count(log);
+  for (std::string line; std::getline(count, line);) progress += IsProgressLine(line);
+  const double pause = progress > 0 ? std::min(0.3, 5.0 / progress) : 0;
+  std::istringstream in(log);
+  for (std::string line; std::getline(in, line);) {
+    std::cout << line << "\n" << std::flush;
+    if (!fast && IsProgressLine(line)) {
+      std::this_thread::sleep_for(std::chrono::duration<double>(pause));
+    }
+  }
+}
+
+int RunTrialSim(const Args& args) {
+  const std::string cmd = "trial-sim";
+  Config config;
+  auto workload = LoadWorkload(args, &config);
+  if (!workload.ok()) return ReportError(cmd, workload.status());
+  Status st = ReadEnvConfig(&config);
+  if (st.ok()) st = ApplySets(args.GetAll("--set"), &config);
+  if (!st.ok()) return ReportError(cmd, st);
+  int64_t attempt = 0;
+  auto opt = ReadOptions(args, &attempt);
+  if (!opt.ok()) return ReportError(cmd, opt.status());
+  const SimTrialResult r = RunSimulatedTrial(*workload, config, *opt, attempt);
+  PrintLog(r.log, args.Has("--fast"));
+  if (r.exit_code == 0) {
+    const std::string path = TerminationLogPath(args);
+    if (!path.empty()) {
+      std::ofstream out(path, std::ios::trunc);
+      out << r.termination_message;
+      if (!out) std::cerr << "trial-sim: could not write the termination log " << path << "\n";
+    }
+  }
+  if (args.JsonOutput()) {
+    std::cout << nlohmann::json{{"exitCode", r.exit_code},
+                                {"metrics", r.metrics.ToJson()},
+                                {"terminationMessage", r.termination_message}}
+                     .dump()
+              << "\n";
+  }
+  return r.exit_code == 0 ? kExitOk : kExitFailure;
+}
+
+}  // namespace
+
+PARATUNE_COMMAND("trial-sim",
+                 "simulated training run: reads PARATUNE_* and prints a framework log "
+                 "(--fast, --seed, --attempt, -f CAMPAIGN)",
+                 {"--fast"}, RunTrialSim);
+
+}  // namespace paratune::cli
