@@ -124,7 +124,7 @@ llm::PromptContext LlmEngine::MakePromptContext(const EngineContext& ctx) const 
 }
 
 void LlmEngine::Record(const EngineContext& ctx, const llm::RoleExchange& ex, bool fallback,
-                       const std::string& guardrail) {
+                       const std::string& note) {
   LlmExchange e;
   e.iteration = ctx.iteration;
   e.role = ex.role;
@@ -132,7 +132,7 @@ void LlmEngine::Record(const EngineContext& ctx, const llm::RoleExchange& ex, bo
   e.prompt = llm::Redact(e.prompt, secrets_);
   e.reply = llm::Redact(ex.reply, secrets_);  // a model may echo what it should not
   e.parse_result = ex.parse_result;
-  if (!guardrail.empty()) e.parse_result += "; guardrail: " + guardrail;
+  if (!note.empty()) e.parse_result += "; " + note;
   if (fallback) e.parse_result += "; built-in engine took the iteration";
   e.parse_result = llm::Redact(e.parse_result, secrets_);
   e.latency_seconds = static_cast<double>(ex.latency_ms) / 1000.0;
@@ -180,7 +180,41 @@ struct LlmEngine::Round {
   std::vector<std::string> rejected;  // "cfg: reason"
 };
 
+void LlmEngine::DiagnoseNewFailures(const EngineContext& ctx) {
+  if (pool_ == nullptr) return;
+  for (auto& t : pool_->trials()) {
+    if (t.phase != TrialPhase::kFailed || !t.failure || !diagnosed_.insert(t.name).second) continue;
+    const std::string& evidence =
+        t.failure->evidence.empty() ? t.failure->summary : t.failure->evidence;
+    if (evidence.empty()) continue;  // nothing for the model to read
+    llm::PromptContext p;
+    p.spec = ctx.spec;
+    p.secrets = secrets_;
+    p.failed_config = t.config;
+    p.failure_log = evidence;
+    auto out = agents_.Diagnose(p);
+    std::string note;
+    const FailureDiagnosis& builtin = *t.failure;
+    if (out.value &&
+        (builtin.category == "Unknown" || out.value->confidence > builtin.confidence)) {
+      FailureDiagnosis d = *out.value;
+      d.evidence = builtin.evidence;
+      d.retryable = builtin.retryable;  // the retry decision was taken when the trial ended
+      d.summary += " [LLM diagnostician; built-in said " + builtin.category + "]";
+      note = "adopted over the built-in diagnosis (" + builtin.category + ", confidence " +
+             std::to_string(builtin.confidence) + ")";
+      t.failure = std::move(d);
+    } else if (out.value) {
+      note = "kept the built-in diagnosis (" + builtin.category + ", confidence " +
+             std::to_string(builtin.confidence) + ")";
+    }
+    Record(ctx, out.exchange, false, note);
+    if (!out.exchange.error.empty()) return;  // the endpoint is failing: do not insist
+  }
+}
+
 Result<EngineProposal> LlmEngine::Propose(const EngineContext& ctx) {
+  DiagnoseNewFailures(ctx);
   llm::PromptContext pctx = MakePromptContext(ctx);
   auto analysis = agents_.Analyze(pctx);
   const StatusCode code = analysis.status.code();
@@ -251,10 +285,10 @@ Result<EngineProposal> LlmEngine::Propose(const EngineContext& ctx) {
   }
   const std::string guardrail = Join(round.rejected, "; ");
   if (round.accepted.empty()) {
-    Record(ctx, exchange, /*fallback=*/true, guardrail);
+    Record(ctx, exchange, /*fallback=*/true, "guardrail: " + guardrail);
     return Fallback(ctx, "every candidate rejected: " + guardrail);
   }
-  Record(ctx, exchange, false, guardrail);
+  Record(ctx, exchange, false, guardrail.empty() ? "" : "guardrail: " + guardrail);
 
   EngineProposal out;
   if (mode_ == LlmEngineMode::kHybrid) {  // the built-in engine ranks what the model proposed

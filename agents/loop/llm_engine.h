@@ -1,5 +1,6 @@
 // The LLM and hybrid strategy engines: an OpenAI-compatible model plays the Analyst and the
-// Strategist (the Proposer when several trials are wanted) behind hard guardrails.
+// Strategist (the Proposer when several trials are wanted) behind hard guardrails, and the
+// Diagnostician for failures the built-in one cannot explain.
 //
 //  - llm:    the model's candidates are used when they pass every guardrail.
 //  - hybrid: the model proposes, the built-in engine ranks them with the calibrated model and
@@ -21,6 +22,7 @@
 
 #include <chrono>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -86,7 +88,10 @@ class LlmEngine : public StrategyEngine {
   struct Round;
   llm::PromptContext MakePromptContext(const EngineContext& ctx) const;
   void Record(const EngineContext& ctx, const llm::RoleExchange& ex, bool fallback,
-              const std::string& guardrail);
+              const std::string& note);
+  // Asks the model about failed trials it has not seen yet; adopts its diagnosis when the
+  // built-in one is unsure (Unknown, or less confident) and the model names a known category.
+  void DiagnoseNewFailures(const EngineContext& ctx);
   // The reason `c` may not run ("" when it may). `seen` holds this round's accepted keys.
   std::string GuardrailVerdict(const EngineContext& ctx, Config& c,
                                const std::vector<std::string>& seen) const;
@@ -101,6 +106,7 @@ class LlmEngine : public StrategyEngine {
   double veto_margin_;
   uint64_t seed_;
   std::vector<LlmExchange> exchanges_;
+  std::set<std::string> diagnosed_;  // trial names already shown to the diagnostician
   int64_t fallbacks_ = 0;
 };
 

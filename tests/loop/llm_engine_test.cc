@@ -210,6 +210,36 @@ TEST_F(LlmEngineTest, HybridAcceptsWhatTheRankerAgreesWith) {
   EXPECT_FALSE(pool_.llm_exchanges().back().fallback);
 }
 
+TEST_F(LlmEngineTest, DiagnosticianExplainsWhatTheBuiltinOneCannot) {
+  Start(LlmEngineMode::kLlm);
+  (*script_)["analyst"].push_back(Status::Unavailable("HTTP 503"));
+  TrialPlan plan = Next();  // built-in fallback
+  TrialOutcome o;
+  o.name = plan.name;
+  o.succeeded = false;
+  o.exit_code = 1;
+  o.log = "step 3\nRuntimeError: fused_rope_kernel produced NaN after autotuning on 10.2.3.4\n";
+  ASSERT_TRUE(session_->RecordOutcome(o).ok());
+  const std::string before = pool_.FindTrial(plan.name)->failure->category;
+  Say("diagnostician",
+      "fused rope kernel autotuning caused RuntimeError (Confidence: 75)\n"
+      "Category: CompileError\nParameters: none\nRetryable: no");
+  (*script_)["analyst"].push_back(Status::Unavailable("HTTP 503"));
+  Next();
+  const FailureDiagnosis& d = *pool_.FindTrial(plan.name)->failure;
+  ASSERT_EQ(before, "Unknown");  // nothing in the knowledge base matches this log
+  {
+    EXPECT_EQ(d.category, "CompileError");
+    EXPECT_NE(d.summary.find("LLM diagnostician"), std::string::npos);
+  }
+  ASSERT_EQ((*requests_)["diagnostician"].size(), 1u);
+  EXPECT_NE((*requests_)["diagnostician"][0].find("fused_rope_kernel"), std::string::npos);
+  EXPECT_EQ((*requests_)["diagnostician"][0].find("10.2.3.4"), std::string::npos);
+  bool recorded = false;
+  for (const auto& e : pool_.llm_exchanges()) recorded |= e.role == "diagnostician";
+  EXPECT_TRUE(recorded);
+}
+
 TEST_F(LlmEngineTest, SecretsNeverReachThePoolAndKnowledgeIsInTheContext) {
   auto kb = KnowledgeBase::LoadEmbedded();
   ASSERT_TRUE(kb.ok());
