@@ -6,7 +6,7 @@ namespace paratune::kube {
 
 Informer::Informer(KubeClient* client, GroupVersionResource gvr, ReflectorOptions opts,
                    TimeSource* time, MetricsRegistry* metrics)
-    : gvr_(gvr), reflector_(client, gvr, std::move(opts), this, time, metrics) {}
+    : gvr_(gvr), ns_(opts.ns), reflector_(client, gvr, std::move(opts), this, time, metrics) {}
 
 void Informer::AddEventHandler(EventHandler handler) {
   {

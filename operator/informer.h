@@ -55,6 +55,7 @@ class Informer : private ReflectorSink {
   std::vector<ObjectPtr> ByOwner(const std::string& owner_uid) const;
   size_t Size() const;
   const GroupVersionResource& gvr() const { return gvr_; }
+  const std::string& namespace_() const { return ns_; }
   const Reflector& reflector() const { return reflector_; }
 
  private:
@@ -65,6 +66,7 @@ class Informer : private ReflectorSink {
   std::vector<EventHandler> Handlers() const;
 
   GroupVersionResource gvr_;
+  std::string ns_;
   Reflector reflector_;
   mutable std::shared_mutex mu_;
   std::map<std::string, ObjectPtr> items_;                 // guarded by mu_

@@ -4,7 +4,8 @@
 //   --leader-elect                  Lease leader election (for several replicas)
 //   --leader-election-namespace NS  where the Lease lives (default paratune-system)
 //   --metrics-bind-address ADDR     /metrics (served with the probes; default :8080)
-//   --health-probe-bind-address A   /healthz, /readyz, /metrics (default :8081)
+//   --health-probe-bind-address A   /healthz, /readyz, /metrics (default :8081, or
+//                                   $PARATUNE_HEALTH_PROBE_BIND_ADDRESS)
 //   --log-format json|text          (default text)
 //   --max-concurrent-reconciles N   workers per controller (default 4)
 //   --trial-image IMAGE             image of the default trial-sim template
@@ -35,7 +36,10 @@ struct Flags {
   bool leader_elect = false;
   std::string leader_namespace = "paratune-system";
   std::string metrics_address = ":8080";
-  std::string probe_address = ":8081";
+  // The environment may move the default (tests running several operators on one machine).
+  std::string probe_address = std::getenv("PARATUNE_HEALTH_PROBE_BIND_ADDRESS") != nullptr
+                                  ? std::getenv("PARATUNE_HEALTH_PROBE_BIND_ADDRESS")
+                                  : ":8081";
   std::string log_format = "text";
   int max_concurrent_reconciles = 4;
   std::string trial_image = paratune::controllers::kDefaultTrialImage;

@@ -1,5 +1,6 @@
 #include "operator/mini_yaml.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <sstream>
 #include <vector>
@@ -115,9 +116,9 @@ class Parser {
         auto v = Scalar(value.substr(value.find_first_not_of(' ')), l);
         if (!v.ok()) return v;
         out[k] = *v;
-      } else if (*i < lines_.size() && (lines_[*i].indent > indent ||
-                                        (lines_[*i].indent == indent &&
-                                         IsSeqItem(lines_[*i].text)))) {
+      } else if (*i < lines_.size() &&
+                 (lines_[*i].indent > indent ||
+                  (lines_[*i].indent == indent && IsSeqItem(lines_[*i].text)))) {
         auto v = Block(i, lines_[*i].indent);
         if (!v.ok()) return v;
         out[k] = *v;
@@ -133,15 +134,23 @@ class Parser {
 
   Result<Json> Scalar(const std::string& raw, const Line& l) {
     std::string s = TrimRight(raw);
+    s.erase(0, std::min(s.size(), s.find_first_not_of(' ')));
     if (s.empty()) return Json();
     if (s[0] == '|' || s[0] == '>') return Err(l, "block scalars are not supported");
     if (s[0] == '&' || s[0] == '*') return Err(l, "anchors are not supported");
-    if (s[0] == '"' || s[0] == '[' || s[0] == '{') {
+    if (s[0] == '"') {
       try {
         return Json::parse(s);
       } catch (const std::exception&) {
-        return Err(l, "malformed flow value " + s);
+        return Err(l, "malformed quoted value " + s);
       }
+    }
+    if (s[0] == '[' || s[0] == '{') {
+      size_t pos = 0;
+      auto v = Flow(s, &pos, l);
+      if (!v.ok()) return v;
+      if (s.find_first_not_of(' ', pos) != std::string::npos) return Err(l, "trailing " + s);
+      return v;
     }
     if (s[0] == '\'') {
       if (s.size() < 2 || s.back() != '\'') return Err(l, "unterminated quote");
@@ -159,6 +168,53 @@ class Parser {
     long long n = std::strtoll(s.c_str(), &end, 10);
     if (end != nullptr && *end == '\0') return Json(n);
     return Json(s);
+  }
+
+  // A flow collection ({a: b, c: [d]}) starting at s[*pos].
+  Result<Json> Flow(const std::string& s, size_t* pos, const Line& l) {
+    auto skip = [&] {
+      while (*pos < s.size() && s[*pos] == ' ') ++*pos;
+    };
+    skip();
+    if (*pos >= s.size()) return Err(l, "unterminated flow value");
+    char open = s[*pos];
+    if (open != '[' && open != '{') {  // a scalar up to , ] or }
+      size_t end = *pos;
+      char quote = 0;
+      while (end < s.size() && (quote || (s[end] != ',' && s[end] != ']' && s[end] != '}'))) {
+        if (s[end] == '"' || s[end] == '\'') quote = quote == s[end] ? 0 : (quote ? quote : s[end]);
+        ++end;
+      }
+      std::string raw = s.substr(*pos, end - *pos);
+      *pos = end;
+      return Scalar(raw, l);
+    }
+    char close = open == '[' ? ']' : '}';
+    Json out = open == '[' ? Json::array() : Json::object();
+    ++*pos;
+    skip();
+    while (*pos < s.size() && s[*pos] != close) {
+      if (open == '{') {
+        size_t colon = s.find(':', *pos);
+        if (colon == std::string::npos) return Err(l, "flow mapping without ':'");
+        auto key = Scalar(s.substr(*pos, colon - *pos), l);
+        if (!key.ok()) return key;
+        *pos = colon + 1;
+        auto v = Flow(s, pos, l);
+        if (!v.ok()) return v;
+        out[key->is_string() ? key->get<std::string>() : key->dump()] = *v;
+      } else {
+        auto v = Flow(s, pos, l);
+        if (!v.ok()) return v;
+        out.push_back(*v);
+      }
+      skip();
+      if (*pos < s.size() && s[*pos] == ',') ++*pos;
+      skip();
+    }
+    if (*pos >= s.size()) return Err(l, "unterminated flow value");
+    ++*pos;
+    return out;
   }
 
   std::vector<Line> lines_;

@@ -4,14 +4,14 @@
 // cpprestsdk defines a macro U() that breaks fmt (spdlog) templates.
 #define _TURN_OFF_PLATFORM_STRING
 
-#include <atomic>
-#include <mutex>
-
-#include <boost/asio/ssl.hpp>
 #include <cpprest/http_client.h>
 #include <cpprest/uri_builder.h>
 #include <pplx/threadpool.h>
 #include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <boost/asio/ssl.hpp>
+#include <mutex>
 
 #include "operator/rest_request.h"
 #include "operator/token_bucket.h"
@@ -132,8 +132,8 @@ class RestKubeClientImpl final : public RestKubeClient {
     if (opts.tail_lines > 0) q.emplace_back("tailLines", std::to_string(opts.tail_lines));
     if (opts.limit_bytes > 0) q.emplace_back("limitBytes", std::to_string(opts.limit_bytes));
     if (opts.previous) q.emplace_back("previous", "true");
-    return DoRaw("GET", http::methods::GET,
-                 ResourcePath(resources::kPods, ns, name, "log"), q, nullptr, "", false);
+    return DoRaw("GET", http::methods::GET, ResourcePath(resources::kPods, ns, name, "log"), q,
+                 nullptr, "", false);
   }
 
   Status Watch(const GroupVersionResource& gvr, const std::string& ns, const WatchOptions& opts,
@@ -254,7 +254,8 @@ Status RestKubeClientImpl::Watch(const GroupVersionResource& gvr, const std::str
   AddIf(&q, "fieldSelector", opts.field_selector);
   AddIf(&q, "resourceVersion", opts.resource_version);
   if (opts.allow_bookmarks) q.emplace_back("allowWatchBookmarks", "true");
-  if (opts.timeout_seconds > 0) q.emplace_back("timeoutSeconds", std::to_string(opts.timeout_seconds));
+  if (opts.timeout_seconds > 0)
+    q.emplace_back("timeoutSeconds", std::to_string(opts.timeout_seconds));
   Status st;
   http::http_request req = MakeRequest(http::methods::GET, ResourcePath(gvr, ns, ""), q, &st);
   if (!st.ok()) return st;
@@ -281,9 +282,8 @@ Status RestKubeClientImpl::Watch(const GroupVersionResource& gvr, const std::str
         size_t got = buf.getn(reinterpret_cast<uint8_t*>(&chunk[1]), avail).get();
         chunk.resize(1 + got);
       }
-      Status s = lines.Feed(chunk, [&](const std::string& line) {
-        return DispatchWatchLine(line, handler);
-      });
+      Status s = lines.Feed(
+          chunk, [&](const std::string& line) { return DispatchWatchLine(line, handler); });
       if (s.code() == StatusCode::kFailedPrecondition) return Status::Ok();  // handler stopped.
       if (!s.ok()) return s;
     }

@@ -105,14 +105,16 @@ Result<RestConfig> LoadKubeconfig(const std::string& path, const std::string& co
   if (cluster == nullptr || !cluster->contains("cluster")) {
     return Status::NotFound(path + ": clusters: no cluster named \"" + cluster_name + "\"");
   }
-  std::string base_dir = path.find('/') == std::string::npos ? "." : path.substr(0, path.rfind('/'));
+  std::string base_dir =
+      path.find('/') == std::string::npos ? "." : path.substr(0, path.rfind('/'));
   RestConfig cfg;
   const Json& c = (*cluster)["cluster"];
   cfg.server = c.value("server", "");
-  if (cfg.server.empty()) return Status::Invalid(path + ": clusters[" + cluster_name + "].server: required");
+  if (cfg.server.empty())
+    return Status::Invalid(path + ": clusters[" + cluster_name + "].server: required");
   cfg.insecure_skip_tls_verify = c.value("insecure-skip-tls-verify", false);
-  PARATUNE_RETURN_IF_ERROR(ReadPem(c, "certificate-authority", base_dir,
-                                   "clusters[" + cluster_name + "]", &cfg.ca_pem));
+  PARATUNE_RETURN_IF_ERROR(
+      ReadPem(c, "certificate-authority", base_dir, "clusters[" + cluster_name + "]", &cfg.ca_pem));
   if (!user_name.empty()) {
     const Json* user = FindNamed(*doc, "users", user_name);
     if (user == nullptr) {
@@ -169,7 +171,8 @@ Result<std::string> RunExec(const ExecCredential& exec) {
   size_t n;
   while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
   int rc = pclose(p);
-  if (rc != 0) return Status(StatusCode::kUnauthenticated, "exec plugin " + exec.command + " failed");
+  if (rc != 0)
+    return Status(StatusCode::kUnauthenticated, "exec plugin " + exec.command + " failed");
   try {
     Json cred = Json::parse(out);
     return cred.at("status").at("token").get<std::string>();

@@ -4,8 +4,8 @@ namespace paratune::kube {
 
 std::string ResourcePath(const GroupVersionResource& gvr, const std::string& ns,
                          const std::string& name, const std::string& subresource) {
-  std::string path = gvr.group.empty() ? "/api/" + gvr.version
-                                       : "/apis/" + gvr.group + "/" + gvr.version;
+  std::string path =
+      gvr.group.empty() ? "/api/" + gvr.version : "/apis/" + gvr.group + "/" + gvr.version;
   if (gvr.namespaced && !ns.empty()) path += "/namespaces/" + ns;
   path += "/" + gvr.plural;
   if (!name.empty()) path += "/" + name;

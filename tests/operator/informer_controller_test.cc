@@ -1,0 +1,185 @@
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "operator/controller.h"
+#include "operator/informer.h"
+#include "operator/testing/fake_kube_client.h"
+
+namespace paratune::kube {
+namespace {
+
+using namespace std::chrono_literals;
+
+Json Obj(const std::string& name, const std::string& ns = "ns") {
+  return Json{{"metadata", {{"name", name}, {"namespace", ns}}}, {"spec", {{"x", 1}}}};
+}
+
+template <typename F>
+bool Eventually(F f) {
+  for (int i = 0; i < 400; ++i) {
+    if (f()) return true;
+    std::this_thread::sleep_for(5ms);
+  }
+  return f();
+}
+
+class InformerTest : public ::testing::Test {
+ protected:
+  FakeKubeClient client_;
+  FakeTimeSource clock_;
+  MetricsRegistry metrics_;
+  std::stop_source stop_;
+};
+
+TEST_F(InformerTest, ListsThenFollowsWatchAndIndexes) {
+  Json owner = *client_.Create(resources::kTrialRuns, "ns", Obj("tr"));
+  Json child = Obj("job-1");
+  child["metadata"]["ownerReferences"] = Json::array({MakeControllerRef(owner)});
+  ASSERT_TRUE(client_.Create(resources::kJobs, "ns", child).ok());
+  ASSERT_TRUE(client_.Create(resources::kJobs, "other", Obj("job-2", "other")).ok());
+  ReflectorOptions ro;
+  ro.page_size = 1;  // exercise pagination.
+  Informer inf(&client_, resources::kJobs, ro, &clock_, &metrics_);
+  std::jthread t([&](std::stop_token st) { inf.Run(st); });
+  ASSERT_TRUE(inf.WaitForSync(stop_.get_token(), 2000ms));
+  EXPECT_EQ(inf.Size(), 2u);
+  EXPECT_EQ(inf.List("other").size(), 1u);
+  ASSERT_EQ(inf.ByOwner(UidOf(owner)).size(), 1u);
+  EXPECT_EQ(NameOf(*inf.ByOwner(UidOf(owner))[0]), "job-1");
+  ASSERT_TRUE(client_.Create(resources::kJobs, "ns", Obj("job-3")).ok());
+  EXPECT_TRUE(Eventually([&] { return inf.Get({"ns", "job-3"}) != nullptr; }));
+  ASSERT_TRUE(client_.Delete(resources::kTrialRuns, "ns", "tr").ok());  // GC removes job-1.
+  EXPECT_TRUE(Eventually([&] { return inf.ByOwner(UidOf(owner)).empty(); }));
+  EXPECT_EQ(inf.Get({"ns", "job-1"}), nullptr);
+}
+
+TEST_F(InformerTest, RelistsAfterGoneAndRewatchesAfterServerTimeout) {
+  Informer inf(&client_, resources::kPods, {}, &clock_, &metrics_);
+  std::atomic<int> adds{0}, deletes{0};
+  inf.AddEventHandler({[&](const Json&) { adds++; }, nullptr, [&](const Json&) { deletes++; }});
+  std::jthread t([&](std::stop_token st) { inf.Run(st); });
+  ASSERT_TRUE(inf.WaitForSync(stop_.get_token(), 2000ms));
+  ASSERT_TRUE(client_.Create(resources::kPods, "ns", Obj("a")).ok());
+  ASSERT_TRUE(Eventually([&] { return adds.load() == 1; }));
+  client_.CloseWatches();  // the server ends the watch: re-watch from the last version.
+  ASSERT_TRUE(Eventually([&] { return client_.OpenWatches() == 1; }));
+  ASSERT_TRUE(client_.Create(resources::kPods, "ns", Obj("b")).ok());
+  ASSERT_TRUE(Eventually([&] { return adds.load() == 2; }));
+  EXPECT_EQ(inf.reflector().lists(), 1);
+  // Changes made while the watch is down and then compacted away: only a relist finds them.
+  client_.InjectError("watch", "pods", Status::Unavailable("apiserver restarting"), 1);
+  client_.CloseWatches();
+  ASSERT_TRUE(client_.Delete(resources::kPods, "ns", "a").ok());
+  ASSERT_TRUE(client_.Create(resources::kPods, "ns", Obj("c")).ok());
+  client_.Compact();
+  ASSERT_TRUE(Eventually([&] {
+    clock_.Advance(100ms);  // through the backoff.
+    return inf.reflector().lists() == 2;
+  }));
+  EXPECT_TRUE(Eventually([&] { return adds.load() == 3 && deletes.load() == 1; }));
+  EXPECT_NE(inf.Get({"ns", "c"}), nullptr);
+  EXPECT_EQ(inf.Get({"ns", "a"}), nullptr);
+  EXPECT_GE(metrics_.Value(kWatchRestarts, {{"resource", "pods"}}), 2);
+}
+
+class CountingReconciler : public Reconciler {
+ public:
+  Result<ReconcileResult> Reconcile(const ObjectKey& key) override {
+    int now = ++in_flight;
+    int prev = max_in_flight.load();
+    while (now > prev && !max_in_flight.compare_exchange_weak(prev, now)) {
+    }
+    std::this_thread::sleep_for(2ms);
+    calls++;
+    {
+      std::lock_guard lock(mu);
+      keys.push_back(key.String());
+    }
+    --in_flight;
+    if (fail_times > 0) {
+      --fail_times;
+      return Status::Unavailable("transient");
+    }
+    return ReconcileResult{};
+  }
+  std::atomic<int> in_flight{0}, max_in_flight{0}, calls{0}, fail_times{0};
+  std::mutex mu;
+  std::vector<std::string> keys;
+};
+
+TEST_F(InformerTest, ControllerReconcilesOwnersOfChangedChildren) {
+  Json owner = *client_.Create(resources::kTrialRuns, "ns", Obj("tr"));
+  Informer owners(&client_, resources::kTrialRuns, {}, &clock_, &metrics_);
+  Informer jobs(&client_, resources::kJobs, {}, &clock_, &metrics_);
+  CountingReconciler rec;
+  Controller ctrl({"trialrun", 1, {}}, &rec, &clock_, &metrics_);
+  ctrl.For(&owners);
+  ctrl.Owns(&jobs, "TrialRun");
+  std::jthread t1([&](std::stop_token st) { owners.Run(st); });
+  std::jthread t2([&](std::stop_token st) { jobs.Run(st); });
+  ASSERT_TRUE(owners.WaitForSync(stop_.get_token(), 2000ms));
+  ASSERT_TRUE(jobs.WaitForSync(stop_.get_token(), 2000ms));
+  while (ctrl.ProcessNextReadyItem()) {
+  }
+  EXPECT_EQ(rec.keys, std::vector<std::string>{"ns/tr"});
+  Json child = Obj("job");
+  child["metadata"]["ownerReferences"] = Json::array({MakeControllerRef(owner)});
+  ASSERT_TRUE(client_.Create(resources::kJobs, "ns", child).ok());
+  ASSERT_TRUE(Eventually([&] { return ctrl.queue().Len() == 1; }));
+  ASSERT_TRUE(ctrl.ProcessNextReadyItem());
+  EXPECT_EQ(rec.keys.back(), "ns/tr");
+  EXPECT_EQ(metrics_.Value(kReconcileTotal, {{"controller", "trialrun"}, {"result", "success"}}),
+            2);
+}
+
+TEST_F(InformerTest, ControllerRetriesErrorsWithBackoff) {
+  CountingReconciler rec;
+  rec.fail_times = 2;
+  Controller ctrl({"c", 1, {}}, &rec, &clock_, &metrics_);
+  ctrl.queue().Add("ns/a");
+  ASSERT_TRUE(ctrl.ProcessNextReadyItem());
+  EXPECT_FALSE(ctrl.ProcessNextReadyItem()) << "retry waits 5 ms";
+  clock_.Advance(5ms);
+  ASSERT_TRUE(ctrl.ProcessNextReadyItem());
+  clock_.Advance(9ms);
+  EXPECT_FALSE(ctrl.ProcessNextReadyItem()) << "second retry waits 10 ms";
+  clock_.Advance(1ms);
+  ASSERT_TRUE(ctrl.ProcessNextReadyItem());
+  EXPECT_EQ(ctrl.queue().NumRequeues("ns/a"), 0) << "success forgets the backoff";
+  EXPECT_EQ(metrics_.Value(kReconcileErrors, {{"controller", "c"}}), 2);
+  EXPECT_EQ(metrics_.HistogramCount(kReconcileTime, {{"controller", "c"}}), 3);
+}
+
+TEST_F(InformerTest, WorkersNeverReconcileOneKeyConcurrently) {
+  CountingReconciler rec;
+  Controller ctrl({"c", 8, {}}, &rec, RealTimeSource::Get(), nullptr);
+  ctrl.Start();
+  for (int i = 0; i < 200; ++i) {
+    ctrl.queue().Add("ns/same");
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  ASSERT_TRUE(Eventually([&] { return ctrl.queue().Len() == 0 && rec.in_flight == 0; }));
+  ctrl.Stop();
+  EXPECT_EQ(rec.max_in_flight.load(), 1);
+  EXPECT_GE(rec.calls.load(), 2);
+}
+
+TEST_F(InformerTest, RequeueAfterSchedulesTheKey) {
+  struct Later : Reconciler {
+    Result<ReconcileResult> Reconcile(const ObjectKey&) override {
+      return ReconcileResult{false, std::chrono::milliseconds(30000)};
+    }
+  } rec;
+  Controller ctrl({"c", 1, {}}, &rec, &clock_, nullptr);
+  ctrl.queue().Add("ns/a");
+  ASSERT_TRUE(ctrl.ProcessNextReadyItem());
+  clock_.Advance(29999ms);
+  EXPECT_FALSE(ctrl.ProcessNextReadyItem());
+  clock_.Advance(1ms);
+  EXPECT_TRUE(ctrl.ProcessNextReadyItem());
+}
+
+}  // namespace
+}  // namespace paratune::kube

@@ -1,0 +1,86 @@
+#include "operator/leader_election.h"
+
+#include <gtest/gtest.h>
+
+#include "operator/testing/fake_kube_client.h"
+
+namespace paratune::kube {
+namespace {
+
+using namespace std::chrono_literals;
+
+LeaderElectionOptions Opts(const std::string& id) {
+  LeaderElectionOptions o;
+  o.lease_namespace = "paratune-system";
+  o.lease_name = "paratune-operator";
+  o.identity = id;
+  return o;
+}
+
+TEST(LeaderElectionTest, OneLeaderAtATimeAndTakeoverAfterExpiry) {
+  FakeKubeClient client;
+  FakeTimeSource clock;
+  LeaderElector a(&client, Opts("a"), &clock, nullptr);
+  LeaderElector b(&client, Opts("b"), &clock, nullptr);
+  EXPECT_TRUE(a.TryAcquireOrRenew());
+  EXPECT_FALSE(b.TryAcquireOrRenew());
+  clock.Advance(10s);
+  EXPECT_TRUE(a.TryAcquireOrRenew()) << "renewal";
+  clock.Advance(14s);
+  EXPECT_FALSE(b.TryAcquireOrRenew()) << "b first sees a's renewal now: valid for 15 s";
+  clock.Advance(14s);
+  EXPECT_FALSE(b.TryAcquireOrRenew()) << "14 s after b saw the record: still valid";
+  clock.Advance(1s);
+  EXPECT_TRUE(b.TryAcquireOrRenew()) << "15 s without a renewal seen by b: expired";
+  Json lease = *client.Get(resources::kLeases, "paratune-system", "paratune-operator");
+  EXPECT_EQ(lease["spec"]["holderIdentity"], "b");
+  EXPECT_EQ(lease["spec"]["leaseTransitions"], 1);
+  EXPECT_EQ(lease["spec"]["leaseDurationSeconds"], 15);
+  EXPECT_FALSE(a.TryAcquireOrRenew());
+}
+
+TEST(LeaderElectionTest, ReleasedLeaseIsTakenAtOnce) {
+  FakeKubeClient client;
+  FakeTimeSource clock;
+  LeaderElector a(&client, Opts("a"), &clock, nullptr);
+  LeaderElector b(&client, Opts("b"), &clock, nullptr);
+  std::stop_source stop;
+  std::atomic<bool> started{false}, stopped{false};
+  std::thread t([&] {
+    a.Run(
+        stop.get_token(), [&] { started = true; }, [&] { stopped = true; });
+  });
+  while (!started) std::this_thread::yield();
+  EXPECT_TRUE(a.IsLeader());
+  EXPECT_FALSE(b.TryAcquireOrRenew());
+  stop.request_stop();
+  t.join();
+  EXPECT_TRUE(stopped);
+  EXPECT_TRUE(b.TryAcquireOrRenew()) << "released on shutdown: no 15 s wait";
+}
+
+TEST(LeaderElectionTest, LosesLeadershipWhenRenewalsFailPastDeadline) {
+  FakeKubeClient client;
+  FakeTimeSource clock;
+  MetricsRegistry metrics;
+  LeaderElector a(&client, Opts("a"), &clock, &metrics);
+  std::atomic<bool> started{false}, stopped{false};
+  std::thread t([&] {
+    a.Run(
+        std::stop_token(), [&] { started = true; }, [&] { stopped = true; });
+  });
+  while (!started) std::this_thread::yield();
+  EXPECT_EQ(metrics.Value(kLeaderGauge, {{"name", "paratune-operator"}}), 1);
+  client.InjectError("get", "leases", Status::Unavailable("apiserver down"), 1000);
+  for (int i = 0; i < 8 && !stopped; ++i) {
+    clock.Advance(2s);
+    std::this_thread::sleep_for(10ms);
+  }
+  t.join();
+  EXPECT_TRUE(stopped);
+  EXPECT_FALSE(a.IsLeader());
+  EXPECT_EQ(metrics.Value(kLeaderGauge, {{"name", "paratune-operator"}}), 0);
+}
+
+}  // namespace
+}  // namespace paratune::kube

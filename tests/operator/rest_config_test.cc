@@ -1,0 +1,149 @@
+#include "operator/rest_config.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "operator/mini_yaml.h"
+#include "operator/rest_request.h"
+
+namespace paratune::kube {
+namespace {
+
+constexpr char kKubeconfig[] = R"(apiVersion: v1
+kind: Config
+clusters:
+- cluster:
+    certificate-authority-data: aGVsbG8=   # "hello"
+    server: https://127.0.0.1:6443
+  name: local
+- cluster:
+    server: "https://other:443"
+    insecure-skip-tls-verify: true
+  name: other
+contexts:
+- context:
+    cluster: local
+    user: admin
+  name: local
+- context: {cluster: other, user: exec-user}
+  name: other
+current-context: local
+users:
+- name: admin
+  user:
+    token: 's3cr''et'
+- name: exec-user
+  user:
+    exec:
+      apiVersion: client.authentication.k8s.io/v1beta1
+      command: /bin/echo
+      args:
+      - '{"status": {"token": "from-exec"}}'
+)";
+
+std::string WriteTemp(const std::string& name, const std::string& text) {
+  std::string path = ::testing::TempDir() + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(RestConfigTest, LoadsCurrentContextTokenAndCa) {
+  auto cfg = LoadKubeconfig(WriteTemp("kc1", kKubeconfig));
+  ASSERT_TRUE(cfg.ok()) << StatusText(cfg.status());
+  EXPECT_EQ(cfg->server, "https://127.0.0.1:6443");
+  EXPECT_EQ(cfg->token, "s3cr'et");
+  EXPECT_EQ(cfg->ca_pem, "hello");
+  EXPECT_FALSE(cfg->insecure_skip_tls_verify);
+}
+
+TEST(RestConfigTest, NamedContextWithExecPluginAndInsecure) {
+  auto cfg = LoadKubeconfig(WriteTemp("kc2", kKubeconfig), "other");
+  ASSERT_TRUE(cfg.ok()) << StatusText(cfg.status());
+  EXPECT_TRUE(cfg->insecure_skip_tls_verify);
+  EXPECT_EQ(cfg->exec.command, "/bin/echo");
+  EXPECT_EQ(*CurrentToken(*cfg), "from-exec");
+}
+
+TEST(RestConfigTest, ErrorsNameTheField) {
+  auto missing = LoadKubeconfig(WriteTemp("kc3", kKubeconfig), "nope");
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(missing.status().message().find("contexts"), std::string::npos);
+  auto bad = LoadKubeconfig(WriteTemp("kc4", "clusters:\n  - a: b\n   c: d\n"));
+  EXPECT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("line"), std::string::npos);
+}
+
+TEST(RestConfigTest, TokenFileIsReReadOnRotation) {
+  RestConfig cfg;
+  cfg.token_file = WriteTemp("token", "first\n");
+  EXPECT_EQ(*CurrentToken(cfg), "first");
+  WriteTemp("token", "second");
+  EXPECT_EQ(*CurrentToken(cfg), "second");
+}
+
+TEST(RestConfigTest, InClusterConfigFromServiceAccountDir) {
+  std::string dir = ::testing::TempDir();
+  WriteTemp("token", "sa-token");
+  WriteTemp("ca.crt", "CA");
+  setenv("KUBERNETES_SERVICE_HOST", "10.0.0.1", 1);
+  setenv("KUBERNETES_SERVICE_PORT", "443", 1);
+  auto cfg = InClusterConfig(dir);
+  ASSERT_TRUE(cfg.ok()) << StatusText(cfg.status());
+  EXPECT_EQ(cfg->server, "https://10.0.0.1:443");
+  EXPECT_EQ(cfg->ca_pem, "CA");
+  EXPECT_EQ(*CurrentToken(*cfg), "sa-token");
+  unsetenv("KUBERNETES_SERVICE_HOST");
+}
+
+TEST(MiniYamlTest, ScalarsSequencesAndNesting) {
+  auto doc = ParseMiniYaml("a: 1\nb: true\nc: ~\nd:\n  - x\n  - y: 2\n    z: \"q\"\ne: []\n");
+  ASSERT_TRUE(doc.ok()) << StatusText(doc.status());
+  EXPECT_EQ(*doc, Json::parse(R"({"a":1,"b":true,"c":null,"d":["x",{"y":2,"z":"q"}],"e":[]})"));
+}
+
+TEST(RestRequestTest, PathsForCoreGroupsAndSubresources) {
+  EXPECT_EQ(ResourcePath(resources::kPods, "ns", "p", "log"), "/api/v1/namespaces/ns/pods/p/log");
+  EXPECT_EQ(ResourcePath(resources::kNodes, "ignored", "n"), "/api/v1/nodes/n");
+  EXPECT_EQ(ResourcePath(resources::kTrialRuns, "", ""),
+            "/apis/tuning.paratune.dev/v1alpha1/trialruns");
+}
+
+TEST(RestRequestTest, HttpCodesMapToStatuses) {
+  EXPECT_EQ(StatusFromResponse(404, R"({"message":"x not found"})", false).message(),
+            "x not found");
+  EXPECT_EQ(StatusFromResponse(409, "{}", true).code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(StatusFromResponse(409, "{}", false).code(), StatusCode::kConflict);
+  EXPECT_EQ(StatusFromResponse(410, "{}", false).code(), StatusCode::kGone);
+  EXPECT_EQ(StatusFromResponse(422, "{}", false).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(StatusFromResponse(429, "{}", false).code(), StatusCode::kUnavailable);
+  EXPECT_EQ(StatusFromResponse(503, "oops", false).code(), StatusCode::kUnavailable);
+  EXPECT_EQ(StatusFromResponse(403, "{}", false).code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(StatusFromResponse(401, "{}", false).code(), StatusCode::kUnauthenticated);
+}
+
+TEST(RestRequestTest, WatchLinesSplitAcrossChunks) {
+  LineSplitter lines;
+  std::vector<std::string> names;
+  WatchHandler h = [&](const WatchEvent& ev) {
+    names.push_back(NameOf(ev.object));
+    return true;
+  };
+  auto feed = [&](const std::string& chunk) {
+    return lines.Feed(chunk, [&](const std::string& l) { return DispatchWatchLine(l, h); });
+  };
+  std::string e1 = R"({"type":"ADDED","object":{"metadata":{"name":"a"}}})";
+  std::string e2 = R"({"type":"MODIFIED","object":{"metadata":{"name":"b"}}})";
+  ASSERT_TRUE(feed(e1.substr(0, 10)).ok());
+  EXPECT_TRUE(names.empty());
+  ASSERT_TRUE(feed(e1.substr(10) + "\n" + e2.substr(0, 5)).ok());
+  EXPECT_EQ(names, std::vector<std::string>{"a"});
+  ASSERT_TRUE(feed(e2.substr(5) + "\n").ok());
+  EXPECT_EQ(names, (std::vector<std::string>{"a", "b"}));
+  Status gone = feed(R"({"type":"ERROR","object":{"kind":"Status","code":410,"message":"too old"}})"
+                     "\n");
+  EXPECT_EQ(gone.code(), StatusCode::kGone);
+}
+
+}  // namespace
+}  // namespace paratune::kube
