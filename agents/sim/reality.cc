@@ -53,7 +53,11 @@ Reality RealityForSeed(uint64_t seed) {
   k.dp_overlap_exposed *= rng.Uniform(0.6, 2.5);
   r.allocator_overhead_gib = rng.Uniform(1.0, 3.5);
   r.activation_factor = rng.Uniform(1.0, 1.08);
-  r.shape_spread = rng.Uniform(0.02, 0.06);
+  r.shape_spread = rng.Uniform(0.03, 0.08);
+  r.per_microbatch_overhead_s = rng.Uniform(0.001, 0.008);
+  r.tp_overlap = rng.Uniform(0.0, 0.5);
+  r.selective_penalty = rng.Uniform(0.0, 0.07);
+  r.full_penalty = rng.Uniform(0.0, 0.06);
   return r;
 }
 
@@ -68,9 +72,26 @@ double ShapeQuirk(const Workload& w, const ParallelPlan& p, const Reality& r) {
     h = HashCombine(h, static_cast<uint64_t>(p.remat));
   } else {
     h = HashCombine(h, static_cast<uint64_t>(p.tp * 1000 + p.mbs * 10 + p.cp));
+    h = HashCombine(h, static_cast<uint64_t>(p.pp * 8 + static_cast<int>(p.recompute)));
   }
   Rng rng(h);
   return 1.0 + r.shape_spread * (2.0 * rng.Uniform() - 1.0);
+}
+
+// The model's step time plus what it does not know: per-micro-batch launch/sync overhead,
+// tensor-parallel overlap, and the real cost of recomputation.
+double RealStepTime(const Workload& w, const ParallelPlan& p, const Reality& r, const Estimate& e) {
+  if (w.IsTpu()) {
+    const double remat = p.remat == Remat::kFull ? r.full_penalty : 0.0;
+    return e.step_time_seconds + remat * e.time.compute;
+  }
+  double step = e.step_time_seconds;
+  const double stages = static_cast<double>(p.num_microbatches + p.pp - 1);
+  step += stages * r.per_microbatch_overhead_s;
+  step -= r.tp_overlap * e.time.tensor_parallel;
+  if (p.recompute == Recompute::kSelective) step += r.selective_penalty * e.time.compute;
+  if (p.recompute == Recompute::kFull) step += r.full_penalty * e.time.compute;
+  return step;
 }
 
 }  // namespace
@@ -94,13 +115,14 @@ RealOutcome EvaluateReality(const Workload& w, const ParallelPlan& p, const Real
   out.capacity_gib = w.accel->hbm_gib;
   out.oom = out.peak_gib > out.capacity_gib;
   out.oom_at_setup = out.static_gib + e.memory.other_gib > out.capacity_gib;
-  out.step_time_seconds = e.step_time_seconds;
+  out.step_time_seconds = RealStepTime(w, p, r, e);
   if (out.oom) return out;
+  const double speed = e.step_time_seconds / out.step_time_seconds;
   TrialMetrics& m = out.metrics;
-  m.step_time_seconds = e.step_time_seconds;
-  m.mfu = e.mfu;
-  m.tflops_per_device = e.model_tflops_per_device;
-  m.tokens_per_second_per_device = e.tokens_per_second_per_device;
+  m.step_time_seconds = out.step_time_seconds;
+  m.mfu = e.mfu * speed;
+  m.tflops_per_device = e.model_tflops_per_device * speed;
+  m.tokens_per_second_per_device = e.tokens_per_second_per_device * speed;
   m.peak_memory_gib = out.peak_gib;
   m.avg_memory_gib = out.peak_gib - 0.45 * out.activations_gib;
   return out;

@@ -38,6 +38,11 @@ struct Reality {
   double allocator_overhead_gib = 0;  // caching-allocator reserve, NCCL buffers, CUDA context
   double activation_factor = 1;       // fragmentation / kernel workspace on top of activations
   double shape_spread = 0.04;         // amplitude of per-shape efficiency quirks
+  // Effects the model does not represent at all:
+  double per_microbatch_overhead_s = 0.003;  // launch/sync cost per micro-batch per step
+  double tp_overlap = 0.2;          // share of tensor-parallel traffic hidden by comm overlap
+  double selective_penalty = 0.03;  // extra compute of selective recompute (flash bwd, etc.)
+  double full_penalty = 0.02;       // extra compute of full recompute (re-launch, sync)
 };
 
 // The reality drawn from `seed` (independent of the workload).
