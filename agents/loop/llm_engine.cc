@@ -334,16 +334,28 @@ LlmCliOverrides& Overrides() {
   static LlmCliOverrides o;
   return o;
 }
+LlmApiKeyResolver& Resolver() {
+  static LlmApiKeyResolver r;
+  return r;
+}
 
 StrategyEngineFactory LlmFactory(LlmEngineMode mode) {
   return [mode](const EngineOptions& o) -> Result<std::unique_ptr<StrategyEngine>> {
     if (o.spec == nullptr) return Status::Invalid("llm engine: no campaign spec");
     LlmCliOverrides cli;
+    LlmApiKeyResolver resolver;
     {
       std::lock_guard<std::mutex> lock(OverridesMu());
       cli = Overrides();
+      resolver = Resolver();
     }
-    auto cfg = LlmEngineConfigFor(*o.spec, cli, "", std::getenv("OPENAI_API_KEY"));
+    std::string key;
+    if (resolver) {
+      auto k = resolver(*o.spec);
+      if (!k.ok()) return k.status().WithPrefix("spec.agents.llm.apiKeySecretRef");
+      key = *k;
+    }
+    auto cfg = LlmEngineConfigFor(*o.spec, cli, key, std::getenv("OPENAI_API_KEY"));
     if (!cfg.ok()) return cfg.status();
     llm::ChatClientOptions co;
     co.endpoint = cfg->endpoint;
@@ -373,6 +385,11 @@ void RegisterLlmStrategyEngines(const LlmCliOverrides& overrides) {
   }
   RegisterStrategyEngine("llm", LlmFactory(LlmEngineMode::kLlm));
   RegisterStrategyEngine("hybrid", LlmFactory(LlmEngineMode::kHybrid));
+}
+
+void SetLlmApiKeyResolver(LlmApiKeyResolver resolver) {
+  std::lock_guard<std::mutex> lock(OverridesMu());
+  Resolver() = std::move(resolver);
 }
 
 }  // namespace paratune

@@ -21,6 +21,7 @@
 #define PARATUNE_AGENTS_LOOP_LLM_ENGINE_H_
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <set>
 #include <string>
@@ -114,6 +115,13 @@ class LlmEngine : public StrategyEngine {
 // OpenAiChatClient from LlmEngineConfigFor(spec, overrides, "", getenv("OPENAI_API_KEY")) and
 // record into EngineOptions::pool. Idempotent; later calls replace the overrides.
 void RegisterLlmStrategyEngines(const LlmCliOverrides& overrides = {});
+
+// Where the factories find the API key before falling back to OPENAI_API_KEY: the operator
+// sets a resolver that reads spec.agents.llm.apiKeySecretRef from the cluster. A resolver error
+// (Secret missing) makes engine creation fail with that status; an empty key means "none".
+// Thread-safe; the resolver itself may be called from any thread.
+using LlmApiKeyResolver = std::function<Result<std::string>(const CampaignSpec&)>;
+void SetLlmApiKeyResolver(LlmApiKeyResolver resolver);
 
 }  // namespace paratune
 

@@ -228,16 +228,38 @@ TEST_F(LlmEngineTest, DiagnosticianExplainsWhatTheBuiltinOneCannot) {
   Next();
   const FailureDiagnosis& d = *pool_.FindTrial(plan.name)->failure;
   ASSERT_EQ(before, "Unknown");  // nothing in the knowledge base matches this log
-  {
-    EXPECT_EQ(d.category, "CompileError");
-    EXPECT_NE(d.summary.find("LLM diagnostician"), std::string::npos);
-  }
+  EXPECT_EQ(d.category, "CompileError");
+  EXPECT_NE(d.summary.find("LLM diagnostician"), std::string::npos);
   ASSERT_EQ((*requests_)["diagnostician"].size(), 1u);
   EXPECT_NE((*requests_)["diagnostician"][0].find("fused_rope_kernel"), std::string::npos);
   EXPECT_EQ((*requests_)["diagnostician"][0].find("10.2.3.4"), std::string::npos);
   bool recorded = false;
   for (const auto& e : pool_.llm_exchanges()) recorded |= e.role == "diagnostician";
   EXPECT_TRUE(recorded);
+}
+
+TEST_F(LlmEngineTest, ProposerFillsParallelTrials) {
+  Start(LlmEngineMode::kLlm);
+  Say("analyst", "Change AC from full to selective.");
+  Say("proposer",
+      "Candidate 1\nTP: 2\nMBS: 1\nAC: selective\nSEQUENCE_PARALLEL: true\n"
+      "USE_DISTRIBUTED_OPTIMIZER: true\nRationale: less recompute\nConfidence: 0.8\n"
+      "Candidate 2\nTP: 2\nMBS: 1\nAC: selective\nSEQUENCE_PARALLEL: true\n"
+      "USE_DISTRIBUTED_OPTIMIZER: true\nRationale: same again\n"
+      "Candidate 3\nTP: 1\nMBS: 1\nAC: none\nDATA_LOADER_WORKERS: 4\n");
+  auto plans = session_->ProposeNext(3);
+  ASSERT_TRUE(plans.ok());
+  ASSERT_EQ(plans->size(), 3u);
+  EXPECT_EQ((*plans)[0].proposal.proposed_by, "llm");
+  EXPECT_EQ((*plans)[0].proposal.rationale, "less recompute");
+  EXPECT_DOUBLE_EQ((*plans)[0].proposal.confidence, 0.8);
+  // The duplicate is rejected with its reason; the built-in engine fills the other slots.
+  EXPECT_EQ((*plans)[1].proposal.proposed_by, "builtin");
+  bool duplicate = false;
+  for (const auto& r : pool_.rejected()) duplicate |= r.reason == "duplicate in this reply";
+  EXPECT_TRUE(duplicate);
+  EXPECT_NE(pool_.llm_exchanges().back().parse_result.find("DATA_LOADER_WORKERS"),
+            std::string::npos);
 }
 
 TEST_F(LlmEngineTest, SecretsNeverReachThePoolAndKnowledgeIsInTheContext) {
@@ -350,6 +372,21 @@ TEST(LlmEngineRegistryTest, RegistersLlmAndHybrid) {
   auto e = CreateStrategyEngine("llm", o);
   ASSERT_FALSE(e.ok());
   EXPECT_NE(e.status().message().find("spec.agents.llm.endpoint"), std::string::npos);
+  // The operator's Secret resolver is asked first; its error names the field, never a key.
+  spec.agents.llm_endpoint = "http://127.0.0.1:9/v1";
+  spec.agents.llm_model = "m";
+  SetLlmApiKeyResolver([](const CampaignSpec&) -> Result<std::string> {
+    return Status::NotFound("secret llm-key not found");
+  });
+  auto denied = CreateStrategyEngine("hybrid", o);
+  ASSERT_FALSE(denied.ok());
+  EXPECT_NE(denied.status().message().find("apiKeySecretRef"), std::string::npos);
+  SetLlmApiKeyResolver(
+      [](const CampaignSpec&) -> Result<std::string> { return std::string(kKey); });
+  auto made = CreateStrategyEngine("hybrid", o);
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  EXPECT_EQ((*made)->name(), "hybrid");
+  SetLlmApiKeyResolver(nullptr);
 }
 
 }  // namespace
