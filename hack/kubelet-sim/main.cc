@@ -1,0 +1,78 @@
+// paratune-kubelet-sim: plays the kubelet of the simulated nodes of the local cluster.
+//   paratune-kubelet-sim --kubeconfig FILE [--paratune BIN] [--work-dir DIR]
+//                        [--gpu-nodes 4] [--tpu-hosts 4] [--workers 16]
+// Runs until SIGTERM/SIGINT.
+#include <spdlog/spdlog.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <thread>
+
+#include "hack/kubelet-sim/node_pool.h"
+#include "hack/kubelet-sim/pod_runner.h"
+#include "operator/manager.h"
+#include "operator/rest_client.h"
+
+using namespace paratune;
+
+int main(int argc, char** argv) {
+  std::stop_source& stop = kube::InstallSignalHandlers();
+  std::string kubeconfig, paratune_bin, work_dir = "/tmp/paratune-kubelet-sim";
+  int gpu_nodes = 4, tpu_hosts = 4, workers = 16;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string flag = argv[i], value = argv[i + 1];
+    if (flag == "--kubeconfig")
+      kubeconfig = value;
+    else if (flag == "--paratune")
+      paratune_bin = value;
+    else if (flag == "--work-dir")
+      work_dir = value;
+    else if (flag == "--gpu-nodes")
+      gpu_nodes = std::atoi(value.c_str());
+    else if (flag == "--tpu-hosts")
+      tpu_hosts = std::atoi(value.c_str());
+    else if (flag == "--workers")
+      workers = std::atoi(value.c_str());
+    else {
+      spdlog::error("unknown flag {}", flag);
+      return 2;
+    }
+  }
+  if (paratune_bin.empty()) {
+    paratune_bin = (std::filesystem::path(argv[0]).parent_path() / "paratune").string();
+  }
+  auto cfg = kubeconfig.empty() ? kube::DefaultConfig() : kube::LoadKubeconfig(kubeconfig);
+  if (!cfg.ok()) {
+    spdlog::error("kubeconfig: {}", kube::StatusText(cfg.status()));
+    return 2;
+  }
+  cfg->qps = 100;
+  cfg->burst = 200;
+  kube::TimeSource* time = kube::RealTimeSource::Get();
+  auto client = kube::RestKubeClient::Create(*cfg, time, nullptr);
+  if (!client.ok()) {
+    spdlog::error("client: {}", kube::StatusText(client.status()));
+    return 2;
+  }
+  std::filesystem::create_directories(work_dir);
+  kubelet::NodePool nodes(client->get(), kubelet::DefaultPools(gpu_nodes, tpu_hosts), time, 10250);
+  kube::ManagerOptions mo;
+  mo.name = "paratune-kubelet-sim";
+  mo.probe_address = "";
+  auto mgr = kube::Manager::Create(mo, client->get(), time, nullptr);
+  kube::Informer* pods = (*mgr)->GetInformer(kube::resources::kPods);
+  kubelet::PodRunner runner(client->get(), pods, &nodes, time,
+                            {std::filesystem::absolute(paratune_bin).string(),
+                             std::filesystem::absolute(work_dir).string()});
+  kube::ControllerOptions co;
+  co.name = "kubelet-sim";
+  co.workers = workers;
+  (*mgr)->NewController(co, &runner)->For(pods);
+  std::jthread heartbeat([&nodes](std::stop_token st) { nodes.Run(st); });
+  spdlog::info("paratune-kubelet-sim: {} GPU nodes, {} TPU hosts, paratune={}", gpu_nodes,
+               tpu_hosts, paratune_bin);
+  Status s = (*mgr)->Run(stop.get_token());
+  heartbeat.request_stop();
+  return s.ok() ? 0 : 1;
+}

@@ -1,0 +1,50 @@
+// NodePool: the simulated nodes of contract section 9 (4 H100x8 GPU nodes, one TPU v5e 4x4 slice
+// of 4 hosts). Registers them, keeps them Ready (status heartbeats and kube-node-lease Leases) and
+// strips the not-ready/unreachable taints. Thread-safe; Run blocks until stop.
+#ifndef PARATUNE_HACK_KUBELET_SIM_NODE_POOL_H_
+#define PARATUNE_HACK_KUBELET_SIM_NODE_POOL_H_
+
+#include <set>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+#include "operator/kube_client.h"
+#include "operator/time_source.h"
+
+namespace paratune::kubelet {
+
+struct NodeSpec {
+  std::string name;
+  kube::Json labels;
+  kube::Json capacity;
+};
+
+// The default pools: paratune-gpu-0..gpu_nodes-1 and paratune-tpu-0..tpu_hosts-1.
+std::vector<NodeSpec> DefaultPools(int gpu_nodes, int tpu_hosts);
+
+class NodePool {
+ public:
+  NodePool(kube::KubeClient* client, std::vector<NodeSpec> nodes, kube::TimeSource* time,
+           int kubelet_port);
+  // Creates or refreshes every node, then heartbeats every 10 s until stop.
+  void Run(std::stop_token stop);
+  // Registers every node once (status Ready); errors are returned, not retried.
+  Status RegisterAll();
+  bool Owns(const std::string& node_name) const { return names_.count(node_name) > 0; }
+
+ private:
+  Status Register(const NodeSpec& n);
+  Status Heartbeat(const NodeSpec& n);
+  kube::Json NodeStatus(const NodeSpec& n) const;
+
+  kube::KubeClient* client_;
+  std::vector<NodeSpec> nodes_;
+  std::set<std::string> names_;
+  kube::TimeSource* time_;
+  int kubelet_port_;
+};
+
+}  // namespace paratune::kubelet
+
+#endif  // PARATUNE_HACK_KUBELET_SIM_NODE_POOL_H_
