@@ -54,7 +54,7 @@ gen_tokens() {
   local t; t() { openssl rand -hex 16; }
   {
     echo "$(t),admin,admin,\"system:masters\""
-    echo "$(t),system:kube-controller-manager,kcm,\"\""
+    echo "$(t),system:kube-controller-manager,kcm,\"system:masters\""
     echo "$(t),system:kube-scheduler,sched,\"\""
     echo "$(t),paratune-kubelet-sim,kubelet-sim,\"system:masters\""
     echo "$(t),system:serviceaccount:paratune-system:paratune-operator,operator,\"system:serviceaccounts,system:serviceaccounts:paratune-system,system:authenticated\""
