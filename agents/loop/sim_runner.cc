@@ -1,0 +1,53 @@
+// The simulated cluster (agents/sim) as the loop's TrialRunner.
+#include <memory>
+
+#include "agents/loop/simulation.h"
+#include "agents/model/workload.h"
+#include "agents/sim/simulated_cluster.h"
+
+namespace paratune {
+
+namespace {
+
+// What a pod's status carries: the tail of the log (FallbackToLogsOnError).
+std::string Tail(const std::string& log, size_t max_chars) {
+  return log.size() <= max_chars ? log : log.substr(log.size() - max_chars);
+}
+
+class SimulatedClusterRunner : public TrialRunner {
+ public:
+  SimulatedClusterRunner(Workload w, uint64_t seed) : w_(std::move(w)) { opt_.seed = seed; }
+
+  TrialOutcome Run(const TrialPlan& plan, int64_t attempt) override {
+    const SimTrialResult r = RunSimulatedTrial(w_, plan.config, opt_, attempt);
+    TrialOutcome o;
+    o.name = plan.name;
+    o.succeeded = r.exit_code == 0;
+    o.exit_code = r.exit_code;
+    o.termination_message =
+        r.termination_message.empty() ? Tail(r.log, 4096) : r.termination_message;
+    o.log = Tail(r.log, 16384);
+    return o;
+  }
+
+  std::optional<TrialMetrics> TrueMetrics(const Config& c) const override {
+    const SimTruth t = TrueOutcome(w_, c, opt_);
+    if (!t.ok) return std::nullopt;
+    return t.metrics;
+  }
+
+ private:
+  Workload w_;
+  SimOptions opt_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<TrialRunner>> MakeSimulatedClusterRunner(const CampaignSpec& spec,
+                                                                uint64_t seed) {
+  auto w = ResolveWorkload(spec);
+  if (!w.ok()) return w.status();
+  return std::unique_ptr<TrialRunner>(new SimulatedClusterRunner(std::move(w).value(), seed));
+}
+
+}  // namespace paratune

@@ -1,0 +1,122 @@
+// paratune simulate -f CAMPAIGN.yaml [--seed N] [--max-trials K]
+//   [--strategy builtin|llm|random|grid|greedy] [--exhaustive]
+//   [--ablate pool|failure-analysis|calibration] [-o json]
+// The whole agent loop offline against the simulated cluster (contract section 6). People see a
+// live table (iteration, change, rationale, result, objective, best so far) and a summary;
+// `-o json` prints {"trials", "best", "baseline", "optimum", "stopReason", "pool", ...}.
+#include <cstdio>
+#include <iostream>
+#include <string>
+
+#include "agents/core/campaign.h"
+#include "agents/loop/simulation.h"
+#include "cli/command.h"
+
+namespace paratune::cli {
+
+namespace {
+
+std::string Fit(std::string s, size_t width) {
+  if (s.size() > width) s = s.substr(0, width - 1) + "~";
+  return s + std::string(width - s.size(), ' ');
+}
+
+std::string Num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.4g", v);
+  return buf;
+}
+
+class LiveTable {
+ public:
+  explicit LiveTable(const CampaignSpec& spec) : spec_(spec) {
+    std::cout << Fit("iter", 5) << Fit("trial", 22) << Fit("change", 26) << Fit("result", 22)
+              << Fit(ObjectiveMetricName(spec.objective.metric), 11) << Fit("best", 9)
+              << "rationale\n";
+  }
+  void Row(const TrialRecord& t, const TuningSession& s) {
+    const double obj = s.ObjectiveOf(t);
+    if (obj > 0 && (best_ == 0 || (spec_.objective.Maximize() ? obj > best_ : obj < best_))) {
+      best_ = obj;
+    }
+    std::string result = TrialPhaseName(t.phase);
+    if (t.failure) result = "Failed " + t.failure->category;
+    std::cout << Fit(std::to_string(t.iteration), 5) << Fit(t.name, 22) << Fit(t.change, 26)
+              << Fit(result, 22) << Fit(obj > 0 ? Num(obj) : "-", 11)
+              << Fit(best_ > 0 ? Num(best_) : "-", 9) << t.proposal.rationale.substr(0, 110) << "\n"
+              << std::flush;
+  }
+
+ private:
+  const CampaignSpec& spec_;
+  double best_ = 0;
+};
+
+void PrintSummary(const nlohmann::json& j) {
+  std::cout << "\nStopped: " << j.value("stopReason", "") << ". " << j.value("stopMessage", "")
+            << "\n";
+  const auto& c = j["trialCounts"];
+  std::cout << "Trials: " << c.value("total", 0) << " (" << c.value("succeeded", 0)
+            << " succeeded, " << c.value("failed", 0) << " failed, " << c.value("rejected", 0)
+            << " candidates rejected before running)\n";
+  if (j["baseline"].is_object()) {
+    std::cout << "Baseline: " << j["baseline"].value("trialName", "") << " "
+              << Num(j["baseline"].value("objective", 0.0)) << "\n";
+  }
+  if (j["best"].is_object()) {
+    std::cout << "Best:     " << j["best"].value("trialName", "") << " "
+              << Num(j["best"].value("objective", 0.0)) << " ("
+              << Num(100 * j["best"].value("improvementOverBaseline", 0.0)) << "% over baseline) "
+              << j["best"]["config"].dump() << "\n";
+  }
+  if (j.contains("optimum") && j["optimum"].is_object()) {
+    std::cout << "Optimum:  " << Num(j["optimum"].value("objective", 0.0)) << " "
+              << j["optimum"]["config"].dump() << " (exhaustive over "
+              << j["optimum"].value("evaluated", 0) << " valid configurations)\n";
+  }
+  std::cout << "Wall time: " << Num(j.value("wallSeconds", 0.0)) << " s\n";
+}
+
+int RunSimulate(const Args& args) {
+  const std::string file = args.GetOr("-f", "");
+  if (file.empty()) return ReportError("simulate", Status::Invalid("-f: campaign file required"));
+  auto spec = LoadCampaignFile(file);
+  if (!spec.ok()) return ReportError("simulate", spec.status());
+  SimulationOptions opt;
+  auto seed = args.GetInt("--seed", 1, 0, INT64_MAX);
+  if (!seed.ok()) return ReportError("simulate", seed.status());
+  auto max_trials = args.GetInt("--max-trials", 0, 0, 100000);
+  if (!max_trials.ok()) return ReportError("simulate", max_trials.status());
+  opt.seed = static_cast<uint64_t>(*seed);
+  opt.max_trials = *max_trials;
+  opt.strategy =
+      args.GetOr("--strategy", spec->agents.engine.empty() ? "builtin" : spec->agents.engine);
+  opt.exhaustive = args.Has("--exhaustive");
+  opt.ablate = args.GetOr("--ablate", "");
+  const bool json = args.JsonOutput();
+  std::unique_ptr<LiveTable> table;
+  TrialObserver observer;
+  if (!json) {
+    table = std::make_unique<LiveTable>(*spec);
+    observer = [&](const TrialRecord& t, const TuningSession& s) { table->Row(t, s); };
+  }
+  auto runner = MakeSimulatedClusterRunner(*spec, opt.seed);
+  if (!runner.ok()) return ReportError("simulate", runner.status());
+  auto result = RunSimulation(*spec, opt, runner->get(), observer);
+  if (!result.ok()) return ReportError("simulate", result.status());
+  if (json) {
+    std::cout << result->json.dump(2) << "\n";
+  } else {
+    PrintSummary(result->json);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+PARATUNE_COMMAND("simulate",
+                 "run the agent loop against the simulated cluster (-f CAMPAIGN [--strategy S] "
+                 "[--exhaustive])",
+                 {"--exhaustive"}, RunSimulate);
+
+}  // namespace paratune::cli
