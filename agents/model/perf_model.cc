@@ -41,6 +41,11 @@ const char* Bottleneck(const Estimate& e, double gemm_eff, double gemm_max) {
   return gemm_eff < 0.6 * gemm_max ? "hbm" : "compute";
 }
 
+bool SizesPositive(const ParallelPlan& p) {
+  return std::min({p.tp, p.pp, p.vpp, p.cp, p.ep, p.mbs, p.ici_data, p.ici_fsdp, p.ici_tensor,
+                   p.ici_sequence, p.ici_expert, p.dcn_data, p.per_device_batch_size}) >= 1;
+}
+
 }  // namespace
 
 const ModelConstants& ModelConstants::Defaults() {
@@ -63,10 +68,9 @@ Estimate EstimatePlan(const Workload& w, const ParallelPlan& p, const Calibratio
   Estimate e;
   std::vector<Violation> violations = FindViolations(w, p);
   for (auto& v : violations) e.violations.push_back(std::move(v.sentence));
-  if (!violations.empty()) {
-    // Sizes that do not divide make the rest meaningless; report capacity only.
+  if (!SizesPositive(p)) {
+    // Zero or negative sizes make every formula meaningless; report capacity only.
     e.capacity_gib = w.accel->hbm_gib;
-    e.bottleneck = "memory-capacity";
     e.fits = false;
     return e;
   }
@@ -85,7 +89,9 @@ Estimate EstimatePlan(const Workload& w, const ParallelPlan& p, const Calibratio
   const double peak = w.accel->bf16_tflops;
   e.mfu = e.model_tflops_per_device / peak;
   e.hfu = e.hardware_tflops_per_device / peak;
-  e.fits = e.peak_memory_gib <= e.capacity_gib;
+  // A configuration that breaks a constraint is still estimated (as if the sizes divided) so
+  // agents can see what it would cost, but it never fits.
+  e.fits = violations.empty() && e.peak_memory_gib <= e.capacity_gib;
   e.bottleneck = Bottleneck(e, gemm_eff, k.gemm_max);
   return e;
 }

@@ -68,6 +68,15 @@ TEST(PerfModelTest, ConstraintsNameTheKeys) {
   EXPECT_FALSE(CheckConstraints(w, C({{"ep", PV::Int(2)}})).empty());  // dense model
   EXPECT_FALSE(CheckConstraints(w, C({{"overlapParamGather", PV::Bool(true)}})).empty());
   EXPECT_FALSE(CheckConstraints(w, C({{"pp", PV::Int(3)}})).empty());
+  // A broken configuration is still estimated, but never fits; a zero size is not estimated.
+  Estimate broken = EstimateConfig(w, C({{"tp", PV::Int(3)}}));
+  EXPECT_FALSE(broken.fits);
+  EXPECT_FALSE(broken.violations.empty());
+  EXPECT_GT(broken.step_time_seconds, 0);
+  Estimate zero = EstimateConfig(w, C({{"tp", PV::Int(0)}}));
+  EXPECT_FALSE(zero.fits);
+  EXPECT_EQ(zero.violations.at(0), "tp 0 must be at least 1");
+  EXPECT_EQ(zero.step_time_seconds, 0);
 }
 
 TEST(PerfModelTest, MemoryOrdersAsTheTheorySays) {
