@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# Checks charts/paratune without Helm: renders it with hack/render-chart (text/template + Sprig)
+# and checks that
+#   1. the default rendering (release "paratune", namespace paratune-system) equals manifests/ and
+#      crds/ as parsed YAML objects, the Namespace left to `helm install --create-namespace`;
+#      with namespace.create=true it equals them exactly;
+#   2. non-default values (replicas, leader election, log format, LLM Secret, knowledge
+#      ConfigMaps, watched namespaces, metrics, CRD toggle, release name) reach the objects;
+#   3. values the operator would refuse fail the rendering with an error naming the value.
+# Exit 0 when all hold; 1 with the differences otherwise. Env: MANIFESTS_DIR, CRDS_DIR, CHART_DIR
+# (defaults: the repository's), RENDER_CHART (a prebuilt binary; default: built into
+# build/render-chart/ when its sources changed). Needs only Debian's golang-go,
+# golang-github-masterminds-sprig-dev and golang-gopkg-yaml.v3-dev (hack/install-deps.sh).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+MANIFESTS_DIR="${MANIFESTS_DIR:-$ROOT/manifests}"
+CRDS_DIR="${CRDS_DIR:-$ROOT/crds}"
+CHART_DIR="${CHART_DIR:-$ROOT/charts/paratune}"
+
+build_renderer() {
+  local out="$ROOT/build/render-chart/render-chart"
+  if [[ ! -x "$out" || -n "$(find "$ROOT/hack/render-chart" -name '*.go' -newer "$out")" ]]; then
+    mkdir -p "$ROOT/build/render-chart"
+    (cd "$ROOT" && GOPATH=/usr/share/gocode GO111MODULE=off GOFLAGS= \
+      GOCACHE="$ROOT/build/render-chart/go-cache" go build -o "$out" ./hack/render-chart) >&2
+  fi
+  echo "$out"
+}
+RC="${RENDER_CHART:-$(build_renderer)}"
+TMP="$(mktemp -d)"
+trap 'rm -rf "$TMP"' EXIT
+FAILURES=0
+fail() { echo "FAIL: $*" >&2; FAILURES=$((FAILURES + 1)); }
+
+render() {  # render OUT [render-chart template flags...]
+  local out="$1"; shift
+  "$RC" template "$CHART_DIR" --name paratune -n paratune-system "$@" >"$out"
+}
+
+# expect FILE KIND/NAME PATH JSON: the field equals JSON exactly.
+expect() {
+  local got
+  if ! got="$("$RC" get "$1" "$2" "$3" 2>&1)"; then
+    fail "$2 $3: $got"
+  elif [[ "$got" != "$4" ]]; then
+    fail "$2 $3: want $4, got $got"
+  fi
+}
+# expect_absent FILE KIND/NAME [PATH]: the object (or its field) is not rendered.
+expect_absent() {
+  if "$RC" get "$1" "$2" "${3:-.kind}" >/dev/null 2>&1; then fail "$2 ${3:-}: rendered, want absent"; fi
+}
+# expect_error SUBSTRING [flags...]: rendering fails and its error contains SUBSTRING.
+expect_error() {
+  local want="$1"; shift
+  if render "$TMP/err.yaml" "$@" 2>"$TMP/err.txt"; then
+    fail "rendering with $* succeeded, want an error about $want"
+  elif ! grep -qF -- "$want" "$TMP/err.txt"; then
+    fail "rendering with $*: error does not mention '$want': $(cat "$TMP/err.txt")"
+  fi
+}
+
+# 1. The default rendering is manifests/ + crds/.
+render "$TMP/default.yaml"
+if ! "$RC" diff --want "$MANIFESTS_DIR" --want "$CRDS_DIR" --got "$TMP/default.yaml" \
+  --except Namespace/paratune-system; then
+  fail "default rendering differs from $MANIFESTS_DIR and $CRDS_DIR (above; 'manifests have' is the expected side)"
+fi
+render "$TMP/with-ns.yaml" --set namespace.create=true
+if ! "$RC" diff --want "$MANIFESTS_DIR" --want "$CRDS_DIR" --got "$TMP/with-ns.yaml" >/dev/null; then
+  "$RC" diff --want "$MANIFESTS_DIR" --want "$CRDS_DIR" --got "$TMP/with-ns.yaml" >&2 || true
+  fail "rendering with namespace.create=true differs from $MANIFESTS_DIR and $CRDS_DIR"
+fi
+
+# 2. Non-default values reach the objects.
+D=Deployment/paratune-operator
+C='.spec.template.spec.containers[0]'
+render "$TMP/single.yaml" --set replicas=1 --set leaderElection.enabled=false --set logFormat=text \
+  --set 'watchNamespaces={team-a,team-b}' --set maxConcurrentReconciles=8
+expect "$TMP/single.yaml" $D .spec.replicas 1
+expect "$TMP/single.yaml" $D "$C.args" \
+  '["--namespace=team-a,team-b","--metrics-bind-address=:8080","--health-probe-bind-address=:8081","--log-format=text","--max-concurrent-reconciles=8"]'
+expect_absent "$TMP/single.yaml" Role/paratune-leader-election
+expect_absent "$TMP/single.yaml" RoleBinding/paratune-leader-election
+expect_absent "$TMP/single.yaml" $D "$C.env"
+
+render "$TMP/llm.yaml" --set logFormat=json --set llm.endpoint=http://vllm.llm.svc:8000/v1 \
+  --set llm.model=qwen2.5-72b-instruct --set llm.apiKeySecret.name=llm-key \
+  --set 'knowledgeConfigMaps={site-runbook,nccl-notes}' --set image.tag=v0.2.0 \
+  --set image.pullPolicy=IfNotPresent
+expect "$TMP/llm.yaml" $D "$C.args[4]" '"--log-format=json"'
+expect "$TMP/llm.yaml" $D "$C.env[0]" '{"name":"PARATUNE_LLM_ENDPOINT","value":"http://vllm.llm.svc:8000/v1"}'
+expect "$TMP/llm.yaml" $D "$C.env[1]" '{"name":"PARATUNE_LLM_MODEL","value":"qwen2.5-72b-instruct"}'
+expect "$TMP/llm.yaml" $D "$C.env[2]" '{"name":"OPENAI_API_KEY","valueFrom":{"secretKeyRef":{"key":"apiKey","name":"llm-key"}}}'
+expect "$TMP/llm.yaml" $D "$C.env[3].value" '"/etc/paratune/knowledge"'
+expect "$TMP/llm.yaml" $D "$C.volumeMounts[1]" '{"mountPath":"/etc/paratune/knowledge/nccl-notes","name":"knowledge-1","readOnly":true}'
+expect "$TMP/llm.yaml" $D .spec.template.spec.volumes[0].configMap.name '"site-runbook"'
+expect "$TMP/llm.yaml" $D "$C.image" '"paratune/paratune:v0.2.0"'
+expect "$TMP/llm.yaml" $D "$C.imagePullPolicy" '"IfNotPresent"'
+
+render "$TMP/lean.yaml" --set metrics.enabled=false --set crds.install=false --set image.tag= \
+  --set resources.limits.memory=1Gi
+expect_absent "$TMP/lean.yaml" Service/paratune-operator-metrics
+expect_absent "$TMP/lean.yaml" CustomResourceDefinition/tuningcampaigns.tuning.paratune.dev
+expect "$TMP/lean.yaml" $D "$C.args[2]" '"--metrics-bind-address=0"'
+expect "$TMP/lean.yaml" $D "$C.ports" '[{"containerPort":8081,"name":"probes"}]'
+expect "$TMP/lean.yaml" $D "$C.image" "\"paratune/paratune:$(sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' "$CHART_DIR/Chart.yaml")\""
+expect "$TMP/lean.yaml" $D "$C.resources.limits" '{"cpu":"1","memory":"1Gi"}'
+
+"$RC" template "$CHART_DIR" --name tuner -n ml-ops --set crds.keep=true >"$TMP/other.yaml"
+expect "$TMP/other.yaml" Deployment/tuner-paratune-operator .metadata.namespace '"ml-ops"'
+expect "$TMP/other.yaml" Deployment/tuner-paratune-operator "$C.args[1]" '"--leader-election-namespace=ml-ops"'
+expect "$TMP/other.yaml" Role/tuner-paratune-leader-election .metadata.namespace '"ml-ops"'
+expect "$TMP/other.yaml" ClusterRoleBinding/tuner-paratune-operator .subjects \
+  '[{"kind":"ServiceAccount","name":"tuner-paratune-operator","namespace":"ml-ops"}]'
+expect "$TMP/other.yaml" CustomResourceDefinition/trialruns.tuning.paratune.dev \
+  .metadata.annotations '{"helm.sh/resource-policy":"keep"}'
+
+# 3. Values the operator refuses fail the rendering, naming the value.
+expect_error "leaderElection.enabled" --set leaderElection.enabled=false
+expect_error "logFormat: must be json or text" --set logFormat=xml
+expect_error "maxConcurrentReconciles" --set maxConcurrentReconciles=0
+expect_error "serviceAccount.name is required" --set serviceAccount.create=false
+
+if ((FAILURES > 0)); then
+  echo "check-chart: $FAILURES check(s) failed" >&2
+  exit 1
+fi
+echo "check-chart: charts/paratune renders manifests/ and crds/; non-default values OK"
