@@ -7,26 +7,26 @@
 #   2. non-default values (replicas, leader election, log format, LLM Secret, knowledge
 #      ConfigMaps, watched namespaces, metrics, CRD toggle, release name) reach the objects;
 #   3. values the operator would refuse fail the rendering with an error naming the value.
+#   4. with --server-dry-run: the API server of $KUBECONFIG accepts the rendering
+#      (`kubectl apply --dry-run=server`, into namespace "default", which exists everywhere).
+# Usage: hack/check-chart.sh [--server-dry-run]
 # Exit 0 when all hold; 1 with the differences otherwise. Env: MANIFESTS_DIR, CRDS_DIR, CHART_DIR
 # (defaults: the repository's), RENDER_CHART (a prebuilt binary; default: built into
-# build/render-chart/ when its sources changed). Needs only Debian's golang-go,
+# build/render-chart/ by hack/render-chart/render.sh when its sources changed). Needs only Debian's golang-go,
 # golang-github-masterminds-sprig-dev and golang-gopkg-yaml.v3-dev (hack/install-deps.sh).
 set -euo pipefail
+SERVER_DRY_RUN=0
+case "${1:-}" in
+  "") ;;
+  --server-dry-run) SERVER_DRY_RUN=1 ;;
+  *) echo "usage: hack/check-chart.sh [--server-dry-run]" >&2; exit 2 ;;
+esac
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 MANIFESTS_DIR="${MANIFESTS_DIR:-$ROOT/manifests}"
 CRDS_DIR="${CRDS_DIR:-$ROOT/crds}"
 CHART_DIR="${CHART_DIR:-$ROOT/charts/paratune}"
 
-build_renderer() {
-  local out="$ROOT/build/render-chart/render-chart"
-  if [[ ! -x "$out" || -n "$(find "$ROOT/hack/render-chart" -name '*.go' -newer "$out")" ]]; then
-    mkdir -p "$ROOT/build/render-chart"
-    (cd "$ROOT" && GOPATH=/usr/share/gocode GO111MODULE=off GOFLAGS= \
-      GOCACHE="$ROOT/build/render-chart/go-cache" go build -o "$out" ./hack/render-chart) >&2
-  fi
-  echo "$out"
-}
-RC="${RENDER_CHART:-$(build_renderer)}"
+RC="${RENDER_CHART:-$("$ROOT/hack/render-chart/render.sh" --path)}"
 TMP="$(mktemp -d)"
 trap 'rm -rf "$TMP"' EXIT
 FAILURES=0
@@ -121,6 +121,19 @@ expect_error "leaderElection.enabled" --set leaderElection.enabled=false
 expect_error "logFormat: must be json or text" --set logFormat=xml
 expect_error "maxConcurrentReconciles" --set maxConcurrentReconciles=0
 expect_error "serviceAccount.name is required" --set serviceAccount.create=false
+expect_error "incompatible with Kubernetes v1.19.0" --kube-version v1.19.0
+
+# 4. The API server accepts the objects (types, enums, names) of the default and a full rendering.
+if ((SERVER_DRY_RUN)); then
+  for args in "" "--set llm.apiKeySecret.name=llm-key --set knowledgeConfigMaps={kb} --set watchNamespaces={default}"; do
+    # shellcheck disable=SC2086
+    "$RC" template "$CHART_DIR" --name paratune -n default $args >"$TMP/dry.yaml"
+    if ! kubectl apply --dry-run=server -f "$TMP/dry.yaml" >"$TMP/dry.txt" 2>&1; then
+      cat "$TMP/dry.txt" >&2
+      fail "kubectl apply --dry-run=server refused the rendering ${args:-with default values}"
+    fi
+  done
+fi
 
 if ((FAILURES > 0)); then
   echo "check-chart: $FAILURES check(s) failed" >&2

@@ -4,7 +4,7 @@
 // reads fields, for hack/check-chart.sh.
 //
 //	render-chart template CHART_DIR [-f values.yaml]... [--set k=v]... [--set-string k=v]...
-//	             [--name RELEASE] [-n NAMESPACE] [--notes]
+//	             [--name RELEASE] [-n NAMESPACE] [--kube-version vX.Y.Z] [--notes]
 //	    Prints the manifests (one "---" document each, in Helm's install order). Exit 1 with
 //	    the template's error (file:line) when rendering fails (fail, required, bad values).
 //	render-chart diff --want PATH... --got PATH... [--except KIND/NAME]...
@@ -24,6 +24,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/Masterminds/semver"
 )
 
 type multi []string
@@ -100,6 +102,9 @@ func cmdTemplate(args []string) {
 		KubeVersion: KubeVersion{Version: *kube, GitVersion: *kube, Major: parts[0], Minor: parts[1]},
 		APIVersions: APIVersions{"v1", "apps/v1", "batch/v1", "rbac.authorization.k8s.io/v1",
 			"coordination.k8s.io/v1", "apiextensions.k8s.io/v1", "policy/v1", "networking.k8s.io/v1"},
+	}
+	if err := checkKubeVersion(chart.Meta.KubeVersion, *kube); err != nil {
+		die("%v", err)
 	}
 	docs, err := renderChart(chart, vals, rel, caps)
 	if err != nil {
@@ -186,6 +191,27 @@ func main() {
 	default:
 		die("unknown command %q: want template, diff or get", os.Args[1])
 	}
+}
+
+// checkKubeVersion fails as Helm does when the cluster version is outside Chart.yaml's
+// kubeVersion constraint.
+func checkKubeVersion(constraint, version string) error {
+	if constraint == "" {
+		return nil
+	}
+	c, err := semver.NewConstraint(constraint)
+	if err != nil {
+		return fmt.Errorf("Chart.yaml: kubeVersion: %v", err)
+	}
+	v, err := semver.NewVersion(version)
+	if err != nil {
+		return fmt.Errorf("--kube-version: %v", err)
+	}
+	if !c.Check(v) {
+		return fmt.Errorf("chart requires kubeVersion: %s which is incompatible with Kubernetes %s",
+			constraint, version)
+	}
+	return nil
 }
 
 // dropObjects removes the objects named KIND/NAME in except.
