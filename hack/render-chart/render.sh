@@ -8,7 +8,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 out="$root/build/render-chart/render-chart"
 if [[ ! -x "$out" || -n "$(find "$root/hack/render-chart" -name '*.go' -newer "$out")" ]]; then
   mkdir -p "$root/build/render-chart"
-  (cd "$root" && GOPATH=/usr/share/gocode GO111MODULE=off GOFLAGS= \
+  (cd "$root" && GOPATH=/usr/share/gocode GO111MODULE=off GOFLAGS='' \
     GOCACHE="$root/build/render-chart/go-cache" go build -o "$out" ./hack/render-chart) >&2
 fi
 if [[ "${1:-}" == --path ]]; then echo "$out"; exit 0; fi

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# The drift edits are single-quoted on purpose: $M and $C expand in the child shell.
+# shellcheck disable=SC2016
 # Tests of the chart check: hack/render-chart's Go unit tests, hack/check-chart.sh on the
 # repository (must pass), and check-chart.sh against altered copies of manifests/ and crds/ (each
 # must fail and name the difference), so a chart that drifts from manifests/ cannot go unnoticed.
@@ -11,7 +13,7 @@ trap 'rm -rf "$TMP"' EXIT
 FAILURES=0
 fail() { echo "FAIL: $*" >&2; FAILURES=$((FAILURES + 1)); }
 
-(cd "$ROOT" && GOPATH=/usr/share/gocode GO111MODULE=off GOFLAGS= \
+(cd "$ROOT" && GOPATH=/usr/share/gocode GO111MODULE=off GOFLAGS='' \
   GOCACHE="$ROOT/build/render-chart/go-cache" go test ./hack/render-chart) || fail "go test ./hack/render-chart"
 
 "$CHECK" >"$TMP/ok.txt" 2>&1 || { cat "$TMP/ok.txt" >&2; fail "check-chart.sh fails on the repository"; }
