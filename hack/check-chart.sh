@@ -6,7 +6,8 @@
 #      with namespace.create=true it equals them exactly;
 #   2. non-default values (replicas, leader election, log format, LLM Secret, knowledge
 #      ConfigMaps, watched namespaces, metrics, CRD toggle, release name) reach the objects;
-#   3. values the operator would refuse fail the rendering with an error naming the value.
+#   3. values the operator would refuse, and values values.schema.json does not know (typos),
+#      fail the rendering with an error naming the value.
 #   4. with --server-dry-run: the API server of $KUBECONFIG accepts the rendering
 #      (`kubectl apply --dry-run=server`, into namespace "default", which exists everywhere).
 # Usage: hack/check-chart.sh [--server-dry-run]
@@ -118,7 +119,10 @@ expect "$TMP/other.yaml" CustomResourceDefinition/trialruns.tuning.paratune.dev 
 
 # 3. Values the operator refuses fail the rendering, naming the value.
 expect_error "leaderElection.enabled" --set leaderElection.enabled=false
-expect_error "logFormat: must be json or text" --set logFormat=xml
+expect_error "logFormat: must be one of [json text], got xml" --set logFormat=xml
+expect_error "replica: unknown value" --set replica=3
+expect_error "replicas: invalid type: want integer, got string" --set replicas=two
+expect_error "metrics.port: must be <= 65535" --set metrics.port=80800
 expect_error "maxConcurrentReconciles" --set maxConcurrentReconciles=0
 expect_error "serviceAccount.name is required" --set serviceAccount.create=false
 expect_error "incompatible with Kubernetes v1.19.0" --kube-version v1.19.0

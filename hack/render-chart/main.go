@@ -103,10 +103,18 @@ func cmdTemplate(args []string) {
 		APIVersions: APIVersions{"v1", "apps/v1", "batch/v1", "rbac.authorization.k8s.io/v1",
 			"coordination.k8s.io/v1", "apiextensions.k8s.io/v1", "policy/v1", "networking.k8s.io/v1"},
 	}
+	violations, err := validateSchema(filepath.Join(pos[0], "values.schema.json"), vals)
+	if err != nil {
+		die("%v", err)
+	}
+	if len(violations) > 0 {
+		die("values don't meet the specifications of %s/values.schema.json:\n- %s",
+			chart.Meta.Name, strings.Join(violations, "\n- "))
+	}
 	if err := checkKubeVersion(chart.Meta.KubeVersion, *kube); err != nil {
 		die("%v", err)
 	}
-	docs, err := renderChart(chart, vals, rel, caps)
+	docs, notesText, err := renderChart(chart, vals, rel, caps)
 	if err != nil {
 		die("%v", err)
 	}
@@ -114,9 +122,7 @@ func cmdTemplate(args []string) {
 		fmt.Print("---\n" + d)
 	}
 	if *notes {
-		if text, ok := chart.Templates[chart.Meta.Name+"/templates/NOTES.txt"]; ok {
-			fmt.Fprintln(os.Stderr, text) // raw: NOTES are informational
-		}
+		fmt.Fprint(os.Stderr, notesText)
 	}
 }
 

@@ -177,9 +177,9 @@ func funcMap(root **template.Template) template.FuncMap {
 	return f
 }
 
-// renderChart executes every template except partials (_*) and NOTES.txt and returns the
-// manifests: each non-empty YAML document, sorted in Helm's install order by kind.
-func renderChart(c *Chart, vals Values, rel Release, caps Capabilities) ([]string, error) {
+// renderChart executes every template except partials (_*) and returns the manifests (each
+// non-empty YAML document, sorted in Helm's install order by kind) and the rendered NOTES.txt.
+func renderChart(c *Chart, vals Values, rel Release, caps Capabilities) ([]string, string, error) {
 	var root *template.Template
 	root = template.New("chart").Funcs(funcMap(&root))
 	names := make([]string, 0, len(c.Templates))
@@ -189,13 +189,14 @@ func renderChart(c *Chart, vals Values, rel Release, caps Capabilities) ([]strin
 	sort.Strings(names)
 	for _, name := range names {
 		if _, err := root.New(name).Parse(c.Templates[name]); err != nil {
-			return nil, err
+			return nil, "", err
 		}
 	}
 	var docs []string
+	notes := ""
 	for _, name := range names {
 		base := path.Base(name)
-		if strings.HasPrefix(base, "_") || base == "NOTES.txt" {
+		if strings.HasPrefix(base, "_") {
 			continue
 		}
 		top := map[string]interface{}{
@@ -205,15 +206,19 @@ func renderChart(c *Chart, vals Values, rel Release, caps Capabilities) ([]strin
 		}
 		var buf bytes.Buffer
 		if err := root.ExecuteTemplate(&buf, name, top); err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		out := strings.ReplaceAll(buf.String(), "<no value>", "")
+		if base == "NOTES.txt" {
+			notes = out
+			continue
+		}
 		for _, doc := range splitDocuments(out) {
 			docs = append(docs, "# Source: "+name+"\n"+doc)
 		}
 	}
 	sort.SliceStable(docs, func(i, j int) bool { return kindRank(docs[i]) < kindRank(docs[j]) })
-	return docs, nil
+	return docs, notes, nil
 }
 
 // splitDocuments splits a YAML stream on "---" lines, dropping documents without content.

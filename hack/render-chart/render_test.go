@@ -34,7 +34,8 @@ func render(t *testing.T, dir string, sets ...string) ([]string, error) {
 			t.Fatal(err)
 		}
 	}
-	return renderChart(c, c.Values, Release{Name: "rel", Namespace: "ns"}, Capabilities{})
+	docs, _, err := renderChart(c, c.Values, Release{Name: "rel", Namespace: "ns"}, Capabilities{})
+	return docs, err
 }
 
 func TestRenderHelmIdioms(t *testing.T) {
@@ -155,5 +156,34 @@ func TestLookupPath(t *testing.T) {
 	}
 	if _, err := lookupPath(objs[0].Body, ".spec.nope"); err == nil {
 		t.Error("absent field found")
+	}
+}
+
+func TestSchemaNamesEachViolation(t *testing.T) {
+	dir := writeChart(t, map[string]string{
+		"values.schema.json": `{"type": "object", "additionalProperties": false, "properties": {
+			"n": {"type": "integer", "minimum": 1},
+			"f": {"type": "string", "enum": ["a", "b"]},
+			"m": {"type": "object", "required": ["k"], "properties": {"k": {"type": "boolean"}}},
+			"l": {"type": "array", "items": {"type": "string"}}}}`,
+	})
+	ok := Values{"n": float64(2), "f": "a", "m": map[string]interface{}{"k": true}, "l": []interface{}{"x"}}
+	if v, err := validateSchema(filepath.Join(dir, "values.schema.json"), ok); err != nil || len(v) != 0 {
+		t.Fatalf("valid values refused: %v %v", v, err)
+	}
+	bad := Values{"n": float64(0.5), "f": "c", "m": map[string]interface{}{}, "l": []interface{}{1}, "typo": 1}
+	v, err := validateSchema(filepath.Join(dir, "values.schema.json"), bad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(v, "\n")
+	for _, s := range []string{"n: invalid type: want integer, got number", "f: must be one of [a b], got c",
+		"m.k: required", "l[0]: invalid type: want string, got integer", "typo: unknown value"} {
+		if !strings.Contains(got, s) {
+			t.Errorf("violations lack %q:\n%s", s, got)
+		}
+	}
+	if v, err := validateSchema(filepath.Join(dir, "absent.json"), bad); err != nil || v != nil {
+		t.Errorf("absent schema: %v %v", v, err)
 	}
 }

@@ -25,7 +25,29 @@ func readValuesFile(path string) (Values, error) {
 	if v == nil {
 		v = Values{}
 	}
-	return v, nil
+	return jsonNumbers(v).(Values), nil
+}
+
+// jsonNumbers turns integers into float64, as Helm's values files are read (YAML through JSON),
+// so that a chart comparing numbers with eq or printing them behaves here as under Helm.
+func jsonNumbers(v interface{}) interface{} {
+	switch x := v.(type) {
+	case map[string]interface{}:
+		for k, e := range x {
+			x[k] = jsonNumbers(e)
+		}
+	case []interface{}:
+		for i, e := range x {
+			x[i] = jsonNumbers(e)
+		}
+	case int:
+		return float64(x)
+	case int64:
+		return float64(x)
+	case uint64:
+		return float64(x)
+	}
+	return v
 }
 
 // mergeValues deep-merges src into dst (src wins), as Helm coalesces -f files: maps merge key
