@@ -41,6 +41,8 @@ expect_drift new-object 'missing from the chart: v1 ConfigMap paratune-system/ex
   'printf "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: extra, namespace: paratune-system}\n" >"$M/extra.yaml"'
 expect_drift crd-field 'CustomResourceDefinition /trialruns.tuning.paratune.dev' \
   'sed -i "s/shortNames: \[tr\]/shortNames: [trial]/" "$C/tuning.paratune.dev_trialruns.yaml"'
+expect_drift crd-copy 'files/crds/tuning.paratune.dev_tuningcampaigns.yaml is not a copy of' \
+  'echo "# edited" >>"$C/tuning.paratune.dev_tuningcampaigns.yaml"'
 expect_drift removed-object 'only in the chart: v1 Service paratune-system/paratune-operator-metrics' \
   'python3 - "$M/operator.yaml" <<PY
 import sys; p = sys.argv[1]; s = open(p).read(); open(p, "w").write(s.split("\n---\n")[0] + "\n")
