@@ -91,6 +91,13 @@ expect_absent "$TMP/single.yaml" Role/paratune-leader-election
 expect_absent "$TMP/single.yaml" RoleBinding/paratune-leader-election
 expect_absent "$TMP/single.yaml" $D "$C.env"
 
+# The same through a values file (-f), as a GitOps overlay would pass it; null drops a default.
+printf 'replicas: 1\nleaderElection: {enabled: false}\nnodeSelector: null\n' >"$TMP/values.yaml"
+render "$TMP/file.yaml" -f "$TMP/values.yaml"
+expect "$TMP/file.yaml" $D .spec.replicas 1
+expect "$TMP/file.yaml" $D "$C.args[0]" '"--namespace="'
+expect_absent "$TMP/file.yaml" $D .spec.template.spec.nodeSelector
+
 render "$TMP/llm.yaml" --set logFormat=json --set llm.endpoint=http://vllm.llm.svc:8000/v1 \
   --set llm.model=qwen2.5-72b-instruct --set llm.apiKeySecret.name=llm-key \
   --set 'knowledgeConfigMaps={site-runbook,nccl-notes}' --set image.tag=v0.2.0 \

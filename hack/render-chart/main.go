@@ -55,6 +55,41 @@ func parseInterleaved(fs *flag.FlagSet, args []string) []string {
 	}
 }
 
+// userValues merges the -f files, then --set, then --set-string over the chart's values.
+func userValues(vals Values, files, sets, setStrings []string) (Values, error) {
+	for _, f := range files {
+		v, err := readValuesFile(f)
+		if err != nil {
+			return nil, err
+		}
+		vals = mergeValues(vals, v)
+	}
+	for _, s := range sets {
+		if err := applySet(vals, s, false); err != nil {
+			return nil, err
+		}
+	}
+	for _, s := range setStrings {
+		if err := applySet(vals, s, true); err != nil {
+			return nil, err
+		}
+	}
+	return vals, nil
+}
+
+// capabilities describes a cluster of version kube (vMAJOR.MINOR.PATCH) serving the usual APIs.
+func capabilities(kube string) (Capabilities, error) {
+	parts := strings.SplitN(strings.TrimPrefix(kube, "v"), ".", 3)
+	if len(parts) < 2 {
+		return Capabilities{}, fmt.Errorf("--kube-version: want vMAJOR.MINOR.PATCH, got %q", kube)
+	}
+	return Capabilities{
+		KubeVersion: KubeVersion{Version: kube, GitVersion: kube, Major: parts[0], Minor: parts[1]},
+		APIVersions: APIVersions{"v1", "apps/v1", "batch/v1", "rbac.authorization.k8s.io/v1",
+			"coordination.k8s.io/v1", "apiextensions.k8s.io/v1", "policy/v1", "networking.k8s.io/v1"},
+	}, nil
+}
+
 func cmdTemplate(args []string) {
 	fs := flag.NewFlagSet("template", flag.ContinueOnError)
 	var files, sets, setStrings multi
@@ -75,33 +110,14 @@ func cmdTemplate(args []string) {
 	if err != nil {
 		die("%v", err)
 	}
-	vals := chart.Values
-	for _, f := range files {
-		v, err := readValuesFile(f)
-		if err != nil {
-			die("%v", err)
-		}
-		vals = mergeValues(vals, v)
-	}
-	for _, s := range sets {
-		if err := applySet(vals, s, false); err != nil {
-			die("%v", err)
-		}
-	}
-	for _, s := range setStrings {
-		if err := applySet(vals, s, true); err != nil {
-			die("%v", err)
-		}
+	vals, err := userValues(chart.Values, files, sets, setStrings)
+	if err != nil {
+		die("%v", err)
 	}
 	rel := Release{Name: *name, Namespace: *ns, Service: "Helm", IsInstall: true, Revision: 1}
-	parts := strings.SplitN(strings.TrimPrefix(*kube, "v"), ".", 3)
-	if len(parts) < 2 {
-		die("--kube-version: want vMAJOR.MINOR.PATCH, got %q", *kube)
-	}
-	caps := Capabilities{
-		KubeVersion: KubeVersion{Version: *kube, GitVersion: *kube, Major: parts[0], Minor: parts[1]},
-		APIVersions: APIVersions{"v1", "apps/v1", "batch/v1", "rbac.authorization.k8s.io/v1",
-			"coordination.k8s.io/v1", "apiextensions.k8s.io/v1", "policy/v1", "networking.k8s.io/v1"},
+	caps, err := capabilities(*kube)
+	if err != nil {
+		die("%v", err)
 	}
 	violations, err := validateSchema(filepath.Join(pos[0], "values.schema.json"), vals)
 	if err != nil {
