@@ -14,7 +14,8 @@
 # Exit 0 when all hold; 1 with the differences otherwise. Env: MANIFESTS_DIR, CRDS_DIR, CHART_DIR
 # (defaults: the repository's), RENDER_CHART (a prebuilt binary; default: built into
 # build/render-chart/ by hack/render-chart/render.sh when its sources changed). Needs only Debian's golang-go,
-# golang-github-masterminds-sprig-dev and golang-gopkg-yaml.v3-dev (hack/install-deps.sh).
+# golang-github-masterminds-sprig-dev, golang-github-masterminds-semver-dev,
+# golang-gopkg-yaml.v2-dev and golang-gopkg-yaml.v3-dev (hack/install-deps.sh).
 set -euo pipefail
 SERVER_DRY_RUN=0
 case "${1:-}" in

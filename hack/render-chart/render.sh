@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds hack/render-chart (offline, GOPATH mode, Debian's golang-go +
-# golang-github-masterminds-sprig-dev + golang-gopkg-yaml.v3-dev) into build/render-chart/ when
+# golang-github-masterminds-sprig-dev, -semver-dev, golang-gopkg-yaml.v2-dev, -yaml.v3-dev) into build/render-chart/ when
 # its sources changed, then runs it: hack/render-chart/render.sh template charts/paratune ...
 # `render.sh --path` only builds and prints the binary's path.
 set -euo pipefail
