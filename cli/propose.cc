@@ -33,8 +33,33 @@ Result<ProfileSummary> LoadProfile(const std::string& path, const std::string& f
   return p;
 }
 
-bool HasModelDescription(const ModelSpec& m) {
-  return !m.preset.empty() || m.num_layers || m.hidden_size || m.num_attention_heads;
+// Loads the campaign; `has_model` says whether it describes the model. The campaign parser
+// requires a model, but propose works from hardware, mesh and profile alone: an absent or empty
+// spec.model is filled with a placeholder preset for parsing only and never used.
+Result<CampaignSpec> LoadCampaign(const std::string& path, bool* has_model) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::NotFound("-f: cannot read campaign file " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  auto j = YamlToJson(ss.str());
+  if (!j.ok()) return j.status().WithPrefix(path);
+  nlohmann::json* doc = &*j;
+  if (doc->is_array()) {
+    for (auto& d : *doc) {
+      if (d.is_object() && d.value("kind", "") == "TuningCampaign") doc = &d;
+    }
+  }
+  *has_model = true;
+  if (doc->is_object() && (*doc)["spec"].is_object()) {
+    nlohmann::json& model = (*doc)["spec"]["model"];
+    if (model.is_null() || (model.is_object() && model.empty())) {
+      *has_model = false;
+      model = {{"preset", "llama3-8b"}};
+    }
+  }
+  auto spec = CampaignFromJson(*doc);
+  if (!spec.ok()) return spec.status().WithPrefix(path);
+  return spec;
 }
 
 void PrintHuman(const ProposalSet& set) {
@@ -56,12 +81,13 @@ int RunPropose(const Args& args) {
   const std::string cmd = "propose";
   auto file = args.Get("-f");
   if (!file) return ReportError(cmd, Status::Invalid("-f: a campaign file is required"));
-  auto spec = LoadCampaignFile(*file);
+  bool has_model = false;
+  auto spec = LoadCampaign(*file, &has_model);
   if (!spec.ok()) return ReportError(cmd, spec.status());
   auto k = args.GetInt("-k", 3, 1, 20);
   if (!k.ok()) return ReportError(cmd, k.status());
   std::optional<Workload> workload;
-  if (HasModelDescription(spec->model)) {
+  if (has_model) {
     auto w = ResolveWorkload(*spec);
     if (!w.ok()) return ReportError(cmd, w.status());
     workload = *w;

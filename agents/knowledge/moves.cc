@@ -187,7 +187,7 @@ void OtherEffect(const Config& c, const MoveContext& ctx, Step* s) {
     s->reason =
         on ? s->key + " hides data-parallel communication behind compute" : "simpler schedule";
     s->cost = on ? "a little extra bucket memory" : "exposed data-parallel communication";
-    s->query = "overlap gradient reduce data parallel communication";
+    s->query = "data parallelism gradients all-reduced overlap backward overlapGradReduce";
     s->targets = on && a.bottleneck == "communication";
   } else if (s->key == "cp" || s->key == "ep") {
     bool up = s->to.AsInt() > I(c, s->key.c_str());
@@ -238,14 +238,12 @@ double StateShare(const Config& c, bool tpu) {
   return GetBool(c, "distributedOptimizer", false) ? 0.4 : 0.55;
 }
 
-MoveCandidate Apply(const Config& base, const MoveCandidate& seed, const std::vector<Step>& steps,
-                    const MoveContext& ctx) {
+MoveCandidate Apply(const Config& origin, const Config& base, const MoveCandidate& seed,
+                    const std::vector<Step>& steps, const MoveContext& ctx) {
   MoveCandidate cand = seed;
   double state = 1, acts = 1, sigma = StateShare(base, ctx.tpu);
   double kept = 1 - cand.saved_fraction;
   for (const Step& s : steps) {
-    cand.changes.push_back(s.key + " " + (base.count(s.key) ? base.at(s.key).ToString() : "unset") +
-                           " -> " + s.to.ToString());
     cand.config[s.key] = s.to;
     if (!s.reason.empty()) {
       cand.reasons.push_back(s.reason);
@@ -257,6 +255,14 @@ MoveCandidate Apply(const Config& base, const MoveCandidate& seed, const std::ve
     acts *= s.act_ratio;
     cand.targets_bottleneck = cand.targets_bottleneck || s.targets;
   }
+  // What changed against the base, once per key, in key order.
+  cand.changes.clear();
+  for (const auto& key : ChangedKeys(origin, cand.config)) {
+    cand.changes.push_back(key + " " + (origin.count(key) ? origin.at(key).ToString() : "unset") +
+                           " -> " + cand.config.at(key).ToString());
+  }
+  std::sort(cand.costs.begin(), cand.costs.end());
+  cand.costs.erase(std::unique(cand.costs.begin(), cand.costs.end()), cand.costs.end());
   cand.saved_fraction = 1 - kept;
   cand.memory_factor *= sigma * state + (1 - sigma) * acts;
   return cand;
@@ -279,7 +285,7 @@ Step MakeStep(const Config& c, const std::string& key, const ParamValue& to,
 }
 
 // TPU: halve axis `a` and double axis `b` (the mesh product stays the chips).
-std::vector<Step> TransferSteps(const Config& c, const char* a, const char* b,
+std::vector<Step> TransferSteps(const Config& c, const char* a, const char* b, int64_t f,
                                 const MoveContext& ctx) {
   const double comm = ctx.analysis->communication_fraction;
   auto layer = [](const std::string& k) { return k == "iciTensor" || k == "iciSequence"; };
@@ -288,15 +294,15 @@ std::vector<Step> TransferSteps(const Config& c, const char* a, const char* b,
   };
   auto act_shard = [](const Config& x) { return I(x, "iciTensor") * I(x, "iciSequence"); };
   Config n = c;
-  n[a] = ParamValue::Int(I(c, a) / 2);
-  n[b] = ParamValue::Int(I(c, b) * 2);
+  n[a] = ParamValue::Int(I(c, a) / f);
+  n[b] = ParamValue::Int(I(c, b) * f);
   Step s1 = NewStep(a, n[a]), s2 = NewStep(b, n[b]);
   s1.saved = layer(a) ? 0.35 * comm : 0;
   s2.saved = layer(b) ? -(0.35 * comm + 0.03) : (std::string(b) == "iciFsdp" ? -0.01 : 0.01);
   s1.state_ratio = static_cast<double>(state_shard(c)) / state_shard(n);
   s1.act_ratio = static_cast<double>(act_shard(c)) / act_shard(n);
   s1.reason =
-      std::string("moving a factor 2 from ") + a + " to " + b +
+      "moving a factor " + std::to_string(f) + " from " + a + " to " + b +
       (layer(a) ? " removes per-layer collectives a small model cannot hide"
                 : (std::string(b) == "iciFsdp" ? " shards parameters and optimizer state further"
                                                : " trades sharding for less communication"));
@@ -307,6 +313,43 @@ std::vector<Step> TransferSteps(const Config& c, const char* a, const char* b,
   s1.targets = (layer(a) && ctx.analysis->bottleneck == "communication") ||
                (s1.state_ratio < 1 && ctx.analysis->bottleneck == "memory-capacity");
   return {s1, s2};
+}
+
+// TPU mesh moves: a factor 2 or a whole axis from one ici axis to another (the product stays
+// the chip count), everything folded into fsdp, each alone or with a batch / remat change.
+void AddMeshMoves(const Config& b, const std::vector<Step>& singles, const MoveContext& ctx,
+                  std::vector<std::vector<Step>>* moves) {
+  std::vector<std::vector<Step>> mesh;
+  for (const char* a : kIciAxes) {
+    for (const char* x : kIciAxes) {
+      if (std::string(a) == x || (!b.count(x) && std::string(x) != "iciFsdp")) continue;
+      for (int64_t f : {int64_t{2}, I(b, a)}) {
+        if (f < 2 || I(b, a) % f != 0 || (f == 2 && I(b, a) == 2 && f != I(b, a))) continue;
+        mesh.push_back(TransferSteps(b, a, x, f, ctx));
+        if (f == I(b, a) && f == 2) break;
+      }
+    }
+  }
+  std::vector<Step> all_fsdp;
+  Config cur = b;
+  for (const char* a : kIciAxes) {
+    if (std::string(a) == "iciFsdp" || I(cur, a) < 2) continue;
+    for (Step& s : TransferSteps(cur, a, "iciFsdp", I(cur, a), ctx)) {
+      cur[s.key] = s.to;
+      all_fsdp.push_back(s);
+    }
+  }
+  if (all_fsdp.size() > 2) mesh.push_back(all_fsdp);
+  for (const auto& m : mesh) {
+    moves->push_back(m);
+    for (const Step& s : singles) {
+      if (s.key == "perDeviceBatchSize" || s.key == "remat") {
+        auto more = m;
+        more.push_back(s);
+        moves->push_back(more);
+      }
+    }
+  }
 }
 
 std::vector<std::string> MoveKeys(const Config& current, const MoveContext& ctx) {
@@ -384,26 +427,8 @@ std::vector<MoveCandidate> GenerateCandidates(const Config& current, const MoveC
         if (singles[i].key != singles[j].key) moves.push_back({singles[i], singles[j]});
       }
     }
-    if (ctx.tpu) {
-      for (const char* a : kIciAxes) {
-        for (const char* x : kIciAxes) {
-          if (a == x || I(b, a) < 2 || I(b, a) % 2 != 0 ||
-              (!b.count(x) && std::string(x) != "iciFsdp")) {
-            continue;
-          }
-          std::vector<Step> pair = TransferSteps(b, a, x, ctx);
-          moves.push_back(pair);
-          for (const Step& s : singles) {
-            if (s.key == "perDeviceBatchSize" || s.key == "remat") {
-              auto more = pair;
-              more.push_back(s);
-              moves.push_back(more);
-            }
-          }
-        }
-      }
-    }
-    for (const auto& m : moves) emit(Apply(b, base, m, ctx));
+    if (ctx.tpu) AddMeshMoves(b, singles, ctx, &moves);
+    for (const auto& m : moves) emit(Apply(current, b, base, m, ctx));
   }
   return out;
 }

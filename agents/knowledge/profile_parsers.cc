@@ -83,11 +83,6 @@ std::vector<std::pair<size_t, size_t>> Columns(const std::string& dashes) {
   return cols;
 }
 
-std::string Cell(const std::string& line, std::pair<size_t, size_t> col) {
-  if (col.first >= line.size()) return "";
-  return Trim(line.substr(col.first, col.second - col.first));
-}
-
 }  // namespace
 
 bool ParseDurationText(const std::string& text, double* seconds) {
@@ -106,39 +101,55 @@ bool ParseDurationText(const std::string& text, double* seconds) {
   return false;
 }
 
+// Cells of a table row: runs of two or more spaces separate columns; the name (first column)
+// may itself be truncated or overflow its column, so the numeric columns are taken from the right.
+std::vector<std::string> RowCells(const std::string& line, size_t columns) {
+  std::vector<std::string> cells;
+  size_t end = line.find_last_not_of(' ');
+  while (end != std::string::npos && cells.size() + 1 < columns) {
+    size_t gap = line.rfind("  ", end);
+    if (gap == std::string::npos) break;
+    cells.insert(cells.begin(), Trim(line.substr(gap + 2, end - gap - 1)));
+    end = line.find_last_not_of(' ', gap);
+  }
+  if (end == std::string::npos) return {};
+  cells.insert(cells.begin(), Trim(line.substr(0, end + 1)));
+  return cells;
+}
+
 Result<ProfileSummary> ParsePytorchTable(const std::string& text) {
   std::istringstream in(text);
   std::vector<std::string> lines;
   for (std::string l; std::getline(in, l);) lines.push_back(l);
   size_t header = lines.size();
-  for (size_t i = 1; i < lines.size(); ++i) {
+  for (size_t i = 1; i < lines.size() && header == lines.size(); ++i) {
     if (lines[i].find("Name") != std::string::npos && lines[i - 1].find("---") == 0) header = i;
-    if (header != lines.size()) break;
   }
   if (header == lines.size() || header + 1 >= lines.size()) {
     return Status::Invalid("profile (pytorch-table): no key_averages table header found");
   }
-  auto cols = Columns(lines[header - 1]);
-  int name_col = -1, self_col = -1, cpu_total_col = -1;
-  for (size_t c = 0; c < cols.size(); ++c) {
-    std::string h = Cell(lines[header], cols[c]);
-    if (h == "Name") name_col = static_cast<int>(c);
+  const size_t ncols = Columns(lines[header - 1]).size();
+  std::vector<std::string> names = RowCells(lines[header], ncols);
+  int self_col = -1, cpu_total_col = -1;
+  for (size_t c = 0; c < names.size(); ++c) {
+    const std::string& h = names[c];
     if (h == "Self CUDA" || h == "Self Device" || h == "Self XPU") self_col = static_cast<int>(c);
     if (h == "CPU total") cpu_total_col = static_cast<int>(c);
   }
-  if (name_col < 0 || self_col < 0) {
+  if (names.empty() || names[0] != "Name" || self_col < 0) {
     return Status::Invalid(
         "profile (pytorch-table): needs the Name and Self CUDA columns "
         "(profile with ProfilerActivity.CUDA)");
   }
   std::vector<ProfileOp> ops, kernels;
   for (size_t i = header + 2; i < lines.size() && lines[i].find("---") != 0; ++i) {
+    std::vector<std::string> cells = RowCells(lines[i], ncols);
+    if (cells.size() != ncols) continue;
     double self = 0, cpu_total = 1;
-    if (!ParseDurationText(Cell(lines[i], cols[self_col]), &self) || self <= 0) continue;
-    if (cpu_total_col >= 0) ParseDurationText(Cell(lines[i], cols[cpu_total_col]), &cpu_total);
-    ProfileOp op = NamedOp(Cell(lines[i], cols[name_col]), self);
+    if (!ParseDurationText(cells[self_col], &self) || self <= 0) continue;
+    if (cpu_total_col >= 0) ParseDurationText(cells[cpu_total_col], &cpu_total);
     // Kernel rows (no CPU time) carry device time exclusively; operator rows repeat it.
-    (cpu_total == 0 ? kernels : ops).push_back(op);
+    (cpu_total == 0 ? kernels : ops).push_back(NamedOp(cells[0], self));
   }
   std::vector<ProfileOp>& use = kernels.empty() ? ops : kernels;
   if (use.empty()) return Status::Invalid("profile (pytorch-table): no row with device time");
