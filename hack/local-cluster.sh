@@ -6,6 +6,7 @@
 #   PARATUNE_CLUSTER_DIR  state dir (default BUILD_DIR/local-cluster): certs, tokens, logs, pids
 #   PARATUNE_API_PORT     kube-apiserver secure port (default 6443)
 #   PARATUNE_ETCD_PORT    etcd client port (default 2379; peer port is this + 1)
+#   PARATUNE_KUBELET_PORT paratune-kubelet-sim's HTTPS port for pod logs (default 10250)
 #   PARATUNE_KUBE_BIN     directory holding kube-apiserver & co (default: hack/build-kube.sh)
 #   PARATUNE_NO_KUBELET=1 do not start paratune-kubelet-sim
 # Credentials written to the state dir: kubeconfig (admin, system:masters), operator.kubeconfig
@@ -18,6 +19,7 @@ case "$build" in /*) ;; *) build="$root/$build" ;; esac
 dir=${PARATUNE_CLUSTER_DIR:-$build/local-cluster}
 api_port=${PARATUNE_API_PORT:-6443}
 etcd_port=${PARATUNE_ETCD_PORT:-2379}
+kubelet_port=${PARATUNE_KUBELET_PORT:-10250}
 server="https://127.0.0.1:$api_port"
 
 log() { echo "local-cluster: $*" >&2; }
@@ -45,6 +47,11 @@ gen_certs() {
   printf 'subjectAltName=IP:127.0.0.1,IP:10.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc\n' > "$c/san.ext"
   openssl x509 -req -in "$c/apiserver.csr" -CA "$c/ca.crt" -CAkey "$c/ca.key" -CAcreateserial \
     -days 3650 -extfile "$c/san.ext" -out "$c/apiserver.crt" 2>/dev/null
+  openssl req -newkey rsa:2048 -nodes -subj "/CN=paratune-kubelet-sim" \
+    -keyout "$c/kubelet.key" -out "$c/kubelet.csr" 2>/dev/null
+  printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' > "$c/kubelet.ext"
+  openssl x509 -req -in "$c/kubelet.csr" -CA "$c/ca.crt" -CAkey "$c/ca.key" -CAcreateserial \
+    -days 3650 -extfile "$c/kubelet.ext" -out "$c/kubelet.crt" 2>/dev/null
   openssl genrsa -out "$c/sa.key" 2048 2>/dev/null
   openssl rsa -in "$c/sa.key" -pubout -out "$c/sa.pub" 2>/dev/null
 }
@@ -128,7 +135,8 @@ start_apiserver() {
     --service-account-key-file "$p/sa.pub" --service-account-signing-key-file "$p/sa.key" \
     --service-account-issuer https://kubernetes.default.svc --api-audiences https://kubernetes.default.svc \
     --service-cluster-ip-range 10.0.0.0/24 --allow-privileged --cert-dir "$dir/pki" \
-    --enable-priority-and-fairness=false --profiling=false --logtostderr -v 1
+    --kubelet-preferred-address-types InternalIP --enable-priority-and-fairness=false \
+    --profiling=false --logtostderr -v 1
 }
 
 start_controllers() {
@@ -153,7 +161,8 @@ start_kubelet() {
   if [ ! -x "$sim" ]; then log "no $sim: nodes not simulated (build it first)"; return 0; fi
   write_kubeconfig "$dir/kubelet.kubeconfig" paratune-kubelet-sim
   start_bg kubelet-sim "$sim" --kubeconfig "$dir/kubelet.kubeconfig" \
-    --paratune "$build/bin/paratune" --work-dir "$dir/pods"
+    --paratune "$build/bin/paratune" --work-dir "$dir/pods" --kubelet-port "$kubelet_port" \
+    --tls-cert "$dir/pki/kubelet.crt" --tls-key "$dir/pki/kubelet.key"
 }
 
 up() {

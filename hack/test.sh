@@ -13,7 +13,17 @@ case "$layer" in
     if [ -x hack/local-cluster.sh ] && ls tests/integration/*.cc >/dev/null 2>&1; then
       export PARATUNE_KUBE_BIN
       PARATUNE_KUBE_BIN=$(hack/build-kube.sh | tail -1)
-      if [ "$layer" != e2e ]; then run_ctest integration; fi
+      if [ "$layer" != e2e ]; then
+        # One private control plane on free ports for every integration test process.
+        it_dir=$(mktemp -d /tmp/paratune-it-XXXXXX)
+        free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
+        export PARATUNE_IT_CLUSTER_ENV="PARATUNE_CLUSTER_DIR=$it_dir PARATUNE_API_PORT=$(free_port) PARATUNE_ETCD_PORT=$(free_port) PARATUNE_KUBELET_PORT=$(free_port) PARATUNE_KUBE_BIN=$PARATUNE_KUBE_BIN"
+        it_down() { env $PARATUNE_IT_CLUSTER_ENV hack/local-cluster.sh down "$build" >/dev/null 2>&1 || true; rm -rf "$it_dir"; }
+        trap it_down EXIT
+        env $PARATUNE_IT_CLUSTER_ENV hack/local-cluster.sh up "$build"
+        (cd "$build" && ctest -L integration --output-on-failure -j 1)
+        it_down; trap - EXIT
+      fi
       if [ "$layer" != integration ] && [ -x hack/e2e.sh ]; then hack/e2e.sh "$build"; fi
     fi ;;
   *) echo "unknown layer $layer" >&2; exit 2 ;;

@@ -9,6 +9,7 @@
 #include <string>
 #include <thread>
 
+#include "hack/kubelet-sim/log_server.h"
 #include "hack/kubelet-sim/node_pool.h"
 #include "hack/kubelet-sim/pod_runner.h"
 #include "operator/manager.h"
@@ -19,7 +20,8 @@ using namespace paratune;
 int main(int argc, char** argv) {
   std::stop_source& stop = kube::InstallSignalHandlers();
   std::string kubeconfig, paratune_bin, work_dir = "/tmp/paratune-kubelet-sim";
-  int gpu_nodes = 4, tpu_hosts = 4, workers = 16;
+  int gpu_nodes = 4, tpu_hosts = 4, workers = 16, kubelet_port = 10250;
+  std::string tls_cert, tls_key;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string flag = argv[i], value = argv[i + 1];
     if (flag == "--kubeconfig")
@@ -32,6 +34,12 @@ int main(int argc, char** argv) {
       gpu_nodes = std::atoi(value.c_str());
     else if (flag == "--tpu-hosts")
       tpu_hosts = std::atoi(value.c_str());
+    else if (flag == "--kubelet-port")
+      kubelet_port = std::atoi(value.c_str());
+    else if (flag == "--tls-cert")
+      tls_cert = value;
+    else if (flag == "--tls-key")
+      tls_key = value;
     else if (flag == "--workers")
       workers = std::atoi(value.c_str());
     else {
@@ -69,6 +77,14 @@ int main(int argc, char** argv) {
   co.name = "kubelet-sim";
   co.workers = workers;
   (*mgr)->NewController(co, &runner)->For(pods);
+  kubelet::LogServer logs(
+      [&runner](const std::string& ns, const std::string& pod, const std::string& container) {
+        return runner.LogPath(ns, pod, container);
+      });
+  if (!tls_cert.empty()) {
+    Status ls = logs.Start(kubelet_port, tls_cert, tls_key);
+    if (!ls.ok()) spdlog::warn("pod logs unavailable: {}", kube::StatusText(ls));
+  }
   std::jthread heartbeat([&nodes](std::stop_token st) { nodes.Run(st); });
   spdlog::info("paratune-kubelet-sim: {} GPU nodes, {} TPU hosts, paratune={}", gpu_nodes,
                tpu_hosts, paratune_bin);
