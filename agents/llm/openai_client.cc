@@ -3,6 +3,7 @@
 #include <cpprest/http_client.h>
 
 #include <boost/asio/ssl.hpp>
+#include <mutex>
 #include <random>
 #include <thread>
 

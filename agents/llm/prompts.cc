@@ -194,6 +194,15 @@ const char* RoleName(Role role) {
   return "unknown";
 }
 
+std::string RoleOfRequest(const ChatRequest& request) {
+  if (request.messages.empty()) return "";
+  for (Role r : {Role::kAnalyst, Role::kStrategist, Role::kDiagnostician, Role::kProposer}) {
+    const std::string marker = std::string("===== RULES OF THE ") + RoleName(r) + " =====";
+    if (request.messages[0].content.rfind(marker, 0) == 0) return RoleName(r);
+  }
+  return "";
+}
+
 std::string DescribeSearchSpace(const CampaignSpec& spec) {
   std::string out;
   for (const auto& p : spec.search_space) {

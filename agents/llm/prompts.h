@@ -39,6 +39,9 @@ struct PromptContext {
 // The request for `role`: system + user messages, the JSON schema, temperature 0.2.
 ChatRequest BuildRoleRequest(Role role, const PromptContext& ctx);
 
+// The role a request built by BuildRoleRequest is for ("" when it is not one of ours).
+std::string RoleOfRequest(const ChatRequest& request);
+
 // The search space as prompt text: "- tp (tensor-parallel size): 1, 2, 4, 8".
 std::string DescribeSearchSpace(const CampaignSpec& spec);
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <mutex>
 #include <sstream>
 
@@ -339,6 +340,18 @@ LlmApiKeyResolver& Resolver() {
   return r;
 }
 
+Result<std::unique_ptr<llm::ChatClient>> ReplayClientFrom(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Status::NotFound("--llm-replay: cannot read " + path);
+  std::stringstream text;
+  text << in.rdbuf();
+  auto j = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return Status::Invalid("--llm-replay: " + path + " is not JSON");
+  auto log = RecordedReplies(j, "--llm-replay");
+  if (!log.ok()) return log.status();
+  return std::unique_ptr<llm::ChatClient>(new llm::ReplayChatClient(std::move(*log)));
+}
+
 StrategyEngineFactory LlmFactory(LlmEngineMode mode) {
   return [mode](const EngineOptions& o) -> Result<std::unique_ptr<StrategyEngine>> {
     if (o.spec == nullptr) return Status::Invalid("llm engine: no campaign spec");
@@ -348,6 +361,15 @@ StrategyEngineFactory LlmFactory(LlmEngineMode mode) {
       std::lock_guard<std::mutex> lock(OverridesMu());
       cli = Overrides();
       resolver = Resolver();
+    }
+    LlmEngineDeps deps;
+    if (!cli.replay_from.empty()) {
+      auto replay = ReplayClientFrom(cli.replay_from);
+      if (!replay.ok()) return replay.status();
+      deps.client = std::move(*replay);
+      deps.pool = o.pool;
+      deps.seed = o.seed;
+      return std::unique_ptr<StrategyEngine>(new LlmEngine(mode, std::move(deps)));
     }
     std::string key;
     if (resolver) {
@@ -365,7 +387,6 @@ StrategyEngineFactory LlmFactory(LlmEngineMode mode) {
     co.max_retries = cfg->max_retries;
     auto client = llm::OpenAiChatClient::Create(co);
     if (!client.ok()) return client.status();
-    LlmEngineDeps deps;
     deps.client = std::move(*client);
     deps.budget = cfg->budget;
     deps.pool = o.pool;
@@ -385,6 +406,33 @@ void RegisterLlmStrategyEngines(const LlmCliOverrides& overrides) {
   }
   RegisterStrategyEngine("llm", LlmFactory(LlmEngineMode::kLlm));
   RegisterStrategyEngine("hybrid", LlmFactory(LlmEngineMode::kHybrid));
+}
+
+Result<std::vector<llm::RecordedReply>> RecordedReplies(const nlohmann::json& j,
+                                                        const std::string& field) {
+  const nlohmann::json* list = nullptr;
+  if (j.is_object() && j.contains("pool") && j["pool"].is_object()) {
+    list = j["pool"].contains("llmExchanges") ? &j["pool"]["llmExchanges"] : nullptr;
+  } else if (j.is_object() && j.contains("llmExchanges")) {
+    list = &j["llmExchanges"];
+  }
+  if (list == nullptr || !list->is_array() || list->empty()) {
+    return Status::Invalid(field + ": no recorded LLM exchanges (pool.llmExchanges)");
+  }
+  std::vector<llm::RecordedReply> out;
+  const std::string failed = "no reply: ";
+  for (const auto& e : *list) {
+    if (!e.is_object()) return Status::Invalid(field + ": pool.llmExchanges[]: not an object");
+    llm::RecordedReply r;
+    r.role = e.value("role", "");
+    r.reply = e.value("reply", "");
+    const std::string parse = e.value("parseResult", "");
+    if (parse.rfind(failed, 0) == 0) r.error = parse.substr(failed.size());
+    r.prompt_tokens = e.value("promptTokens", int64_t{0});
+    r.completion_tokens = e.value("completionTokens", int64_t{0});
+    out.push_back(std::move(r));
+  }
+  return out;
 }
 
 void SetLlmApiKeyResolver(LlmApiKeyResolver resolver) {

@@ -30,6 +30,7 @@
 #include "agents/llm/budgeted_client.h"
 #include "agents/llm/chat_client.h"
 #include "agents/llm/llm_agents.h"
+#include "agents/llm/replay_client.h"
 #include "agents/loop/failure_analyzer.h"
 #include "agents/loop/strategy_engine.h"
 
@@ -53,7 +54,15 @@ struct LlmCliOverrides {
   std::string endpoint;
   std::string model;
   std::chrono::milliseconds timeout{0};  // 0: default
+  // `--llm-replay FILE`: answer from the exchanges recorded in a simulate JSON (or a pool JSON)
+  // instead of calling a model; endpoint and model are then not needed.
+  std::string replay_from;
 };
+
+// The replies recorded in a simulate JSON ({"pool": {"llmExchanges": [...]}}) or a pool JSON
+// ({"llmExchanges": [...]}), in order. kInvalidArgument naming `field` when there are none.
+Result<std::vector<llm::RecordedReply>> RecordedReplies(const nlohmann::json& j,
+                                                        const std::string& field);
 
 // The config for a campaign: spec.agents.llm plus overrides; the key from `api_key` (the
 // campaign's Secret, resolved by the operator) or else `env_api_key` (OPENAI_API_KEY). Fails

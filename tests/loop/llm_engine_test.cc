@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <deque>
+#include <fstream>
 #include <map>
 
 #include "agents/core/campaign.h"
@@ -342,6 +343,21 @@ TEST_F(LlmEngineTest, SimulatedCampaignMixesModelProposalsAndRecordedFallbacks) 
   int marked = 0;
   for (const auto& e : result->json["pool"]["llmExchanges"]) marked += e["fallback"].get<bool>();
   EXPECT_EQ(marked, 4);
+
+  // Replaying the recorded exchanges re-runs the same campaign without any model.
+  const std::string file = ::testing::TempDir() + "/llm_replay_run.json";
+  std::ofstream(file) << result->json.dump();
+  RegisterLlmStrategyEngines({"", "", {}, file});
+  so.strategy = "llm";
+  FormulaRunner again;
+  auto replayed = RunSimulation(spec_, so, &again, {});
+  RegisterLlmStrategyEngines({});
+  ASSERT_TRUE(replayed.ok()) << replayed.status().ToString();
+  ASSERT_EQ(replayed->json["trials"].size(), trials.size());
+  for (size_t i = 0; i < trials.size(); ++i) {
+    EXPECT_EQ(replayed->json["trials"][i]["config"], trials[i]["config"]) << i;
+    EXPECT_EQ(replayed->json["trials"][i]["proposedBy"], trials[i]["proposedBy"]) << i;
+  }
 }
 
 TEST(LlmEngineConfigTest, NamesTheMissingFieldAndTakesTheKeyFromTheEnvironment) {
@@ -353,12 +369,26 @@ TEST(LlmEngineConfigTest, NamesTheMissingFieldAndTakesTheKeyFromTheEnvironment) 
   EXPECT_NE(
       LlmEngineConfigFor(spec, {}, "", nullptr).status().message().find("spec.agents.llm.model"),
       std::string::npos);
-  auto ok = LlmEngineConfigFor(spec, {"", "qwen", std::chrono::milliseconds(500)}, "", kKey);
+  auto ok = LlmEngineConfigFor(spec, {"", "qwen", std::chrono::milliseconds(500), ""}, "", kKey);
   ASSERT_TRUE(ok.ok());
   EXPECT_EQ(ok->api_key, kKey);
   EXPECT_EQ(ok->model, "qwen");
   EXPECT_EQ(ok->timeout, std::chrono::milliseconds(500));
-  EXPECT_EQ(LlmEngineConfigFor(spec, {"", "q", {}}, "from-secret", kKey)->api_key, "from-secret");
+  EXPECT_EQ(LlmEngineConfigFor(spec, {"", "q", {}, ""}, "from-secret", kKey)->api_key, "from-secret");
+}
+
+TEST(LlmEngineRegistryTest, ReplayNeedsRecordedExchanges) {
+  EXPECT_FALSE(RecordedReplies(nlohmann::json::object(), "--llm-replay").ok());
+  auto r =
+      RecordedReplies(nlohmann::json::parse(R"({"llmExchanges": [{"role": "analyst", "reply": "",
+          "parseResult": "no reply: DeadlineExceeded: timed out"}]})"),
+                      "--llm-replay");
+  ASSERT_TRUE(r.ok());
+  llm::ReplayChatClient client(*r);
+  llm::ChatRequest req;
+  req.messages = {{"system", "===== RULES OF THE analyst =====\n"}, {"user", ""}};
+  EXPECT_EQ(client.Complete(req).status().code(), StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(client.Complete(req).status().code(), StatusCode::kFailedPrecondition);
 }
 
 TEST(LlmEngineRegistryTest, RegistersLlmAndHybrid) {
