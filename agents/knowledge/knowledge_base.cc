@@ -7,7 +7,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "agents/core/campaign.h"
 #include "agents/core/embedded.h"
+#include "agents/core/json_fields.h"
 #include "agents/knowledge/signatures.h"
 
 namespace paratune {
@@ -129,8 +131,14 @@ Status KnowledgeBase::LoadDirectory(const std::string& path) {
     std::stringstream ss;
     ss << in.rdbuf();
     if (!in) return Status::Unavailable("cannot read " + name);
-    PARATUNE_RETURN_IF_ERROR(IsMarkdown(name) ? AddDocument(name, ss.str())
-                                              : AddSignatures(name, ss.str()));
+    const std::string text = ss.str();
+    if (IsMarkdown(name)) {
+      PARATUNE_RETURN_IF_ERROR(AddDocument(name, text));
+    } else if (text.find("pastOptimizations") != std::string::npos) {
+      PARATUNE_RETURN_IF_ERROR(AddPastOptimizations(name, text));
+    } else {
+      PARATUNE_RETURN_IF_ERROR(AddSignatures(name, text));
+    }
   }
   return Status::Ok();
 }
@@ -177,6 +185,42 @@ Status KnowledgeBase::AddSignatures(const std::string& name, const std::string& 
 void KnowledgeBase::AddPastOptimization(const PastOptimization& p) {
   past_.push_back(p);
   IndexPast(past_.back());
+}
+
+Status KnowledgeBase::AddPastOptimizations(const std::string& name, const std::string& text) {
+  auto j = YamlToJson(text);
+  if (!j.ok()) return j.status().WithPrefix(name);
+  if (!j->is_object() || !(*j)["pastOptimizations"].is_array()) {
+    return Status::Invalid(name + ": pastOptimizations: must be a list");
+  }
+  std::vector<PastOptimization> parsed;
+  const nlohmann::json& list = (*j)["pastOptimizations"];
+  for (size_t i = 0; i < list.size(); ++i) {
+    std::string path = "pastOptimizations[" + std::to_string(i) + "]";
+    JsonFields f(list[i], path);
+    PastOptimization p;
+    Status st = f.CheckObject();
+    if (st.ok())
+      st = f.CheckKnownKeys(
+          {"id", "workload", "before", "after", "metric", "beforeValue", "afterValue", "note"});
+    if (st.ok()) st = f.ReadString("id", &p.id);
+    if (st.ok() && p.id.empty()) st = Status::Invalid(f.Path("id") + ": required");
+    if (st.ok()) st = f.ReadString("workload", &p.workload);
+    if (st.ok()) st = f.ReadString("metric", &p.metric);
+    if (st.ok()) st = f.ReadString("note", &p.note);
+    if (st.ok()) st = f.ReadDouble("beforeValue", -1e12, 1e12, &p.before_value);
+    if (st.ok()) st = f.ReadDouble("afterValue", -1e12, 1e12, &p.after_value);
+    for (const char* key : {"before", "after"}) {
+      if (!st.ok() || !f.Has(key)) continue;
+      auto c = ConfigFromJson(f.Get(key), f.Path(key));
+      if (!c.ok()) st = c.status();
+      if (c.ok()) (std::string(key) == "before" ? p.before : p.after) = *c;
+    }
+    if (!st.ok()) return st.WithPrefix(name);
+    parsed.push_back(std::move(p));
+  }
+  for (const auto& p : parsed) AddPastOptimization(p);
+  return Status::Ok();
 }
 
 const FailureSignature* KnowledgeBase::FindSignature(const std::string& key) const {

@@ -98,6 +98,10 @@ class KnowledgeBase {
   // when any entry is bad.
   Status AddSignatures(const std::string& name, const std::string& text);
   void AddPastOptimization(const PastOptimization& p);
+  // Parses YAML or JSON `{pastOptimizations: [{id, workload, before, after, metric, beforeValue,
+  // afterValue, note}]}` (what a finished campaign exports). Errors name the file and field;
+  // all-or-nothing. LoadDirectory routes files with a top-level pastOptimizations key here.
+  Status AddPastOptimizations(const std::string& name, const std::string& text);
 
   const std::vector<FailureSignature>& signatures() const { return signatures_; }
   const std::vector<KnowledgeDocument>& documents() const { return documents_; }

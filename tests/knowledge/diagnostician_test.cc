@@ -6,6 +6,7 @@
 
 #include "agents/knowledge/diagnosis_eval.h"
 #include "agents/knowledge/knowledge_base.h"
+#include "agents/model/workload.h"
 
 namespace paratune {
 namespace {
@@ -146,6 +147,23 @@ TEST_F(DiagnosticianTest, UserSignaturesExtendTheKnowledgeBase) {
   auto d = Run("LustreError: 11-0: scratch-OST0007-osc: operation ost_write failed\n");
   EXPECT_EQ(d.signature, "lustre-stall");
   EXPECT_TRUE(d.retryable);
+}
+
+TEST_F(DiagnosticianTest, ModelFieldsComeFromTheWorkloadWhenTheLogOmitsThem) {
+  auto spec = LoadCampaignFile(PARATUNE_SOURCE_DIR "/manifests/samples/llama3-8b-h100x8.yaml");
+  ASSERT_TRUE(spec.ok());
+  auto w = ResolveWorkload(*spec);
+  ASSERT_TRUE(w.ok());
+  Config c{{"tp", ParamValue::Int(3)}};
+  DiagnosisInput in;
+  in.log =
+      "    assert args.num_attention_heads % args.tensor_model_parallel_size == 0\n"
+      "AssertionError\n";
+  in.config = &c;
+  in.workload = &*w;
+  auto d = diag_->Diagnose(in);
+  EXPECT_EQ(d.summary.rfind("tp 3 and numAttentionHeads 32 caused AssertionError", 0), 0u)
+      << d.summary;
 }
 
 TEST_F(DiagnosticianTest, CreateRejectsNullKnowledgeBase) {

@@ -101,6 +101,10 @@ TEST(KnowledgeBaseTest, DirectoryAddsDocumentsAndReplacesSignaturesByKey) {
   fs::create_directories(dir / "sigs");
   std::ofstream(dir / "site.md") << "# Site notes\n\n## Cluster fabric\nOur RoCE fabric drops "
                                     "packets above 85 percent load; keep ep within a node.\n";
+  std::ofstream(dir / "past.yaml") << "pastOptimizations:\n- {id: c1/t3, workload: mixtral-8x7b "
+                                      "h100, before: {ep: 8}, after: {ep: 4}, metric: mfu, "
+                                      "beforeValue: 0.31, afterValue: 0.36, note: halving ep kept "
+                                      "all-to-all inside NVLink}\n";
   std::ofstream(dir / "sigs" / "oom.json")
       << R"({"signatures": [{"key": "cuda-oom", "category": "CudaOOM", "contains": ["OOM!"],
              "confidence": 42}]})";
@@ -113,7 +117,14 @@ TEST(KnowledgeBaseTest, DirectoryAddsDocumentsAndReplacesSignaturesByKey) {
   auto hits = (*kb)->Search("RoCE fabric packets", 1);
   ASSERT_EQ(hits.size(), 1u);
   EXPECT_EQ(hits[0].title, "Site notes / Cluster fabric");
+  ASSERT_EQ((*kb)->past_optimizations().size(), 1u);
+  EXPECT_EQ(GetInt((*kb)->past_optimizations()[0].after, "ep", 0), 4);
+  EXPECT_EQ((*kb)->Search("mixtral all-to-all NVLink ep", 1)[0].id, "past:c1/t3");
   EXPECT_EQ((*kb)->LoadDirectory((dir / "missing").string()).code(), StatusCode::kNotFound);
+  Status bad =
+      (*kb)->AddPastOptimizations("p.yaml", "pastOptimizations: [{id: x, before: {tq: 1}}]");
+  EXPECT_NE(bad.message().find("p.yaml: pastOptimizations[0].before"), std::string::npos)
+      << bad.message();
   fs::remove_all(dir);
 }
 
