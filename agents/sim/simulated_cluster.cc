@@ -88,9 +88,9 @@ TrialMetrics Train(Run* r, int64_t stop_at) {
     s.total = total;
     s.unix_seconds = r->now;
     s.step_seconds = step;
-    s.model_tflops = o.estimate.model_tflops_per_device * o.step_time_seconds / step;
-    s.tokens_per_second = o.estimate.tokens_per_second_per_device * o.step_time_seconds / step;
-    s.mfu = o.estimate.mfu * o.step_time_seconds / step;
+    s.model_tflops = o.metrics.tflops_per_device * o.step_time_seconds / step;
+    s.tokens_per_second = o.metrics.tokens_per_second_per_device * o.step_time_seconds / step;
+    s.mfu = o.metrics.mfu * o.step_time_seconds / step;
     s.loss = 4.2 + (std::log(v) - 4.2) * std::exp(-static_cast<double>(it) / 60.0) +
              0.02 * r->rng.Normal();
     s.grad_norm = 0.6 + 2.0 * std::exp(-static_cast<double>(it) / 30.0) + 0.05 * r->rng.Uniform();

@@ -95,7 +95,8 @@ TEST(SimulatedClusterTest, SuccessPrintsMegatronLinesAndTerminationJson) {
   auto j = nlohmann::json::parse(r.termination_message);
   auto m = TrialMetrics::FromJson(j.at("metrics"));
   ASSERT_TRUE(m.ok());
-  EXPECT_NEAR(m->tflops_per_device, tflops_sum / 9, 0.02 * m->tflops_per_device);
+  // The termination message agrees with the log lines (the mean of the steady-state ones).
+  EXPECT_NEAR(m->tflops_per_device, tflops_sum / 9, 0.005 * m->tflops_per_device);
   EXPECT_NEAR(m->mfu, m->tflops_per_device / 989.0, 0.005);
   EXPECT_GT(m->peak_memory_gib, 10);
   EXPECT_LT(m->peak_memory_gib, 79.11);
