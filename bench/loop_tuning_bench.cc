@@ -170,6 +170,11 @@ int Main() {
         stats[key] = Measure(r->json, **runner, sc.spec, optimum);
         by_variant[key].Add(stats[key]);
         if (ablate.empty()) by_scenario[sc.name][strategy].Add(stats[key]);
+        if (key == "builtin" && (stats[key].to_98 < 0 || stats[key].to_98 > 10)) {
+          std::cerr << "builtin missed 98% in 10: " << sc.name << " seed " << seed << " best "
+                    << stats[key].At(10) << " stop " << r->json["stopReason"] << " trials "
+                    << stats[key].trials << "\n";
+        }
       }
       // A 20-trial builtin campaign: time it on its own (no exhaustive search).
       SimulationOptions o;

@@ -28,6 +28,25 @@ double Gain(double a, double b, bool maximize) {
   return maximize ? b / a - 1 : a / b - 1;
 }
 
+// Configurations the model cannot tell apart (e.g. sequenceParallel at tp 1) run the same plan:
+// once one of them is tried, the others are equivalent duplicates. Keyed by the exact estimate.
+std::string Signature(const Estimate& e) {
+  char buf[96];
+  std::snprintf(buf, sizeof(buf), "%.17g/%.17g/%.17g", e.step_time_seconds, e.peak_memory_gib,
+                e.hardware_tflops_per_device);
+  return buf;
+}
+
+std::unordered_set<std::string> TriedSignatures(const EngineContext& ctx) {
+  std::unordered_set<std::string> out;
+  for (const auto& t : ctx.pool->trials()) {
+    if (t.phase == TrialPhase::kRejected) continue;
+    const int64_t i = ctx.space->Find(ConfigKey(t.config));
+    if (i >= 0 && ctx.space->points()[i].valid) out.insert(Signature(ctx.space->points()[i].base));
+  }
+  return out;
+}
+
 std::unordered_set<std::string> TriedKeys(const MessagePool& pool) {
   std::unordered_set<std::string> keys;
   for (const auto& t : pool.trials()) {
@@ -48,6 +67,7 @@ double ExplorationWeight(const EngineContext& ctx) {
 std::vector<RankedCandidate> RankCandidates(const EngineContext& ctx, size_t limit,
                                             double exploration) {
   const auto tried = TriedKeys(*ctx.pool);
+  const auto equivalent = TriedSignatures(ctx);
   const double capacity = ctx.model->CapacityGiB();
   const double margin = ctx.predictor->calibration().memory_margin_gib;
   const bool check_memory = ctx.validator->options().check_memory;
@@ -56,7 +76,7 @@ std::vector<RankedCandidate> RankCandidates(const EngineContext& ctx, size_t lim
   all.reserve(ctx.space->valid().size());
   for (size_t i : ctx.space->valid()) {
     const SpacePoint& p = ctx.space->points()[i];
-    if (tried.count(p.key) > 0) continue;
+    if (tried.count(p.key) > 0 || equivalent.count(Signature(p.base)) > 0) continue;
     RankedCandidate c{i, ctx.predictor->Predict(i), 0};
     if (check_memory && c.prediction.peak_memory_gib + margin > capacity) continue;
     const double bonus = std::exp(exploration * c.prediction.uncertainty);

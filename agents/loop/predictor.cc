@@ -205,6 +205,18 @@ double CalibratedPredictor::ResidualFor(const std::vector<uint16_t>& index,
   return wsum > 0 ? rsum / (kShrink + wsum) : 0.0;
 }
 
+double CalibratedPredictor::MemoryResidualFor(const std::vector<uint16_t>& index) const {
+  constexpr double kShrink = 0.3;
+  double wsum = 0, rsum = 0;
+  for (const auto& o : residuals_) {
+    if (!o.has_memory) continue;
+    const double w = std::exp(-2.0 * Distance(index, o.value_index, space_->parameters()));
+    wsum += w;
+    rsum += w * o.memory_residual_gib;
+  }
+  return wsum > 0 ? rsum / (kShrink + wsum) : 0.0;
+}
+
 PointPrediction CalibratedPredictor::FromEstimate(const Estimate& base,
                                                   const std::vector<uint16_t>* index) const {
   PointPrediction out;
@@ -212,11 +224,15 @@ PointPrediction CalibratedPredictor::FromEstimate(const Estimate& base,
   const double beta = 1.0 / std::max(calibration_.communication_efficiency, 1e-6);
   double step = CalibratedStep(base, alpha, beta);
   double unc = 0.1;
-  if (index != nullptr && space_ != nullptr) step *= std::exp(ResidualFor(*index, &unc));
+  double memory_residual = 0;
+  if (index != nullptr && space_ != nullptr) {
+    step *= std::exp(ResidualFor(*index, &unc));
+    memory_residual = MemoryResidualFor(*index);
+  }
   const double ratio = base.step_time_seconds > 0 ? base.step_time_seconds / step : 0;
   out.step_time_seconds = step;
   out.mfu = base.mfu * ratio;
-  out.peak_memory_gib = base.peak_memory_gib + calibration_.memory_overhead_gib;
+  out.peak_memory_gib = base.peak_memory_gib + calibration_.memory_overhead_gib + memory_residual;
   out.uncertainty = unc;
   out.time = base.time;
   out.time.compute *= alpha;
@@ -290,15 +306,20 @@ CalibrationState FitCalibration(const SearchSpaceIndex& space, const PlannerMode
   }
   c.residual_sigma = steps.size() >= 2 ? std::sqrt(sq / (steps.size() - 1)) : 0;
 
-  double mean = 0, var = 0;
-  for (double d : mem_diffs) mean += d;
-  if (!mem_diffs.empty()) mean /= mem_diffs.size();
-  for (double d : mem_diffs) var += (d - mean) * (d - mean);
-  c.memory_overhead_gib = mem_diffs.empty() ? 0.0 : mean;
+  // The global overhead is the median difference (robust to one odd configuration); the
+  // local residual model in CalibratedPredictor corrects the rest near each observation.
+  std::vector<double> sorted = mem_diffs;
+  std::sort(sorted.begin(), sorted.end());
+  const double median = sorted.empty() ? 0.0 : sorted[sorted.size() / 2];
+  c.memory_overhead_gib = median;
   double margin = 0.06 * capacity;  // prior: nothing observed yet
-  if (mem_diffs.size() == 1) margin = std::max(0.5, 0.025 * capacity);
+  if (mem_diffs.size() == 1) margin = 0.025 * capacity;
   if (mem_diffs.size() >= 2) {
-    margin = std::max(0.5, 0.015 * capacity) + 2.5 * std::sqrt(var / (mem_diffs.size() - 1));
+    std::vector<double> dev;
+    for (double d : mem_diffs) dev.push_back(std::abs(d - median));
+    std::sort(dev.begin(), dev.end());
+    const double mad = 1.4826 * dev[dev.size() / 2];
+    margin = 0.01 * capacity + std::min(1.5 * mad, 0.05 * capacity);
   }
   for (const auto& e : ooms) {
     // The failed config must come out as not fitting: raise the margin just past it.
@@ -325,7 +346,12 @@ std::vector<ResidualObservation> CollectResiduals(const SearchSpaceIndex& space,
     if (i < 0) continue;
     const PointPrediction p = plain.Predict(static_cast<size_t>(i));
     if (p.step_time_seconds <= 0) continue;
-    out.push_back({space.points()[i].value_index, std::log(obs / p.step_time_seconds)});
+    ResidualObservation r{space.points()[i].value_index, std::log(obs / p.step_time_seconds)};
+    if (t.metrics->peak_memory_gib > 0) {
+      r.has_memory = true;
+      r.memory_residual_gib = t.metrics->peak_memory_gib - p.peak_memory_gib;
+    }
+    out.push_back(std::move(r));
   }
   return out;
 }

@@ -76,6 +76,8 @@ double CommunicationSeconds(const TimeBreakdown& t);
 struct ResidualObservation {
   std::vector<uint16_t> value_index;
   double log_residual = 0;  // log(observed step / calibrated predicted step)
+  bool has_memory = false;
+  double memory_residual_gib = 0;  // observed peak - (model peak + global overhead)
 };
 
 // Thread-safety: const methods may run concurrently.
@@ -95,6 +97,9 @@ class CalibratedPredictor {
  private:
   PointPrediction FromEstimate(const Estimate& base, const std::vector<uint16_t>* index) const;
   double ResidualFor(const std::vector<uint16_t>& index, double* uncertainty) const;
+  // Local memory correction: observed-minus-predicted peak of nearby configurations, shrunk
+  // toward 0 (the global overhead already applies) when they are few or far.
+  double MemoryResidualFor(const std::vector<uint16_t>& index) const;
 
   const SearchSpaceIndex* space_;
   ObjectiveSpec objective_;

@@ -254,7 +254,7 @@ std::optional<StopDecision> TuningSession::Impl::Converged() const {
   const MessagePool view = HistoryView();
   const CalibratedPredictor predictor = MakePredictor(view);
   const EngineContext ctx = MakeContext(view, predictor, 1);
-  const auto top = RankCandidates(ctx, 1, 1.0);
+  const auto top = RankCandidates(ctx, 1, 2.0);
   const double observed = best->metrics->Objective(spec.objective.metric);
   const bool maximize = spec.objective.Maximize();
   const double bar =

@@ -35,7 +35,7 @@ struct SessionOptions {
   bool validator_checks_memory = true;  // off for the model-free baselines
   bool fallback_to_builtin = true;      // the built-in engine covers a failing or empty engine
   bool stop_on_convergence = true;      // off for the model-free baselines
-  int64_t min_successes_before_convergence = 4;
+  int64_t min_successes_before_convergence = 5;
   double noise_fraction = 0.02;  // relative run-to-run noise of the objective
   uint64_t seed = 1;
   size_t max_space_points = 200000;  // larger spaces are sampled
