@@ -1,0 +1,144 @@
+// A fake cluster for reconciler tests: FakeKubeClient, running informers for the four kinds the
+// controllers read, and helpers that play the Job controller and kubelet (finish a trial's Job
+// with a termination message or a failure).
+#ifndef PARATUNE_TESTS_CONTROLLERS_RECONCILER_FIXTURE_H_
+#define PARATUNE_TESTS_CONTROLLERS_RECONCILER_FIXTURE_H_
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <stop_token>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "controllers/campaign_reconciler.h"
+#include "controllers/message_pool_store.h"
+#include "controllers/trial_reconciler.h"
+#include "operator/event_recorder.h"
+#include "operator/informer.h"
+#include "operator/testing/fake_kube_client.h"
+
+namespace paratune::controllers::testing {
+
+using kube::Json;
+namespace res = kube::resources;
+
+inline bool WaitUntil(const std::function<bool()>& pred, int ms = 5000) {
+  for (int i = 0; i < ms / 5; ++i) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return pred();
+}
+
+class FakeCluster {
+ public:
+  FakeCluster() {
+    kube::ReflectorOptions ro;
+    ro.seed = 7;
+    for (const auto* gvr : {&res::kTuningCampaigns, &res::kTrialRuns, &res::kJobs, &res::kPods}) {
+      informers_.push_back(std::make_unique<kube::Informer>(&client, *gvr, ro,
+                                                            kube::RealTimeSource::Get(), nullptr));
+    }
+    for (auto& inf : informers_) {
+      threads_.emplace_back([inf = inf.get()](std::stop_token st) { inf->Run(st); });
+    }
+    for (auto& inf : informers_) {
+      EXPECT_TRUE(WaitUntil([&] { return inf->HasSynced(); }));
+    }
+    recorder = std::make_unique<kube::EventRecorder>(&client, "paratune-operator",
+                                                     kube::RealTimeSource::Get());
+    store = std::make_unique<ConfigMapPoolStore>(&client);
+    analyzer = std::shared_ptr<const FailureAnalyzer>(MakeFallbackFailureAnalyzer());
+    campaign_reconciler = std::make_unique<TuningCampaignReconciler>(
+        &client, CampaignInformers{campaigns(), trials()}, store.get(), recorder.get(), analyzer,
+        nullptr, kube::RealTimeSource::Get(), CampaignReconcilerOptions{});
+    trial_reconciler = std::make_unique<TrialRunReconciler>(
+        &client, TrialInformers{trials(), campaigns(), jobs(), pods()}, recorder.get(),
+        analyzer.get(), kube::RealTimeSource::Get(), TrialReconcilerOptions{});
+  }
+  ~FakeCluster() {
+    for (auto& t : threads_) t.request_stop();
+    client.CloseWatches();
+  }
+
+  kube::Informer* campaigns() { return informers_[0].get(); }
+  kube::Informer* trials() { return informers_[1].get(); }
+  kube::Informer* jobs() { return informers_[2].get(); }
+  kube::Informer* pods() { return informers_[3].get(); }
+
+  // Waits until every informer has caught up with the fake's latest write.
+  void Sync() {
+    for (auto& inf : informers_) {
+      auto list = client.List(inf->gvr(), "", {});
+      ASSERT_TRUE(list.ok());
+      for (const auto& item : list->items) {
+        ASSERT_TRUE(WaitUntil([&] {
+          auto cached = inf->Get(kube::ObjectKey::Of(item));
+          return cached && kube::ResourceVersionOf(*cached) == kube::ResourceVersionOf(item);
+        })) << kube::NameOf(item);
+      }
+      ASSERT_TRUE(WaitUntil([&] { return inf->Size() == list->items.size(); }));
+    }
+  }
+
+  Json Get(const kube::GroupVersionResource& gvr, const std::string& name) {
+    auto r = client.Get(gvr, "ns", name);
+    return r.ok() ? *r : Json();
+  }
+  std::vector<Json> List(const kube::GroupVersionResource& gvr) {
+    auto r = client.List(gvr, "ns", {});
+    return r.ok() ? r->items : std::vector<Json>{};
+  }
+
+  // Plays the Job controller and kubelet: the Job's pod terminated with `exit_code`,
+  // `reason` and `message`, and the Job condition follows.
+  void FinishJob(const std::string& name, int exit_code, const std::string& reason,
+                 const std::string& message, const std::string& log = "") {
+    Json pod = {{"apiVersion", "v1"},
+                {"kind", "Pod"},
+                {"metadata",
+                 {{"name", name + "-abcde"},
+                  {"namespace", "ns"},
+                  {"labels", {{"tuning.paratune.dev/trial", name}}}}},
+                {"spec", {{"nodeName", "gpu-0"}, {"containers", {{{"name", "trainer"}}}}}}};
+    auto created = client.Create(res::kPods, "ns", pod);
+    ASSERT_TRUE(created.ok()) << created.status().ToString();
+    Json p = *created;
+    p["status"] = {{"phase", exit_code == 0 ? "Succeeded" : "Failed"},
+                   {"startTime", "2026-11-21T05:00:00Z"},
+                   {"containerStatuses",
+                    {{{"name", "trainer"},
+                      {"state",
+                       {{"terminated",
+                         {{"exitCode", exit_code}, {"reason", reason}, {"message", message}}}}}}}}};
+    ASSERT_TRUE(client.UpdateStatus(res::kPods, p).ok());
+    if (!log.empty()) client.SetPodLog("ns", name + "-abcde", log);
+    auto job = client.Get(res::kJobs, "ns", name);
+    ASSERT_TRUE(job.ok());
+    Json j = *job;
+    j["status"] = {{"conditions",
+                    {{{"type", exit_code == 0 ? "Complete" : "Failed"},
+                      {"status", "True"},
+                      {"reason", exit_code == 0 ? "" : "BackoffLimitExceeded"}}}}};
+    ASSERT_TRUE(client.UpdateStatus(res::kJobs, j).ok());
+  }
+
+  kube::FakeKubeClient client;
+  std::unique_ptr<kube::EventRecorder> recorder;
+  std::unique_ptr<ConfigMapPoolStore> store;
+  std::shared_ptr<const FailureAnalyzer> analyzer;
+  std::unique_ptr<TuningCampaignReconciler> campaign_reconciler;
+  std::unique_ptr<TrialRunReconciler> trial_reconciler;
+
+ private:
+  std::vector<std::unique_ptr<kube::Informer>> informers_;
+  std::vector<std::jthread> threads_;
+};
+
+}  // namespace paratune::controllers::testing
+
+#endif  // PARATUNE_TESTS_CONTROLLERS_RECONCILER_FIXTURE_H_

@@ -1,0 +1,192 @@
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+#include "agents/core/campaign.h"
+#include "controllers/campaign_status.h"
+#include "controllers/conditions.h"
+#include "tests/controllers/reconciler_fixture.h"
+
+namespace paratune::controllers {
+namespace {
+
+using testing::FakeCluster;
+using testing::Json;
+namespace res = kube::resources;
+
+Json Campaign(const std::string& name, int max_trials, int parallel) {
+  auto j = YamlToJson(R"(
+apiVersion: tuning.paratune.dev/v1alpha1
+kind: TuningCampaign
+metadata: {name: NAME, namespace: ns}
+spec:
+  model: {preset: llama3-8b}
+  training: {framework: megatron-lm, seqLength: 8192, globalBatchSize: 512}
+  hardware: {accelerator: nvidia-h100-80gb, nodes: 1, devicesPerNode: 8}
+  searchSpace:
+    parameters:
+    - {name: tp, values: [1, 2, 4]}
+    - {name: mbs, values: [1, 2]}
+    - {name: recompute, values: [selective, full]}
+  baseline: {tp: 1, mbs: 1, recompute: full}
+  objective: {metric: mfu}
+  budget: {maxTrials: 4, parallelTrials: 2, maxFailedTrials: 3}
+  output: {configMapName: NAME-best}
+)");
+  EXPECT_TRUE(j.ok());
+  Json c = *j;
+  c["metadata"]["name"] = name;
+  c["spec"]["output"]["configMapName"] = name + "-best";
+  c["spec"]["budget"]["maxTrials"] = max_trials;
+  c["spec"]["budget"]["parallelTrials"] = parallel;
+  return c;
+}
+
+// A made-up but deterministic measurement: larger tp is better here.
+std::string MetricsFor(const Json& trial_run) {
+  int64_t tp = trial_run["spec"]["config"].value("tp", 1);
+  double mfu = 0.30 + 0.04 * static_cast<double>(tp);
+  return Json{{"metrics",
+               {{"mfu", mfu},
+                {"tflopsPerDevice", mfu * 989},
+                {"stepTimeSeconds", 9.0},
+                {"peakMemoryGiB", 50.0}}}}
+      .dump();
+}
+
+std::string Phase(FakeCluster& c, const std::string& name) {
+  return c.Get(res::kTuningCampaigns, name).value("status", Json::object()).value("phase", "");
+}
+
+// Reconciles everything once, finishing every Job that has no pod yet.
+void Step(FakeCluster& c, const std::string& campaign, int fail_iteration = -1) {
+  c.Sync();
+  auto r = c.campaign_reconciler->Reconcile({"ns", campaign});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  c.Sync();
+  for (const auto& tr : c.List(res::kTrialRuns)) {
+    ASSERT_TRUE(c.trial_reconciler->Reconcile(kube::ObjectKey::Of(tr)).ok());
+  }
+  c.Sync();
+  for (const auto& tr : c.List(res::kTrialRuns)) {
+    std::string name = kube::NameOf(tr);
+    if (c.Get(res::kJobs, name).is_null() || !c.Get(res::kPods, name + "-abcde").is_null())
+      continue;
+    if (tr["spec"].value("iteration", 0) == fail_iteration) {
+      c.FinishJob(name, 1, "Error", "",
+                  "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB");
+    } else {
+      c.FinishJob(name, 0, "Completed", MetricsFor(tr));
+    }
+  }
+  c.Sync();
+  for (const auto& tr : c.List(res::kTrialRuns)) {
+    ASSERT_TRUE(c.trial_reconciler->Reconcile(kube::ObjectKey::Of(tr)).ok());
+  }
+}
+
+TEST(CampaignReconcilerTest, RunsToSucceededAndPublishesTheBest) {
+  FakeCluster c;
+  ASSERT_TRUE(c.client.Create(res::kTuningCampaigns, "ns", Campaign("llama", 4, 2)).ok());
+  for (int i = 0; i < 8 && Phase(c, "llama") != "Succeeded"; ++i) Step(c, "llama");
+  c.Sync();
+  ASSERT_TRUE(c.campaign_reconciler->Reconcile({"ns", "llama"}).ok());
+  Json tc = c.Get(res::kTuningCampaigns, "llama");
+  const Json& st = tc["status"];
+  ASSERT_EQ(st.value("phase", ""), "Succeeded") << st.dump(2);
+  EXPECT_EQ(st["trials"]["total"], 4);
+  EXPECT_EQ(st["trials"]["succeeded"], 4);
+  EXPECT_EQ(st["baseline"]["trialName"], "llama-t001") << st.dump(2);
+  EXPECT_GT(st["best"]["objective"].get<double>(), st["baseline"]["objective"].get<double>());
+  EXPECT_GT(st["best"]["improvementOverBaseline"].get<double>(), 0.0);
+  EXPECT_TRUE(IsConditionTrue(st["conditions"], kSpecValid));
+  EXPECT_TRUE(IsConditionTrue(st["conditions"], kConverged));
+  EXPECT_FALSE(IsConditionTrue(st["conditions"], kProgressing));
+  EXPECT_EQ(FindCondition(st["conditions"], kSpecValid)->value("observedGeneration", 0),
+            tc["metadata"]["generation"]);
+  // Four TrialRuns, one Job each, owned by the campaign / trial; names deterministic.
+  auto trs = c.List(res::kTrialRuns);
+  ASSERT_EQ(trs.size(), 4u);
+  std::set<int64_t> iterations;
+  for (const auto& tr : trs) {
+    iterations.insert(tr["spec"]["iteration"].get<int64_t>());
+    EXPECT_EQ(kube::ControllerOwnerOf(tr)->value("uid", ""), kube::UidOf(tc));
+    EXPECT_FALSE(tr["spec"]["proposal"].value("rationale", "").empty());
+    EXPECT_EQ(tr["status"]["phase"], "Succeeded");
+  }
+  EXPECT_EQ(iterations.size(), 4u);
+  EXPECT_EQ(c.List(res::kJobs).size(), 4u);
+  // Published for GitOps.
+  Json out = c.Get(res::kConfigMaps, "llama-best");
+  ASSERT_FALSE(out.is_null());
+  EXPECT_EQ(out["data"]["trial"], st["best"]["trialName"]);
+  EXPECT_EQ(out["data"]["tp"], st["best"]["config"]["tp"].dump());
+  // Decisions are Events.
+  std::set<std::string> reasons_seen;
+  for (const auto& e : c.List(res::kEvents)) reasons_seen.insert(e.value("reason", ""));
+  for (const char* r : {"Proposed", "Launched", "TrialSucceeded", "NewBest", "Converged"}) {
+    EXPECT_TRUE(reasons_seen.count(r)) << r;
+  }
+}
+
+TEST(CampaignReconcilerTest, InvalidSpecCreatesNothingAndNamesTheField) {
+  FakeCluster c;
+  Json bad = Campaign("bad", 4, 1);
+  bad["spec"]["budget"]["parallelTrials"] = 0;
+  ASSERT_TRUE(c.client.Create(res::kTuningCampaigns, "ns", bad).ok());
+  c.Sync();
+  ASSERT_TRUE(c.campaign_reconciler->Reconcile({"ns", "bad"}).ok());
+  const Json st = c.Get(res::kTuningCampaigns, "bad")["status"];
+  const Json* valid = FindCondition(st["conditions"], kSpecValid);
+  ASSERT_NE(valid, nullptr);
+  EXPECT_EQ(valid->value("status", ""), "False");
+  EXPECT_NE(valid->value("message", "").find("spec.budget.parallelTrials"), std::string::npos);
+  EXPECT_TRUE(c.List(res::kTrialRuns).empty());
+  EXPECT_TRUE(c.List(res::kConfigMaps).empty());
+}
+
+TEST(CampaignReconcilerTest, CrashBetweenPoolSaveAndCreateLosesAndDuplicatesNothing) {
+  FakeCluster c;
+  ASSERT_TRUE(c.client.Create(res::kTuningCampaigns, "ns", Campaign("llama", 3, 1)).ok());
+  c.Sync();
+  // The pool is saved, then creating the TrialRun fails (as if the operator died there).
+  c.client.InjectError("create", "trialruns", Status::Unavailable("connection reset"));
+  EXPECT_FALSE(c.campaign_reconciler->Reconcile({"ns", "llama"}).ok());
+  EXPECT_TRUE(c.List(res::kTrialRuns).empty());
+  c.Sync();
+  auto again = c.campaign_reconciler->Reconcile({"ns", "llama"});
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  auto trs = c.List(res::kTrialRuns);
+  ASSERT_EQ(trs.size(), 1u);
+  EXPECT_EQ(kube::NameOf(trs[0]), "llama-t001");
+  // Reconciling again before the cache has the TrialRun creates no second one.
+  ASSERT_TRUE(c.campaign_reconciler->Reconcile({"ns", "llama"}).ok());
+  EXPECT_EQ(c.List(res::kTrialRuns).size(), 1u);
+}
+
+TEST(CampaignReconcilerTest, FailedTrialIsDiagnosedAndLargerBudgetResumes) {
+  FakeCluster c;
+  ASSERT_TRUE(c.client.Create(res::kTuningCampaigns, "ns", Campaign("llama", 3, 1)).ok());
+  for (int i = 0; i < 8 && Phase(c, "llama") != "Succeeded"; ++i) Step(c, "llama", 2);
+  ASSERT_EQ(Phase(c, "llama"), "Succeeded");
+  Json failed = c.Get(res::kTrialRuns, "llama-t002");
+  ASSERT_EQ(failed["status"].value("phase", ""), "Failed") << failed.dump(2);
+  EXPECT_EQ(failed["status"]["failure"].value("category", ""), "CudaOOM");
+  EXPECT_NE(failed["status"]["failure"].value("evidence", "").find("out of memory"),
+            std::string::npos);
+  EXPECT_EQ(c.Get(res::kTuningCampaigns, "llama")["status"]["trials"]["failed"], 1);
+  // The user raises the budget: the finished campaign resumes and runs two more trials.
+  Json tc = c.Get(res::kTuningCampaigns, "llama");
+  tc["spec"]["budget"]["maxTrials"] = 5;
+  ASSERT_TRUE(c.client.Update(res::kTuningCampaigns, tc).ok());
+  c.Sync();
+  ASSERT_TRUE(c.campaign_reconciler->Reconcile({"ns", "llama"}).ok());
+  EXPECT_EQ(Phase(c, "llama"), "Running");
+  for (int i = 0; i < 8 && Phase(c, "llama") != "Succeeded"; ++i) Step(c, "llama");
+  EXPECT_EQ(Phase(c, "llama"), "Succeeded");
+  EXPECT_GE(c.List(res::kTrialRuns).size(), 5u);
+}
+
+}  // namespace
+}  // namespace paratune::controllers
