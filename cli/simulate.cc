@@ -9,6 +9,7 @@
 #include <string>
 
 #include "agents/core/campaign.h"
+#include "agents/loop/llm_engine.h"
 #include "agents/loop/simulation.h"
 #include "cli/command.h"
 
@@ -29,12 +30,15 @@ std::string Num(double v) {
 
 class LiveTable {
  public:
-  explicit LiveTable(const CampaignSpec& spec) : spec_(spec) {
+  explicit LiveTable(const CampaignSpec& spec) : spec_(spec) {}
+  void Header() {
     std::cout << Fit("iter", 5) << Fit("trial", 22) << Fit("change", 26) << Fit("result", 22)
-              << Fit(ObjectiveMetricName(spec.objective.metric), 11) << Fit("best", 9)
+              << Fit(ObjectiveMetricName(spec_.objective.metric), 11) << Fit("best", 9)
               << "rationale\n";
   }
   void Row(const TrialRecord& t, const TuningSession& s) {
+    if (!header_printed_) Header();
+    header_printed_ = true;
     const double obj = s.ObjectiveOf(t);
     if (obj > 0 && (best_ == 0 || (spec_.objective.Maximize() ? obj > best_ : obj < best_))) {
       best_ = obj;
@@ -50,6 +54,7 @@ class LiveTable {
  private:
   const CampaignSpec& spec_;
   double best_ = 0;
+  bool header_printed_ = false;
 };
 
 void PrintSummary(const nlohmann::json& j) {
@@ -93,6 +98,21 @@ int RunSimulate(const Args& args) {
       args.GetOr("--strategy", spec->agents.engine.empty() ? "builtin" : spec->agents.engine);
   opt.exhaustive = args.Has("--exhaustive");
   opt.ablate = args.GetOr("--ablate", "");
+  // LLM engines (agents/loop/llm_engine.h, owned by the LLM engine): --llm-endpoint,
+  // --llm-model and --llm-timeout override spec.agents.llm (key: OPENAI_API_KEY); --llm-replay
+  // RUN.json answers from the exchanges recorded in an earlier run instead of a model.
+  {
+    LlmCliOverrides llm{args.GetOr("--llm-endpoint", ""),
+                        args.GetOr("--llm-model", ""),
+                        {},
+                        args.GetOr("--llm-replay", "")};
+    if (auto t = args.Get("--llm-timeout")) {
+      auto secs = ParseDurationSeconds(*t, "--llm-timeout");
+      if (!secs.ok()) return ReportError("simulate", secs.status());
+      llm.timeout = std::chrono::seconds(*secs);
+    }
+    RegisterLlmStrategyEngines(llm);
+  }
   const bool json = args.JsonOutput();
   std::unique_ptr<LiveTable> table;
   TrialObserver observer;
