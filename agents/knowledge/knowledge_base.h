@@ -34,7 +34,10 @@ struct FailureSignature {
   std::vector<std::string> contains;  // case-insensitive substrings; any one matches a line
   std::vector<std::string> regex;     // ECMAScript, case-insensitive; any one matches a line
   std::vector<std::regex> compiled;   // `regex`, compiled by AddSignatures
-  std::string error_type;             // for the summary when the line names none
+  // Per regex: a lower-case literal every match must contain ("" if none), checked first so
+  // most lines never reach the regex engine.
+  std::vector<std::string> required_literals;
+  std::string error_type;  // for the summary when the line names none
   std::string cause;
   std::string remedy;
   // Config keys (and model fields such as numAttentionHeads) it implicates, most likely first.

@@ -37,12 +37,45 @@ Status ParseCaptures(const JsonFields& f, FailureSignature* sig) {
   return Status::Ok();
 }
 
+// The longest literal run at nesting depth 0 of an ECMAScript pattern: text every match must
+// contain. "" when the pattern alternates at top level or has no run of 4+ characters.
+std::string RequiredLiteral(const std::string& re) {
+  std::string best, run;
+  int depth = 0;
+  auto flush = [&] {
+    if (run.size() > best.size()) best = run;
+    run.clear();
+  };
+  for (size_t i = 0; i < re.size(); ++i) {
+    char c = re[i];
+    if (c == '\\') {
+      flush();
+      ++i;
+      continue;
+    }
+    if (c == '(' || c == '[') ++depth;
+    if (c == ')' || c == ']') --depth;
+    if (c == '|' && depth == 0) return "";
+    bool literal = depth == 0 && (std::isalnum(static_cast<unsigned char>(c)) || c == ' ' ||
+                                  c == '_' || c == ':' || c == '-' || c == '/' || c == '=');
+    bool optional = i + 1 < re.size() && (re[i + 1] == '?' || re[i + 1] == '*' || re[i + 1] == '{');
+    if (literal && !optional) {
+      run.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+    } else {
+      flush();
+    }
+  }
+  flush();
+  return best.size() >= 4 ? best : "";
+}
+
 Status CompilePatterns(const JsonFields& f, FailureSignature* sig) {
   for (auto& s : sig->contains) s = Lower(s);
   for (size_t i = 0; i < sig->regex.size(); ++i) {
     try {
       sig->compiled.emplace_back(sig->regex[i],
                                  std::regex::ECMAScript | std::regex::icase | std::regex::optimize);
+      sig->required_literals.push_back(RequiredLiteral(sig->regex[i]));
     } catch (const std::regex_error& e) {
       return Status::Invalid(f.Path("regex") + "[" + std::to_string(i) +
                              "]: invalid regular expression: " + e.what());
@@ -90,8 +123,12 @@ bool FailureSignature::Matches(const std::string& line, const std::string& lower
   for (const auto& s : contains) {
     if (lower.find(s) != std::string::npos) return true;
   }
-  for (const auto& re : compiled) {
-    if (std::regex_search(line, re)) return true;
+  for (size_t i = 0; i < compiled.size(); ++i) {
+    if (i < required_literals.size() && !required_literals[i].empty() &&
+        lower.find(required_literals[i]) == std::string::npos) {
+      continue;
+    }
+    if (std::regex_search(line, compiled[i])) return true;
   }
   return false;
 }
