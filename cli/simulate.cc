@@ -65,8 +65,9 @@ void PrintSummary(const nlohmann::json& j) {
             << " succeeded, " << c.value("failed", 0) << " failed, " << c.value("rejected", 0)
             << " candidates rejected before running)\n";
   if (j["baseline"].is_object()) {
+    const double b = j["baseline"].value("objective", 0.0);
     std::cout << "Baseline: " << j["baseline"].value("trialName", "") << " "
-              << Num(j["baseline"].value("objective", 0.0)) << "\n";
+              << (b > 0 ? Num(b) : std::string("failed (no objective)")) << "\n";
   }
   if (j["best"].is_object()) {
     std::cout << "Best:     " << j["best"].value("trialName", "") << " "
