@@ -96,6 +96,38 @@ std::vector<RankedCandidate> RankCandidates(const EngineContext& ctx, size_t lim
   return out;
 }
 
+std::optional<RankedCandidate> BestBorderline(const EngineContext& ctx, double bar_utility) {
+  if (!ctx.validator->options().check_memory || ctx.pool->calibration().oom_observations > 0) {
+    return std::nullopt;
+  }
+  for (const auto& t : ctx.pool->trials()) {
+    if (t.phase == TrialPhase::kFailed && t.failure &&
+        (t.failure->category == "CudaOOM" || t.failure->category == "TpuResourceExhausted")) {
+      return std::nullopt;
+    }
+  }
+  const auto tried = TriedKeys(*ctx.pool);
+  const auto equivalent = TriedSignatures(ctx);
+  const double capacity = ctx.model->CapacityGiB();
+  const double margin = ctx.predictor->calibration().memory_margin_gib;
+  std::optional<RankedCandidate> best;
+  for (size_t i : ctx.space->valid()) {
+    const SpacePoint& p = ctx.space->points()[i];
+    if (tried.count(p.key) > 0 || equivalent.count(Signature(p.base)) > 0) continue;
+    const PointPrediction pred = ctx.predictor->Predict(i);
+    if (pred.peak_memory_gib > capacity || pred.peak_memory_gib + margin <= capacity) continue;
+    const double u = ctx.predictor->Utility(pred.objective);
+    if (u <= bar_utility || (best && u <= best->score)) continue;
+    best = RankedCandidate{i, pred, u};
+  }
+  if (best &&
+      !ctx.validator->Check(ctx.space->points()[best->index].config, *ctx.pool, *ctx.predictor, 0.0)
+           .ok) {
+    return std::nullopt;
+  }
+  return best;
+}
+
 Proposal BuiltinEngine::Explain(const EngineContext& ctx, const RankedCandidate& candidate,
                                 const Analysis& analysis) {
   Proposal p;
@@ -157,6 +189,27 @@ Result<EngineProposal> BuiltinEngine::Propose(const EngineContext& ctx) {
       RankCandidates(ctx, static_cast<size_t>(std::max(1, ctx.want)) + 2, ExplorationWeight(ctx));
   for (const auto& c : ranked) {
     out.candidates.push_back({ctx.space->points()[c.index].config, Explain(ctx, c, analysis)});
+  }
+  // One memory-borderline attempt when it is predicted to beat everything safe by a clear margin.
+  const TrialRecord* best = ctx.BestTrial();
+  double bar =
+      ranked.empty() ? -1e300 : ctx.predictor->Utility(ranked.front().prediction.objective);
+  if (best != nullptr) {
+    bar =
+        std::max(bar, ctx.predictor->Utility(best->metrics->Objective(ctx.spec->objective.metric)));
+  }
+  bar += std::abs(bar) * 2 * ctx.noise_fraction;
+  if (auto b = BestBorderline(ctx, bar)) {
+    EngineCandidate c{ctx.space->points()[b->index].config, Explain(ctx, *b, analysis), true};
+    char buf[160];
+    std::snprintf(buf, sizeof(buf),
+                  " Memory-borderline: predicted peak %.1f GiB of %.1f GiB is inside the %.1f GiB "
+                  "margin; one such attempt is allowed while nothing has run out of memory.",
+                  b->prediction.peak_memory_gib, ctx.model->CapacityGiB(),
+                  ctx.predictor->calibration().memory_margin_gib);
+    c.proposal.rationale += buf;
+    c.proposal.confidence = std::min(c.proposal.confidence, 0.5);
+    out.candidates.insert(out.candidates.begin(), std::move(c));
   }
   (void)seed_;
   return out;

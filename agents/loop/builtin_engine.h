@@ -27,6 +27,11 @@ struct RankedCandidate {
 std::vector<RankedCandidate> RankCandidates(const EngineContext& ctx, size_t limit,
                                             double exploration);
 
+// The best untried point predicted to fit the device but only inside the learned memory margin
+// (optima of memory-hungry settings often sit there), when no memory failure has been seen yet
+// and it is predicted to beat `bar` (utility scale); nullopt otherwise.
+std::optional<RankedCandidate> BestBorderline(const EngineContext& ctx, double bar_utility);
+
 // The exploration weight the built-in engine uses at this point of the campaign.
 double ExplorationWeight(const EngineContext& ctx);
 

@@ -54,6 +54,9 @@ struct EngineContext {
 struct EngineCandidate {
   Config config;      // full configuration (every searched parameter)
   Proposal proposal;  // rationale, expectedImpact, confidence, proposedBy
+  // Predicted to fit but inside the Validator's memory margin. The session validates it with no
+  // margin only while the campaign has seen no out-of-memory failure (at most one such risk).
+  bool memory_borderline = false;
 };
 
 struct EngineProposal {

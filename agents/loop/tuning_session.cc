@@ -1,6 +1,7 @@
 #include "agents/loop/tuning_session.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "agents/loop/analyst.h"
@@ -219,8 +220,10 @@ Status TuningSession::Impl::ProposeFromEngine(int n, std::vector<TrialPlan>* pla
       Config c = cand.config;
       for (const auto& [k, v] : reference) c.emplace(k, v);  // complete missing keys
       // Validate against the live pool view plus this batch (pending trials count as tried).
-      const ValidationVerdict v =
-          validator->Check(c, opt.use_pool ? *pool : HistoryView(), predictor);
+      const bool borderline =
+          cand.memory_borderline && pool->calibration().oom_observations == 0 && opt.use_pool;
+      const ValidationVerdict v = validator->Check(c, opt.use_pool ? *pool : HistoryView(),
+                                                   predictor, borderline ? 0.0 : -1.0);
       if (!v.ok) {
         pool->AddRejected({pool->LastIteration() + 1, c, v.reason, cand.proposal.proposed_by});
         continue;
@@ -262,6 +265,12 @@ std::optional<StopDecision> TuningSession::Impl::Converged() const {
   if (!top.empty()) {
     const double optimistic = maximize ? top.front().score : -top.front().score;
     if (IsBetter(optimistic, bar, maximize)) return std::nullopt;
+  }
+  if (opt.use_pool) {
+    const double bar_u = predictor.Utility(bar);
+    if (BestBorderline(ctx, bar_u + std::abs(bar_u) * opt.noise_fraction)) {
+      return std::nullopt;  // the engine still has its memory-borderline attempt to make
+    }
   }
   StopDecision d;
   d.reason = StopReason::kConverged;

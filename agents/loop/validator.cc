@@ -66,7 +66,8 @@ std::string Validator::MatchKnownFailure(const Config& c, const MessagePool& poo
 }
 
 ValidationVerdict Validator::Check(const Config& c, const MessagePool& pool,
-                                   const CalibratedPredictor& predictor) const {
+                                   const CalibratedPredictor& predictor,
+                                   double margin_override_gib) const {
   ValidationVerdict v;
   Status in_space = spec_->CheckInSearchSpace(c, "config");
   if (!in_space.ok()) {
@@ -98,7 +99,8 @@ ValidationVerdict Validator::Check(const Config& c, const MessagePool& pool,
   }
   if (options_.check_memory) {
     const double capacity = model_->CapacityGiB();
-    const double margin = predictor.calibration().memory_margin_gib;
+    const double margin =
+        margin_override_gib >= 0 ? margin_override_gib : predictor.calibration().memory_margin_gib;
     if (v.prediction.peak_memory_gib + margin > capacity) {
       v.reason = "predicted peak memory " + Fixed(v.prediction.peak_memory_gib) + " GiB + " +
                  Fixed(margin) + " GiB margin exceeds the " + Fixed(capacity) +

@@ -35,8 +35,11 @@ class Validator {
             ValidatorOptions options)
       : spec_(spec), model_(model), space_(space), options_(options) {}
 
+  // `margin_override_gib` >= 0 replaces the learned memory margin (the built-in engine's single
+  // memory-borderline attempt uses 0: predicted to fit, but inside the margin).
   ValidationVerdict Check(const Config& c, const MessagePool& pool,
-                          const CalibratedPredictor& predictor) const;
+                          const CalibratedPredictor& predictor,
+                          double margin_override_gib = -1) const;
 
   // The known failure in `pool` that `c` matches ("" when none): a non-retryable failure whose
   // implicated parameters all hold the same values in `c` (for memory failures: `c` needs at
