@@ -68,6 +68,7 @@ class LlmEngineTest : public ::testing::Test {
     deps.pool = &pool_;
     deps.secrets = {kKey};
     deps.knowledge = std::move(kb);
+    deps.budget = budget_;
     auto engine = std::make_unique<LlmEngine>(mode, std::move(deps));
     engine_ = engine.get();
     SessionDeps sd;
@@ -94,6 +95,7 @@ class LlmEngineTest : public ::testing::Test {
   }
 
   CampaignSpec spec_;
+  llm::LlmBudget budget_;
   MessagePool pool_;
   std::unique_ptr<TuningSession> session_;
   LlmEngine* engine_ = nullptr;
@@ -175,6 +177,23 @@ TEST_F(LlmEngineTest, ErrorsAndTimeoutsFallBackWithoutCallingTheStrategist) {
   EXPECT_TRUE((*requests_)["strategist"].empty());
   ASSERT_EQ(pool_.llm_exchanges().size(), 1u);
   EXPECT_TRUE(pool_.llm_exchanges()[0].fallback);
+}
+
+TEST_F(LlmEngineTest, SpentBudgetHandsTheCampaignToTheBuiltinEngine) {
+  budget_ = llm::LlmBudget{3, 0};  // three calls for the whole campaign
+  Start(LlmEngineMode::kLlm);
+  Say("analyst", "Change AC from full to selective.");
+  Say("strategist", kGood);
+  EXPECT_EQ(Next().proposal.proposed_by, "llm");
+  Say("analyst", "Change TP from 2 to 4.");
+  TrialPlan refused = Next();  // the analyst takes the last call; the strategist is refused
+  EXPECT_EQ(refused.proposal.proposed_by, "builtin");
+  EXPECT_NE(refused.proposal.rationale.find("budget"), std::string::npos)
+      << refused.proposal.rationale;
+  EXPECT_EQ(engine_->usage().calls, 3);
+  EXPECT_EQ(engine_->usage().refused_calls, 1);
+  EXPECT_EQ(Next().proposal.proposed_by, "builtin");  // no call at all any more
+  EXPECT_EQ(engine_->usage().calls, 3);
 }
 
 TEST_F(LlmEngineTest, HybridVetoesWhatTheRankerPredictsIsFarWorse) {
@@ -374,7 +393,8 @@ TEST(LlmEngineConfigTest, NamesTheMissingFieldAndTakesTheKeyFromTheEnvironment) 
   EXPECT_EQ(ok->api_key, kKey);
   EXPECT_EQ(ok->model, "qwen");
   EXPECT_EQ(ok->timeout, std::chrono::milliseconds(500));
-  EXPECT_EQ(LlmEngineConfigFor(spec, {"", "q", {}, ""}, "from-secret", kKey)->api_key, "from-secret");
+  EXPECT_EQ(LlmEngineConfigFor(spec, {"", "q", {}, ""}, "from-secret", kKey)->api_key,
+            "from-secret");
 }
 
 TEST(LlmEngineRegistryTest, ReplayNeedsRecordedExchanges) {
