@@ -64,7 +64,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::filesystem::create_directories(work_dir);
-  kubelet::NodePool nodes(client->get(), kubelet::DefaultPools(gpu_nodes, tpu_hosts), time, 10250);
+  kubelet::NodePool nodes(client->get(), kubelet::DefaultPools(gpu_nodes, tpu_hosts), time,
+                          kubelet_port);
   kube::ManagerOptions mo;
   mo.name = "paratune-kubelet-sim";
   mo.probe_address = "";
