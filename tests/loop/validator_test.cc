@@ -1,0 +1,75 @@
+#include "agents/loop/validator.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/loop/fake_model.h"
+
+namespace paratune {
+namespace {
+
+using testing::FakeCampaign;
+using testing::FakeModel;
+
+Config Make(int64_t tp, int64_t pp, int64_t mbs, const char* rc) {
+  return {{"tp", ParamValue::Int(tp)},
+          {"pp", ParamValue::Int(pp)},
+          {"mbs", ParamValue::Int(mbs)},
+          {"recompute", ParamValue::Enum(rc)}};
+}
+
+class ValidatorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    space_ = SearchSpaceIndex::Build(spec_, model_, 1000).value();
+    pool_.calibration() = FitCalibration(space_, model_, pool_, CalibrationState{});
+  }
+  CalibratedPredictor Predictor() const {
+    return CalibratedPredictor(&space_, spec_.objective, pool_.calibration(), {});
+  }
+  CampaignSpec spec_ = FakeCampaign();
+  FakeModel model_;
+  SearchSpaceIndex space_;
+  MessagePool pool_;
+};
+
+TEST_F(ValidatorTest, RejectsWithAReasonAUserCanActOn) {
+  Validator v(&spec_, &model_, &space_, {});
+  const auto p = Predictor();
+  auto r = v.Check(Make(8, 4, 1, "full"), pool_, p);
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.reason.find("exceeds the 8 devices"), std::string::npos) << r.reason;
+  r = v.Check(Make(3, 1, 1, "full"), pool_, p);
+  EXPECT_NE(r.reason.find("outside the search space"), std::string::npos) << r.reason;
+  r = v.Check(Make(1, 1, 4, "none"), pool_, p);
+  EXPECT_NE(r.reason.find("exceeds the 80.0 GiB device capacity"), std::string::npos) << r.reason;
+  EXPECT_TRUE(v.Check(Make(2, 1, 1, "selective"), pool_, p).ok);
+}
+
+TEST_F(ValidatorTest, MemoryMarginIsLearnedAndCanBeWaivedForOneBorderlineAttempt) {
+  Validator v(&spec_, &model_, &space_, {});
+  const Config edge = Make(1, 1, 1, "none");  // 76 GiB by the model: inside the 4.8 GiB prior
+  EXPECT_NEAR(pool_.calibration().memory_margin_gib, 4.8, 1e-9);
+  EXPECT_FALSE(v.Check(edge, pool_, Predictor()).ok);
+  EXPECT_TRUE(v.Check(edge, pool_, Predictor(), 0.0).ok);
+}
+
+TEST_F(ValidatorTest, DuplicatesAndKnownFailuresAreRejected) {
+  TrialRecord t;
+  t.name = "fake-t001";
+  t.config = Make(2, 2, 1, "full");
+  t.phase = TrialPhase::kFailed;
+  FailureDiagnosis d;
+  d.category = "InvalidParallelism";
+  d.parameters = {"pp"};
+  t.failure = d;
+  pool_.AddTrial(t);
+  Validator v(&spec_, &model_, &space_, {});
+  auto r = v.Check(t.config, pool_, Predictor());
+  EXPECT_EQ(r.reason, "already tried");
+  r = v.Check(Make(1, 2, 2, "selective"), pool_, Predictor());
+  EXPECT_NE(r.reason.find("matches the failure of fake-t001"), std::string::npos) << r.reason;
+  EXPECT_TRUE(v.Check(Make(1, 4, 1, "selective"), pool_, Predictor()).ok);
+}
+
+}  // namespace
+}  // namespace paratune
