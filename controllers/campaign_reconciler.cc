@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
+#include <iterator>
 #include <map>
 #include <set>
 
@@ -259,8 +260,12 @@ Json TrialRunFor(const Json& campaign, const TrialRecord& trial) {
                {"iteration", trial.iteration},
                {"config", ConfigToJson(trial.config)},
                {"proposal", trial.proposal.ToJson()},
-               {"prediction", trial.prediction.ToJson()},
-               {"retryOf", trial.retry_of}};
+               {"prediction", trial.prediction.ToJson()}};
+  if (!trial.retry_of.empty()) spec["retryOf"] = trial.retry_of;
+  // The schema types these as numbers: leave out what the model could not predict.
+  for (auto it = spec["prediction"].begin(); it != spec["prediction"].end();) {
+    it = it->is_number() ? std::next(it) : spec["prediction"].erase(it);
+  }
   return {{"apiVersion", kApiVersion},
           {"kind", "TrialRun"},
           {"metadata",
