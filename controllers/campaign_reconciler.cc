@@ -249,9 +249,11 @@ Status TuningCampaignReconciler::WriteStatus(Context& ctx) {
   } else if ((old_phase == "Succeeded" || old_phase == "Failed") && phase == "Running") {
     Emit(ctx, "Normal", reasons::kResumed, "the spec changed: the campaign resumes");
   }
+  DropEmptyStrings(&status);
   if (status == old_status) return Status::Ok();
   Json updated = ctx.campaign;
   updated["status"] = status;
+  DropEmptyStrings(&updated["status"]);
   return client_->UpdateStatus(res::kTuningCampaigns, updated).status();
 }
 
@@ -262,6 +264,7 @@ Json TrialRunFor(const Json& campaign, const TrialRecord& trial) {
                {"proposal", trial.proposal.ToJson()},
                {"prediction", trial.prediction.ToJson()}};
   if (!trial.retry_of.empty()) spec["retryOf"] = trial.retry_of;
+  DropEmptyStrings(&spec);
   // The schema types these as numbers: leave out what the model could not predict.
   for (auto it = spec["prediction"].begin(); it != spec["prediction"].end();) {
     it = it->is_number() ? std::next(it) : spec["prediction"].erase(it);

@@ -26,6 +26,24 @@ bool SetCondition(nlohmann::json* conditions, const std::string& type, bool stat
   return true;
 }
 
+void DropEmptyStrings(nlohmann::json* obj) {
+  if (obj->is_array()) {
+    for (auto& e : *obj) {
+      if (e.is_object()) DropEmptyStrings(&e);
+    }
+    return;
+  }
+  if (!obj->is_object()) return;
+  for (auto it = obj->begin(); it != obj->end();) {
+    if (it->is_string() && it->get<std::string>().empty()) {
+      it = obj->erase(it);
+    } else {
+      DropEmptyStrings(&*it);
+      ++it;
+    }
+  }
+}
+
 const nlohmann::json* FindCondition(const nlohmann::json& conditions, const std::string& type) {
   if (!conditions.is_array()) return nullptr;
   for (const auto& c : conditions) {

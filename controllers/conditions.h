@@ -40,6 +40,11 @@ bool SetCondition(nlohmann::json* conditions, const std::string& type, bool stat
                   const std::string& reason, const std::string& message,
                   int64_t observed_generation, const std::string& now_rfc3339);
 
+// Removes object members whose value is an empty string, recursively (not inside arrays of
+// strings). Status and spec fields we write are optional strings: absent reads the same as "",
+// and some API server paths refuse "" where the schema says string.
+void DropEmptyStrings(nlohmann::json* obj);
+
 // The condition of that type, or nullptr.
 const nlohmann::json* FindCondition(const nlohmann::json& conditions, const std::string& type);
 // True when the condition exists with status "True".

@@ -276,6 +276,7 @@ std::vector<std::string> TrialRunReconciler::PodEvents(const Json& pod) {
 }
 
 Status TrialRunReconciler::WriteStatus(Context& ctx) {
+  DropEmptyStrings(&ctx.trial["status"]);
   if (ctx.trial["status"] == ctx.original_status) return Status::Ok();
   auto written = client_->UpdateStatus(kube::resources::kTrialRuns, ctx.trial);
   return written.status();
