@@ -1,0 +1,165 @@
+#include "tests/integration/cluster_fixture.h"
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <mutex>
+
+#include "operator/rest_client.h"
+#include "operator/time_source.h"
+
+namespace paratune::kube::testing {
+
+namespace {
+
+int FreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  socklen_t len = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  int port = ntohs(addr.sin_port);
+  close(fd);
+  return port;
+}
+
+std::string KubeBinDir() {
+  if (const char* env = std::getenv("PARATUNE_KUBE_BIN"); env != nullptr && *env) return env;
+  const char* home = std::getenv("HOME");
+  std::string cached = std::string(home ? home : "/root") + "/.cache/paratune/kube-1.20.2/bin";
+  if (std::filesystem::exists(cached + "/kube-apiserver")) return cached;
+  std::string out = std::filesystem::temp_directory_path() / "paratune-kube-bin.txt";
+  std::string cmd =
+      std::string(PARATUNE_SOURCE_DIR) + "/hack/build-kube.sh 2>/dev/null | tail -1 > " + out;
+  if (std::system(cmd.c_str()) != 0) return "";
+  std::string dir;
+  if (FILE* f = fopen(out.c_str(), "r")) {
+    char buf[4096];
+    if (fgets(buf, sizeof(buf), f)) dir = buf;
+    fclose(f);
+  }
+  while (!dir.empty() && dir.back() == '\n') dir.pop_back();
+  return dir;
+}
+
+LocalCluster* g_cluster = nullptr;
+LocalCluster* g_cluster_shared = nullptr;
+std::string g_why;
+
+void StopAtExit() {
+  if (g_cluster == nullptr) return;
+  (void)g_cluster->Script("down");
+  std::error_code ec;
+  std::filesystem::remove_all(g_cluster->dir(), ec);
+}
+
+}  // namespace
+
+LocalCluster* LocalCluster::Get(std::string* why) {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    if (const char* shared = std::getenv("PARATUNE_IT_CLUSTER_ENV"); shared && *shared) {
+      // hack/test.sh started one cluster for every test process; reuse it, never stop it.
+      auto* c = new LocalCluster();
+      c->env_ = shared;
+      std::string env = shared;
+      size_t at = env.find("PARATUNE_CLUSTER_DIR=");
+      c->dir_ = env.substr(at + 21, env.find(' ', at) - at - 21);
+      auto admin = RestKubeClient::Create(c->AdminConfig(), RealTimeSource::Get(), nullptr);
+      if (!admin.ok()) {
+        g_why = StatusText(admin.status());
+        return;
+      }
+      c->admin_ = std::move(admin).value();
+      g_cluster_shared = c;
+      return;
+    }
+    std::string bin = KubeBinDir();
+    if (bin.empty() || !std::filesystem::exists(bin + "/kube-apiserver")) {
+      g_why = "kube binaries not found and hack/build-kube.sh could not build them";
+      return;
+    }
+    auto* c = new LocalCluster();
+    char tmpl[] = "/tmp/paratune-it-XXXXXX";
+    c->dir_ = mkdtemp(tmpl);
+    int api = FreePort(), etcd = FreePort(), kubelet = FreePort();
+    while (etcd + 1 == api) etcd = FreePort();
+    c->env_ = "PARATUNE_CLUSTER_DIR=" + c->dir_ + " PARATUNE_API_PORT=" + std::to_string(api) +
+              " PARATUNE_ETCD_PORT=" + std::to_string(etcd) +
+              " PARATUNE_KUBELET_PORT=" + std::to_string(kubelet) + " PARATUNE_KUBE_BIN=" + bin +
+              " PARATUNE_NO_KUBELET=" +
+              std::string(std::filesystem::exists(std::string(PARATUNE_BINARY_DIR) +
+                                                  "/bin/paratune-kubelet-sim")
+                              ? "0"
+                              : "1");
+    g_cluster = c;
+    std::atexit(StopAtExit);
+    if (c->Script("up") != 0) {
+      g_why = "hack/local-cluster.sh up failed; see " + c->dir_ + "/kube-apiserver.log";
+      g_cluster = nullptr;
+      return;
+    }
+    auto admin = RestKubeClient::Create(c->AdminConfig(), RealTimeSource::Get(), nullptr);
+    if (!admin.ok()) {
+      g_why = StatusText(admin.status());
+      return;
+    }
+    c->admin_ = std::move(admin).value();
+  });
+  if (g_cluster_shared != nullptr) return g_cluster_shared;
+  if (g_cluster == nullptr || g_cluster->admin_ == nullptr) {
+    *why = g_why;
+    return nullptr;
+  }
+  return g_cluster;
+}
+
+int LocalCluster::Script(const std::string& args) const {
+  std::string cmd = env_ + " " + PARATUNE_SOURCE_DIR + "/hack/local-cluster.sh " + args + " " +
+                    PARATUNE_BINARY_DIR + " >>" + dir_ + "/script.log 2>&1";
+  return std::system(cmd.c_str());
+}
+
+RestConfig LocalCluster::ConfigFor(const std::string& kubeconfig) const {
+  auto cfg = LoadKubeconfig(dir_ + "/" + kubeconfig);
+  return cfg.ok() ? *cfg : RestConfig{};
+}
+
+RestConfig LocalCluster::AdminConfig() const { return ConfigFor("kubeconfig"); }
+RestConfig LocalCluster::OperatorConfig() const { return ConfigFor("operator.kubeconfig"); }
+
+RestConfig LocalCluster::NobodyConfig() const {
+  RestConfig cfg = AdminConfig();
+  std::string line;
+  if (FILE* f = fopen((dir_ + "/tokens.csv").c_str(), "r")) {
+    char buf[512];
+    while (fgets(buf, sizeof(buf), f)) {
+      line = buf;
+      if (line.find(",paratune-test-nobody,") != std::string::npos) break;
+    }
+    fclose(f);
+  }
+  cfg.token = line.substr(0, line.find(','));
+  return cfg;
+}
+
+KubeClient* LocalCluster::Admin() { return admin_.get(); }
+
+std::string LocalCluster::NewNamespace(const std::string& prefix) {
+  std::string name = prefix + "-" + std::to_string(++namespaces_) + "-" + std::to_string(getpid());
+  (void)admin_->Create(resources::kNamespaces, "", Json{{"metadata", {{"name", name}}}});
+  return name;
+}
+
+Status LocalCluster::RestartApiserver() {
+  if (Script("restart-apiserver") != 0) return Status::Unavailable("apiserver restart failed");
+  return Status::Ok();
+}
+
+}  // namespace paratune::kube::testing
