@@ -3,6 +3,8 @@
 // and API calls per reconcile with 100 and 1,000 objects watched. Uses the local control plane
 // when PARATUNE_BENCH_KUBECONFIG names a reachable cluster's kubeconfig, else the in-memory fake
 // API server (said in the output). Prints a Markdown section on stdout.
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
@@ -13,8 +15,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <spdlog/spdlog.h>
 
 #include "operator/manager.h"
 #include "operator/rest_client.h"
@@ -104,17 +104,15 @@ class BenchReconciler : public Reconciler {
     TimedClient::thread_api_ns_ = 0;
     ObjectPtr obj = owners_->Get(key);
     if (obj) {
-      int active = 0;
-      for (const ObjectPtr& j : jobs_->ByOwner(UidOf(*obj))) {
-        active += (*j)["spec"].value("parallelism", 1);
-      }
-      Json status{{"phase", "Running"},
-                  {"observedGeneration", (*obj)["metadata"].value("generation", 0)},
-                  {"active", active},
-                  {"iteration", (*obj)["spec"].value("iteration", 0)}};
-      if ((*obj).value("status", Json::object()) != status) {
+      std::string job_name;
+      for (const ObjectPtr& j : jobs_->ByOwner(UidOf(*obj))) job_name = NameOf(*j);
+      // Only contract fields: the CRD's structural schema prunes anything else.
+      Json status{{"phase", "Running"}, {"jobName", job_name}};
+      Json current = (*obj).value("status", Json::object());
+      if (current.value("phase", "") != "Running" || current.value("jobName", "") != job_name) {
         Json next = *obj;
-        next["status"] = status;
+        next["status"] = current;  // keep what the schema defaulted.
+        next["status"].update(status);
         (void)client_->UpdateStatus(resources::kTrialRuns, next, {});
       }
     }
@@ -163,7 +161,10 @@ Row RunScenario(KubeClient* api, const std::string& ns, int n) {
     Json tr{{"apiVersion", "tuning.paratune.dev/v1alpha1"},
             {"kind", "TrialRun"},
             {"metadata", {{"name", "trial-" + std::to_string(i)}, {"namespace", ns}}},
-            {"spec", {{"iteration", i}, {"config", {{"tp", 2}, {"pp", 1}}}}}};
+            {"spec",
+             {{"campaignRef", {{"name", "bench"}}},
+              {"iteration", i},
+              {"config", {{"tp", 2}, {"pp", 1}}}}}};
     auto owner = api->Create(resources::kTrialRuns, ns, tr);
     if (!owner.ok()) continue;
     ++created;
