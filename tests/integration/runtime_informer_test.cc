@@ -155,13 +155,15 @@ TEST(RuntimeInformerTest, KubeletSimRunsPodsAndRefusesOtherImages) {
                   {"nodeSelector", {{"cloud.google.com/gke-accelerator", "nvidia-h100-80gb"}}},
                   {"containers", Json::array({c2})}}}};
   };
-  ASSERT_TRUE(c->Create(resources::kPods, ns,
-                        pod("runs", {{"image", "paratune:dev"},
-                                     {"command", Json::array({"paratune", "$(ARG)"})},
-                                     {"env", Json::array({{{"name", "ARG"}, {"value", "--help"}}})},
-                                     {"terminationMessagePolicy", "FallbackToLogsOnError"}}))
-                  .ok());
-  ASSERT_TRUE(c->Create(resources::kPods, ns, pod("other", {{"image", "nginx:1.25"}})).ok());
+  // Pod admission needs the namespace's default ServiceAccount token: retry until it exists.
+  auto create = [&](const Json& p) {
+    return Eventually([&] { return c->Create(resources::kPods, ns, p).ok(); });
+  };
+  ASSERT_TRUE(create(pod("runs", {{"image", "paratune:dev"},
+                                  {"command", Json::array({"paratune", "$(ARG)"})},
+                                  {"env", Json::array({{{"name", "ARG"}, {"value", "--help"}}})},
+                                  {"terminationMessagePolicy", "FallbackToLogsOnError"}})));
+  ASSERT_TRUE(create(pod("other", {{"image", "nginx:1.25"}})));
   auto phase = [&](const std::string& name) {
     auto p = c->Get(resources::kPods, ns, name);
     return p.ok() ? (*p).value("status", Json::object()).value("phase", "") : "";
