@@ -33,32 +33,19 @@ Result<ProfileSummary> LoadProfile(const std::string& path, const std::string& f
   return p;
 }
 
-// Loads the campaign; `has_model` says whether it describes the model. The campaign parser
-// requires a model, but propose works from hardware, mesh and profile alone: an absent or empty
-// spec.model is filled with a placeholder preset for parsing only and never used.
+// Loads the campaign. propose works from hardware, mesh and profile alone, so the model section
+// may be absent; `has_model` says whether it describes the model.
 Result<CampaignSpec> LoadCampaign(const std::string& path, bool* has_model) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::NotFound("-f: cannot read campaign file " + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  auto j = YamlToJson(ss.str());
-  if (!j.ok()) return j.status().WithPrefix(path);
-  nlohmann::json* doc = &*j;
-  if (doc->is_array()) {
-    for (auto& d : *doc) {
-      if (d.is_object() && d.value("kind", "") == "TuningCampaign") doc = &d;
+  CampaignParseOptions options;
+  options.require_model = false;
+  auto spec = LoadCampaignFile(path, options);
+  if (!spec.ok()) {
+    if (spec.status().code() == StatusCode::kNotFound) {
+      return Status::NotFound("-f: cannot read campaign file " + path);
     }
+    return spec.status();
   }
-  *has_model = true;
-  if (doc->is_object() && (*doc)["spec"].is_object()) {
-    nlohmann::json& model = (*doc)["spec"]["model"];
-    if (model.is_null() || (model.is_object() && model.empty())) {
-      *has_model = false;
-      model = {{"preset", "llama3-8b"}};
-    }
-  }
-  auto spec = CampaignFromJson(*doc);
-  if (!spec.ok()) return spec.status().WithPrefix(path);
+  *has_model = spec->model.Described();
   return spec;
 }
 

@@ -14,12 +14,12 @@ namespace {
 
 constexpr int64_t kMaxCount = 1 << 20;
 
-Status ParseModel(const nlohmann::json& j, ModelSpec* m) {
+Status ParseModel(const nlohmann::json& j, bool required, ModelSpec* m) {
   JsonFields f(j, "spec.model");
   PARATUNE_RETURN_IF_ERROR(f.CheckObject());
-  PARATUNE_RETURN_IF_ERROR(f.CheckKnownKeys(
-      {"preset", "numLayers", "hiddenSize", "ffnHiddenSize", "numAttentionHeads",
-       "numQueryGroups", "vocabSize", "numExperts", "moeTopK", "moeFfnHiddenSize"}));
+  PARATUNE_RETURN_IF_ERROR(f.CheckKnownKeys({"preset", "numLayers", "hiddenSize", "ffnHiddenSize",
+                                             "numAttentionHeads", "numQueryGroups", "vocabSize",
+                                             "numExperts", "moeTopK", "moeFfnHiddenSize"}));
   PARATUNE_RETURN_IF_ERROR(f.ReadString("preset", &m->preset));
   PARATUNE_RETURN_IF_ERROR(f.ReadOptionalInt("numLayers", 1, 100000, &m->num_layers));
   PARATUNE_RETURN_IF_ERROR(f.ReadOptionalInt("hiddenSize", 1, 1 << 20, &m->hidden_size));
@@ -32,6 +32,7 @@ Status ParseModel(const nlohmann::json& j, ModelSpec* m) {
   PARATUNE_RETURN_IF_ERROR(f.ReadOptionalInt("moeTopK", 1, 1024, &m->moe_top_k));
   PARATUNE_RETURN_IF_ERROR(
       f.ReadOptionalInt("moeFfnHiddenSize", 1, 1 << 22, &m->moe_ffn_hidden_size));
+  if (!required && !m->Described()) return Status::Ok();
   if (m->preset.empty() && (!m->num_layers || !m->hidden_size || !m->num_attention_heads)) {
     return Status::Invalid(
         "spec.model: set a preset, or numLayers, hiddenSize and numAttentionHeads");
@@ -69,8 +70,9 @@ Status ParseHardware(const nlohmann::json& j, HardwareSpec* h) {
   PARATUNE_RETURN_IF_ERROR(f.ReadInt("devicesPerNode", 1, 64, &h->devices_per_node));
   if (h->IsTpu() && !h->tpu_topology.empty()) {
     if (h->TotalDevices() == 0) {
-      return Status::Invalid("spec.hardware.tpuTopology: must look like \"4x4\" or \"8x8x8\", got \"" +
-                             h->tpu_topology + "\"");
+      return Status::Invalid(
+          "spec.hardware.tpuTopology: must look like \"4x4\" or \"8x8x8\", got \"" +
+          h->tpu_topology + "\"");
     }
     if (!f.Has("nodes")) {
       h->nodes = std::max<int64_t>(1, h->TotalDevices() / h->devices_per_node);
@@ -107,8 +109,8 @@ Status ParseSearchParameter(const nlohmann::json& p, const std::string& path,
   if (info == nullptr) {
     std::string known;
     for (const auto& k : KnownParameters()) known += (known.empty() ? "" : ", ") + k.name;
-    return Status::Invalid(path + ".name: unknown parameter \"" + out->name + "\" (known: " +
-                           known + ")");
+    return Status::Invalid(path + ".name: unknown parameter \"" + out->name +
+                           "\" (known: " + known + ")");
   }
   const auto& values = f.Get("values");
   if (!values.is_array() || values.empty()) {
@@ -250,13 +252,13 @@ Status ParseOutputs(const JsonFields& spec, CampaignSpec* c) {
   return Status::Ok();
 }
 
-Status ParseSpec(const nlohmann::json& j, CampaignSpec* c) {
+Status ParseSpec(const nlohmann::json& j, const CampaignParseOptions& options, CampaignSpec* c) {
   JsonFields f(j, "spec");
   if (!j.is_object()) return Status::Invalid("spec: required, must be an object");
-  PARATUNE_RETURN_IF_ERROR(f.CheckKnownKeys(
-      {"model", "training", "hardware", "searchSpace", "baseline", "objective", "budget", "agents",
-       "trialTemplate", "metrics", "messagePool", "output"}));
-  PARATUNE_RETURN_IF_ERROR(ParseModel(f.Get("model"), &c->model));
+  PARATUNE_RETURN_IF_ERROR(
+      f.CheckKnownKeys({"model", "training", "hardware", "searchSpace", "baseline", "objective",
+                        "budget", "agents", "trialTemplate", "metrics", "messagePool", "output"}));
+  PARATUNE_RETURN_IF_ERROR(ParseModel(f.Get("model"), options.require_model, &c->model));
   PARATUNE_RETURN_IF_ERROR(ParseHardware(f.Get("hardware"), &c->hardware));
   PARATUNE_RETURN_IF_ERROR(ParseTraining(f.Get("training"), c->hardware.IsTpu(), &c->training));
   PARATUNE_RETURN_IF_ERROR(ParseSearchSpace(f.Get("searchSpace"), &c->search_space));
@@ -311,7 +313,8 @@ int64_t HardwareSpec::TotalDevices() const {
   std::string part;
   int dims = 0;
   while (std::getline(ss, part, 'x')) {
-    if (part.empty() || part.size() > 4 || part.find_first_not_of("0123456789") != std::string::npos) {
+    if (part.empty() || part.size() > 4 ||
+        part.find_first_not_of("0123456789") != std::string::npos) {
       return 0;
     }
     int64_t d = std::stoll(part);
@@ -324,10 +327,14 @@ int64_t HardwareSpec::TotalDevices() const {
 
 const char* ObjectiveMetricName(ObjectiveMetric m) {
   switch (m) {
-    case ObjectiveMetric::kMfu: return "mfu";
-    case ObjectiveMetric::kTflopsPerDevice: return "tflopsPerDevice";
-    case ObjectiveMetric::kTokensPerSecondPerDevice: return "tokensPerSecondPerDevice";
-    case ObjectiveMetric::kStepTimeSeconds: return "stepTimeSeconds";
+    case ObjectiveMetric::kMfu:
+      return "mfu";
+    case ObjectiveMetric::kTflopsPerDevice:
+      return "tflopsPerDevice";
+    case ObjectiveMetric::kTokensPerSecondPerDevice:
+      return "tokensPerSecondPerDevice";
+    case ObjectiveMetric::kStepTimeSeconds:
+      return "stepTimeSeconds";
   }
   return "mfu";
 }
@@ -367,7 +374,8 @@ int64_t CampaignSpec::SearchSpaceSize() const {
   return n;
 }
 
-Result<CampaignSpec> CampaignFromJson(const nlohmann::json& object) {
+Result<CampaignSpec> CampaignFromJson(const nlohmann::json& object,
+                                      const CampaignParseOptions& options) {
   if (!object.is_object()) return Status::Invalid("campaign: must be an object");
   CampaignSpec c;
   const nlohmann::json* spec = &object;
@@ -387,7 +395,7 @@ Result<CampaignSpec> CampaignFromJson(const nlohmann::json& object) {
     spec = &object.at("spec");
   }
   try {
-    Status s = ParseSpec(*spec, &c);
+    Status s = ParseSpec(*spec, options, &c);
     if (!s.ok()) return s;
   } catch (const std::exception& e) {
     return Status::Invalid(std::string("spec: ") + e.what());
@@ -409,27 +417,29 @@ Result<nlohmann::json> YamlToJson(const std::string& text) {
   }
 }
 
-Result<CampaignSpec> CampaignFromYaml(const std::string& text) {
+Result<CampaignSpec> CampaignFromYaml(const std::string& text,
+                                      const CampaignParseOptions& options) {
   auto j = YamlToJson(text);
   if (!j.ok()) return j.status();
   if (j->is_array()) {
     for (const auto& doc : *j) {
       if (doc.is_object() && doc.value("kind", "") == "TuningCampaign") {
-        return CampaignFromJson(doc);
+        return CampaignFromJson(doc, options);
       }
     }
     return Status::Invalid("kind: no TuningCampaign document in the file");
   }
-  return CampaignFromJson(*j);
+  return CampaignFromJson(*j, options);
 }
 
-Result<CampaignSpec> LoadCampaignFile(const std::string& path) {
+Result<CampaignSpec> LoadCampaignFile(const std::string& path,
+                                      const CampaignParseOptions& options) {
   std::ifstream in(path);
   if (!in) return Status::NotFound("cannot read campaign file " + path);
   std::stringstream ss;
   ss << in.rdbuf();
   if (ss.str().size() > (8 << 20)) return Status::Invalid(path + ": larger than 8 MiB");
-  auto c = CampaignFromYaml(ss.str());  // YAML is a superset of JSON.
+  auto c = CampaignFromYaml(ss.str(), options);  // YAML is a superset of JSON.
   if (!c.ok()) return c.status().WithPrefix(path);
   return c;
 }
@@ -452,9 +462,8 @@ nlohmann::json WorkloadJson(const CampaignSpec& spec) {
   put("moeFfnHiddenSize", m.moe_ffn_hidden_size);
   const TrainingSpec& t = spec.training;
   const HardwareSpec& h = spec.hardware;
-  nlohmann::json hw = {{"accelerator", h.accelerator},
-                       {"nodes", h.nodes},
-                       {"devicesPerNode", h.devices_per_node}};
+  nlohmann::json hw = {
+      {"accelerator", h.accelerator}, {"nodes", h.nodes}, {"devicesPerNode", h.devices_per_node}};
   if (!h.tpu_topology.empty()) hw["tpuTopology"] = h.tpu_topology;
   return {{"model", model},
           {"training",

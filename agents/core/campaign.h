@@ -10,11 +10,10 @@
 
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "agents/core/config.h"
 #include "agents/core/status.h"
@@ -34,20 +33,23 @@ struct ModelSpec {
   std::optional<int64_t> num_experts;
   std::optional<int64_t> moe_top_k;
   std::optional<int64_t> moe_ffn_hidden_size;
+
+  // True when the campaign names a preset or gives a shape.
+  bool Described() const { return !preset.empty() || num_layers || hidden_size; }
 };
 
 struct TrainingSpec {
   std::string framework = "megatron-lm";  // megatron-lm | maxtext | torchtitan | custom
   int64_t seq_length = 4096;
-  int64_t global_batch_size = 0;          // required
-  std::string precision = "bf16";         // bf16 | fp16 | fp8
+  int64_t global_batch_size = 0;   // required
+  std::string precision = "bf16";  // bf16 | fp16 | fp8
 };
 
 struct HardwareSpec {
-  std::string accelerator;                // catalog name, see agents/model
+  std::string accelerator;  // catalog name, see agents/model
   int64_t nodes = 1;
-  int64_t devices_per_node = 8;           // for TPUs: chips per host
-  std::string tpu_topology;               // "4x4", "8x8x8"; TPU slices only
+  int64_t devices_per_node = 8;  // for TPUs: chips per host
+  std::string tpu_topology;      // "4x4", "8x8x8"; TPU slices only
   std::map<std::string, std::string> node_selector;
   nlohmann::json tolerations = nlohmann::json::array();
 
@@ -93,7 +95,7 @@ struct AgentsSpec {
 };
 
 struct CampaignSpec {
-  std::string name;       // metadata.name ("" when parsed from a bare spec)
+  std::string name;        // metadata.name ("" when parsed from a bare spec)
   std::string namespace_;  // metadata.namespace
   ModelSpec model;
   TrainingSpec training;
@@ -115,13 +117,23 @@ struct CampaignSpec {
   int64_t SearchSpaceSize() const;
 };
 
+struct CampaignParseOptions {
+  // A campaign to tune needs its model. `paratune propose` works from hardware, mesh and profile
+  // alone, so it parses with this off: an absent or empty spec.model is then accepted and
+  // ModelSpec::Described() is false.
+  bool require_model = true;
+};
+
 // Parses a whole TuningCampaign object ({apiVersion, kind, metadata, spec}) or a bare spec
 // object. Never throws.
-Result<CampaignSpec> CampaignFromJson(const nlohmann::json& object);
+Result<CampaignSpec> CampaignFromJson(const nlohmann::json& object,
+                                      const CampaignParseOptions& options = {});
 // Parses YAML text (one document or several; the TuningCampaign document is used).
-Result<CampaignSpec> CampaignFromYaml(const std::string& text);
+Result<CampaignSpec> CampaignFromYaml(const std::string& text,
+                                      const CampaignParseOptions& options = {});
 // Reads and parses a YAML or JSON file.
-Result<CampaignSpec> LoadCampaignFile(const std::string& path);
+Result<CampaignSpec> LoadCampaignFile(const std::string& path,
+                                      const CampaignParseOptions& options = {});
 
 // Converts YAML text to JSON the way Kubernetes does (plain scalars typed, quoted stay strings).
 // Several documents give a JSON array of them.

@@ -71,8 +71,7 @@ TEST_P(CampaignBadInputTest, ErrorNamesTheField) {
   auto c = CampaignFromYaml(GetParam().yaml_spec);
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(c.status().message().find(GetParam().field), std::string::npos)
-      << c.status().message();
+  EXPECT_NE(c.status().message().find(GetParam().field), std::string::npos) << c.status().message();
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -132,6 +131,27 @@ TEST(YamlToJsonTest, QuotedScalarsStayStrings) {
   EXPECT_TRUE((*j)["c"].is_boolean());
   EXPECT_TRUE((*j)["d"].is_number_float());
   EXPECT_EQ((*j)["e"], "x");
+}
+
+}  // namespace
+}  // namespace paratune
+
+namespace paratune {
+namespace {
+
+TEST(CampaignTest, ModelMayBeOmittedWhenNotRequired) {
+  const char* yaml = R"(
+spec:
+  training: {globalBatchSize: 64}
+  hardware: {accelerator: tpu-v5e, tpuTopology: 4x4}
+  searchSpace: {parameters: [{name: iciFsdp, values: [16]}]}
+)";
+  EXPECT_FALSE(CampaignFromYaml(yaml).ok());
+  CampaignParseOptions options;
+  options.require_model = false;
+  auto c = CampaignFromYaml(yaml, options);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_FALSE(c->model.Described());
 }
 
 }  // namespace
