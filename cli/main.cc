@@ -8,8 +8,9 @@
 namespace {
 
 void PrintHelp() {
-  std::cout << "paratune: tune how large models are trained.\n\nUsage: paratune <command> [flags]\n\n"
-               "Commands:\n";
+  std::cout
+      << "paratune: tune how large models are trained.\n\nUsage: paratune <command> [flags]\n\n"
+         "Commands:\n";
   for (const auto& [name, cmd] : paratune::cli::CommandRegistry()) {
     std::cout << "  " << name << std::string(name.size() < 12 ? 12 - name.size() : 1, ' ')
               << cmd.summary << "\n";
@@ -31,6 +32,10 @@ int main(int argc, char** argv) {
   if (it == CommandRegistry().end()) {
     std::cerr << "paratune: unknown command \"" << name << "\" (see paratune help)\n";
     return paratune::cli::kExitBadInput;
+  }
+  if (argc > 2 && (std::string(argv[2]) == "--help" || std::string(argv[2]) == "-h")) {
+    std::cout << "paratune " << name << ": " << it->second.summary << "\n";
+    return paratune::cli::kExitOk;
   }
   auto args = paratune::cli::Args::Parse(std::vector<std::string>(argv + 2, argv + argc),
                                          it->second.switches);

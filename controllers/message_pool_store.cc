@@ -79,19 +79,6 @@ bool DecodeVersion(const std::string& v, std::string* rv, int64_t* generation, i
 
 size_t DumpSize(const Json& j) { return j.dump(-1, ' ', true).size(); }
 
-// Predictions the model could not make come out as null or negative numbers, which
-// MessagePool::FromJson refuses; store them as 0 ("no prediction") so the pool always reloads.
-void SanitizePredictions(Json* pool) {
-  Json& trials = (*pool)["trials"];
-  if (!trials.is_array()) return;
-  for (auto& t : trials) {
-    if (!t.is_object() || !t.contains("prediction") || !t["prediction"].is_object()) continue;
-    for (auto& [k, v] : t["prediction"].items()) {
-      if (!v.is_number() || v.get<double>() < 0) v = 0.0;
-    }
-  }
-}
-
 }  // namespace
 
 bool CompactPoolJson(Json* pool, size_t max_bytes) {
@@ -180,7 +167,6 @@ void ConfigMapPoolStore::DeleteOldShards(const Json& campaign, int64_t keep_gene
 Result<std::string> ConfigMapPoolStore::Save(const Json& campaign, const MessagePool& pool,
                                              const std::string& version) {
   Json j = pool.ToJson();
-  SanitizePredictions(&j);
   const size_t limit = opts_.shard_bytes * opts_.max_shards;
   if (!CompactPoolJson(&j, limit)) {
     return Status::Exhausted("message pool of " + kube::NameOf(campaign) + " exceeds " +

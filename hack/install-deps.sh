@@ -3,9 +3,14 @@
 set -euo pipefail
 pkgs=(build-essential cmake ccache pkg-config libcpprest-dev libyaml-cpp-dev nlohmann-json3-dev
       libssl-dev libspdlog-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev clang-format
-      clang-tidy)
+      clang-tidy python3
+      # The Helm chart renderer (hack/render-chart) and its check: Go and Debian's Sprig.
+      golang-go golang-github-masterminds-sprig-dev golang-github-masterminds-semver-dev
+      golang-gopkg-yaml.v2-dev golang-gopkg-yaml.v3-dev)
 need=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || need+=("$p"); done
+# kubectl ships with the machine; Debian's own is in kubernetes-client.
+command -v kubectl >/dev/null 2>&1 || need+=(kubernetes-client)
 [ ${#need[@]} -eq 0 ] && exit 0
 echo "installing: ${need[*]}" >&2
 SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo

@@ -6,10 +6,12 @@ build=${1:-build}; layer=${2:-all}
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
 run_ctest() { (cd "$build" && ctest -L "$1" --output-on-failure -j "$jobs"); }
+# The Helm chart's default rendering must equal manifests/ + crds/ (no cluster needed).
+chart_check() { [ -x tests/chart/check_chart_test.sh ] && tests/chart/check_chart_test.sh; }
 case "$layer" in
-  unit) run_ctest unit ;;
+  unit) run_ctest unit; chart_check ;;
   integration|e2e|all)
-    [ "$layer" = all ] && run_ctest unit
+    if [ "$layer" = all ]; then run_ctest unit; chart_check; fi
     if [ -x hack/local-cluster.sh ] && ls tests/integration/*.cc >/dev/null 2>&1; then
       export PARATUNE_KUBE_BIN
       PARATUNE_KUBE_BIN=$(hack/build-kube.sh | tail -1)

@@ -54,10 +54,13 @@ Result<Proposal> Proposal::FromJson(const nlohmann::json& j, const std::string& 
 }
 
 nlohmann::json Prediction::ToJson() const {
-  return {{"peakMemoryGiB", Round4(peak_memory_gib)},
-          {"mfu", Round4(mfu)},
-          {"stepTimeSeconds", Round4(step_time_seconds)},
-          {"objective", Round4(objective)}};
+  // A prediction the model could not make (an invalid config: infinite step time, NaN MFU)
+  // is written as 0, "no prediction", so that FromJson always reads back what ToJson wrote.
+  auto amount = [](double v) { return std::isfinite(v) && v > 0 ? Round4(v) : 0.0; };
+  return {{"peakMemoryGiB", amount(peak_memory_gib)},
+          {"mfu", amount(mfu)},
+          {"stepTimeSeconds", amount(step_time_seconds)},
+          {"objective", std::isfinite(objective) ? Round4(objective) : 0.0}};
 }
 
 Result<Prediction> Prediction::FromJson(const nlohmann::json& j, const std::string& field) {

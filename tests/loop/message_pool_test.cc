@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 namespace paratune {
 namespace {
 
@@ -51,6 +53,24 @@ TEST(MessagePoolTest, BadJsonNamesTheField) {
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("pool.trials[0].config.tp"), std::string::npos)
       << r.status().message();
+}
+
+}  // namespace
+}  // namespace paratune
+
+namespace paratune {
+namespace {
+
+TEST(MessagePoolPredictionTest, UnpredictableValuesRoundTripAsZero) {
+  Prediction p;
+  p.peak_memory_gib = -1.0;
+  p.step_time_seconds = std::numeric_limits<double>::infinity();
+  p.mfu = std::numeric_limits<double>::quiet_NaN();
+  auto back = Prediction::FromJson(p.ToJson(), "prediction");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->peak_memory_gib, 0.0);
+  EXPECT_EQ(back->step_time_seconds, 0.0);
+  EXPECT_EQ(back->mfu, 0.0);
 }
 
 }  // namespace
