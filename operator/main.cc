@@ -20,6 +20,8 @@
 #include <sstream>
 #include <string>
 
+#include "agents/loop/llm_engine.h"
+#include "controllers/llm_api_key.h"
 #include "controllers/setup.h"
 #include "operator/manager.h"
 #include "operator/rest_client.h"
@@ -136,6 +138,10 @@ int Run(const Flags& flags) {
     spdlog::error("client: {}", client.status().message());
     return 2;
   }
+  // Campaigns with engine llm|hybrid read their API key from spec.agents.llm.apiKeySecretRef.
+  kube::KubeClient* secrets = client->get();
+  SetLlmApiKeyResolver(
+      [secrets](const CampaignSpec& spec) { return controllers::ReadLlmApiKey(secrets, spec); });
   kube::ManagerOptions mo;
   mo.leader_election = flags.leader_elect;
   mo.leader.lease_namespace = flags.leader_namespace;

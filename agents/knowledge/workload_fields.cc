@@ -1,16 +1,12 @@
 #include "agents/knowledge/workload_fields.h"
 
-#if __has_include("agents/model/workload.h")
 #include "agents/model/workload.h"
-#define PARATUNE_HAVE_WORKLOAD 1
-#endif
 
 namespace paratune {
 
 std::map<std::string, int64_t> WorkloadFields(const Workload* w) {
   std::map<std::string, int64_t> out;
   if (w == nullptr) return out;
-#ifdef PARATUNE_HAVE_WORKLOAD
   const ModelShape& m = w->model;
   auto put = [&](const char* k, int64_t v) {
     if (v > 0) out[k] = v;
@@ -25,7 +21,6 @@ std::map<std::string, int64_t> WorkloadFields(const Workload* w) {
   put("seqLength", w->training.seq_length);
   put("globalBatchSize", w->training.global_batch_size);
   put("devices", w->devices);
-#endif
   return out;
 }
 

@@ -1,0 +1,57 @@
+#include "controllers/llm_api_key.h"
+
+#include <cctype>
+
+namespace paratune::controllers {
+
+Result<std::string> DecodeBase64(const std::string& text) {
+  auto value = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+  };
+  std::string out;
+  uint32_t bits = 0;
+  int nbits = 0;
+  bool padding = false;
+  for (char c : text) {
+    if (std::isspace(static_cast<unsigned char>(c))) continue;
+    if (c == '=') {
+      padding = true;
+      continue;
+    }
+    int v = value(c);
+    if (v < 0 || padding) return Status::Invalid("not base64");
+    bits = (bits << 6) | static_cast<uint32_t>(v);
+    nbits += 6;
+    if (nbits >= 8) {
+      nbits -= 8;
+      out.push_back(static_cast<char>((bits >> nbits) & 0xFF));
+    }
+  }
+  return out;
+}
+
+Result<std::string> ReadLlmApiKey(kube::KubeClient* client, const CampaignSpec& spec) {
+  const SecretKeyRef& ref = spec.agents.llm_api_key;
+  if (ref.name.empty()) return std::string();
+  const std::string key = ref.key.empty() ? "apiKey" : ref.key;
+  const std::string where = "Secret " + spec.namespace_ + "/" + ref.name + " key " + key;
+  auto secret = client->Get(kube::resources::kSecrets, spec.namespace_, ref.name);
+  if (!secret.ok()) return secret.status().WithPrefix(where);
+  const auto& data = (*secret)["data"];
+  if (!data.is_object() || !data.contains(key) || !data[key].is_string()) {
+    return Status::NotFound(where + ": no such key in the Secret");
+  }
+  auto decoded = DecodeBase64(data[key].get<std::string>());
+  if (!decoded.ok()) return decoded.status().WithPrefix(where);
+  while (!decoded->empty() && (decoded->back() == '\n' || decoded->back() == '\r')) {
+    decoded->pop_back();  // `kubectl create secret --from-file` keeps the file's newline
+  }
+  return decoded;
+}
+
+}  // namespace paratune::controllers
