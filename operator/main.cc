@@ -3,7 +3,7 @@
 //   --namespace NS[,NS...]          namespaces to watch (default: all)
 //   --leader-elect                  Lease leader election (for several replicas)
 //   --leader-election-namespace NS  where the Lease lives (default paratune-system)
-//   --metrics-bind-address ADDR     /metrics (served with the probes; default :8080)
+//   --metrics-bind-address ADDR     a separate /metrics listener (default: with the probes)
 //   --health-probe-bind-address A   /healthz, /readyz, /metrics (default :8081, or
 //                                   $PARATUNE_HEALTH_PROBE_BIND_ADDRESS)
 //   --log-format json|text          (default text)
@@ -37,7 +37,8 @@ struct Flags {
   std::string namespaces;
   bool leader_elect = false;
   std::string leader_namespace = "paratune-system";
-  std::string metrics_address = ":8080";
+  // "" (the default): /metrics is served on the probe address. The Deployment passes :8080.
+  std::string metrics_address;
   // The environment may move the default (tests running several operators on one machine).
   std::string probe_address = std::getenv("PARATUNE_HEALTH_PROBE_BIND_ADDRESS") != nullptr
                                   ? std::getenv("PARATUNE_HEALTH_PROBE_BIND_ADDRESS")
@@ -148,6 +149,9 @@ int Run(const Flags& flags) {
   mo.leader.lease_name = "paratune-operator-leader";
   mo.probe_address =
       HostPort(flags.probe_address.empty() ? flags.metrics_address : flags.probe_address);
+  if (!flags.probe_address.empty() && !HostPort(flags.metrics_address).empty()) {
+    mo.metrics_address = HostPort(flags.metrics_address);
+  }
   std::set<std::string> namespaces = SplitNamespaces(flags.namespaces);
   controllers::ControllerSetupOptions so;
   if (namespaces.size() == 1) so.watch_namespace = *namespaces.begin();

@@ -24,6 +24,7 @@ Manager::Manager(ManagerOptions opts, KubeClient* client, TimeSource* time,
 Manager::~Manager() {
   StopLeaderWork();
   if (probe_) probe_->Stop();
+  if (metrics_server_) metrics_server_->Stop();
 }
 
 Result<std::unique_ptr<Manager>> Manager::Create(ManagerOptions opts, KubeClient* client,
@@ -66,6 +67,7 @@ void Manager::AddRunnable(std::unique_ptr<Runnable> runnable, bool leader_only) 
 }
 
 int Manager::probe_port() const { return probe_ ? probe_->port() : 0; }
+int Manager::metrics_port() const { return metrics_server_ ? metrics_server_->port() : 0; }
 
 void Manager::StartLeaderWork() {
   leading_.store(true);
@@ -100,6 +102,16 @@ bool Manager::WaitForCaches(std::stop_token stop) {
 
 Status Manager::Run(std::stop_token stop) {
   running_.store(true);
+  const HttpProbeServer::Handler serve_metrics = [this] {
+    return ProbeResponse{200, metrics_ ? metrics_->Render() : "", "text/plain; version=0.0.4"};
+  };
+  if (!opts_.metrics_address.empty()) {
+    metrics_server_ = std::make_unique<HttpProbeServer>(
+        std::map<std::string, HttpProbeServer::Handler>{{"/metrics", serve_metrics}});
+    Status s = metrics_server_->Start(opts_.metrics_address);
+    if (!s.ok())
+      return Status(s.code(), "metrics address " + opts_.metrics_address + ": " + s.message());
+  }
   if (!opts_.probe_address.empty()) {
     probe_ = std::make_unique<HttpProbeServer>(std::map<std::string, HttpProbeServer::Handler>{
         {"/healthz",
@@ -110,10 +122,7 @@ Status Manager::Run(std::stop_token stop) {
          [this] {
            return ready_ ? ProbeResponse{200, "ok\n"} : ProbeResponse{500, "not ready\n"};
          }},
-        {"/metrics", [this] {
-           return ProbeResponse{200, metrics_ ? metrics_->Render() : "",
-                                "text/plain; version=0.0.4"};
-         }}});
+        {"/metrics", serve_metrics}});
     Status s = probe_->Start(opts_.probe_address);
     if (!s.ok()) return s;
   }

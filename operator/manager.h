@@ -34,6 +34,9 @@ struct ManagerOptions {
   LeaderElectionOptions leader;  // identity defaults to hostname_pid.
   // "host:port" for /healthz, /readyz and /metrics; "" disables the server, port 0 picks one.
   std::string probe_address = "127.0.0.1:8081";
+  // "host:port" of a listener for /metrics alone (controller-runtime's metrics address);
+  // "" serves /metrics only on probe_address.
+  std::string metrics_address;
   Millis graceful_shutdown{30000};
   Millis cache_sync_timeout{120000};
   ReflectorOptions reflector;  // defaults for informers (namespace, page size).
@@ -79,6 +82,7 @@ class Manager {
   bool leading() const { return leading_.load(); }
   // The bound probe port (after Run has started the server), 0 when disabled.
   int probe_port() const;
+  int metrics_port() const;  // 0 without ManagerOptions::metrics_address
 
  private:
   Manager(ManagerOptions opts, KubeClient* client, TimeSource* time, MetricsRegistry* metrics);
@@ -95,6 +99,7 @@ class Manager {
   std::vector<std::unique_ptr<Controller>> controllers_;
   std::vector<std::pair<std::unique_ptr<Runnable>, bool>> runnables_;
   std::unique_ptr<HttpProbeServer> probe_;
+  std::unique_ptr<HttpProbeServer> metrics_server_;  // only with ManagerOptions::metrics_address
   std::atomic<bool> ready_{false};
   std::atomic<bool> leading_{false};
   std::atomic<bool> running_{false};

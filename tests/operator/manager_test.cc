@@ -54,6 +54,7 @@ TEST(ManagerTest, ServesProbesAndMetricsAndReconciles) {
                   .ok());
   ManagerOptions mo;
   mo.probe_address = "127.0.0.1:0";
+  mo.metrics_address = "127.0.0.1:0";
   auto mgr = Manager::Create(mo, &client, RealTimeSource::Get(), &metrics);
   ASSERT_TRUE(mgr.ok());
   Recorder rec;
@@ -78,6 +79,11 @@ TEST(ManagerTest, ServesProbesAndMetricsAndReconciles) {
   EXPECT_NE(metrics_text.find("workqueue_depth{name=\"trialrun\"}"), std::string::npos);
   EXPECT_NE(metrics_text.find("controller_runtime_reconcile_time_seconds_bucket"),
             std::string::npos);
+  // The separate metrics listener (what the Deployment's metrics Service targets) serves the
+  // same text and nothing else.
+  ASSERT_NE((*mgr)->metrics_port(), 0);
+  EXPECT_NE(HttpGet((*mgr)->metrics_port(), "/metrics").find("workqueue_depth"), std::string::npos);
+  EXPECT_EQ(HttpGet((*mgr)->metrics_port(), "/healthz").find("200 OK"), std::string::npos);
   auto t0 = std::chrono::steady_clock::now();
   stop.request_stop();
   run.join();
