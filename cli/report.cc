@@ -60,13 +60,19 @@ int RunReport(const Args& args) {
   if (ec) return ReportError("report", Status::Invalid("--out " + out + ": " + ec.message()));
   Status s = WriteFile(std::filesystem::path(out) / "report.md", report->markdown);
   if (s.ok()) s = WriteFile(std::filesystem::path(out) / "objective.svg", report->svg);
+  // What this campaign learned, as a record `paratune propose --knowledge-dir OUT` cites.
+  auto past = PastOptimizationRecord(*run);
+  if (s.ok() && past.ok()) {
+    s = WriteFile(std::filesystem::path(out) / "past-optimization.json", past->dump(2) + "\n");
+  }
   if (!s.ok()) return ReportError("report", s);
   if (args.JsonOutput()) {
     std::cout
         << nlohmann::json{{"markdown", out + "/report.md"}, {"svg", out + "/objective.svg"}}.dump(2)
         << "\n";
   } else {
-    std::cout << "wrote " << out << "/report.md and " << out << "/objective.svg\n";
+    std::cout << "wrote " << out << "/report.md and " << out << "/objective.svg"
+              << (past.ok() ? " and " + out + "/past-optimization.json" : std::string()) << "\n";
   }
   return kExitOk;
 }

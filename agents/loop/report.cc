@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <iomanip>
 #include <sstream>
 #include <vector>
 
@@ -251,6 +252,50 @@ Result<CampaignReport> RenderCampaignReport(const nlohmann::json& run,
   }
   r.markdown = m.str();
   return r;
+}
+
+namespace {
+
+// "llama3-8b on 8 x nvidia-h100-80gb, seq 8192, global batch 512" from the run's workload.
+std::string WorkloadText(const nlohmann::json& w) {
+  if (!w.is_object()) return "";
+  const nlohmann::json model = w.value("model", nlohmann::json::object());
+  const nlohmann::json training = w.value("training", nlohmann::json::object());
+  const nlohmann::json hw = w.value("hardware", nlohmann::json::object());
+  std::ostringstream s;
+  s << model.value("preset", std::string("custom model")) << " on "
+    << hw.value("nodes", 1) * hw.value("devicesPerNode", 1) << " x "
+    << hw.value("accelerator", std::string("?")) << ", seq " << training.value("seqLength", 0)
+    << ", global batch " << training.value("globalBatchSize", 0);
+  return s.str();
+}
+
+}  // namespace
+
+Result<nlohmann::json> PastOptimizationRecord(const nlohmann::json& run) {
+  const nlohmann::json best = run.value("best", nlohmann::json());
+  const nlohmann::json base = run.value("baseline", nlohmann::json());
+  if (!best.is_object() || !base.is_object() || !best.contains("config") ||
+      !base.contains("config")) {
+    return Status::Precondition("the run has no successful baseline and best to record");
+  }
+  const std::string metric =
+      run.value("objective", nlohmann::json::object()).value("metric", std::string("mfu"));
+  const double gain = best.value("improvementOverBaseline", 0.0);
+  std::ostringstream note;
+  note << Str(run, "campaign") << ": " << metric << " " << base.value("objective", 0.0) << " -> "
+       << best.value("objective", 0.0) << " (" << std::showpos << std::fixed << std::setprecision(1)
+       << 100.0 * gain << "%) in " << run.value("trials", nlohmann::json::array()).size()
+       << " trials; stopped: " << Str(run, "stopMessage");
+  nlohmann::json rec = {{"id", Str(run, "campaign") + "/" + Str(best, "trialName")},
+                        {"workload", WorkloadText(run.value("workload", nlohmann::json()))},
+                        {"before", base["config"]},
+                        {"after", best["config"]},
+                        {"metric", metric},
+                        {"beforeValue", base.value("objective", 0.0)},
+                        {"afterValue", best.value("objective", 0.0)},
+                        {"note", note.str()}};
+  return nlohmann::json{{"pastOptimizations", nlohmann::json::array({rec})}};
 }
 
 }  // namespace paratune

@@ -21,6 +21,13 @@ struct CampaignReport {
 Result<CampaignReport> RenderCampaignReport(const nlohmann::json& run,
                                             const std::string& chart_file_name = "objective.svg");
 
+// The campaign's result as a knowledge-base record, {"pastOptimizations": [{id, workload,
+// before, after, metric, beforeValue, afterValue, note}]}: the format
+// KnowledgeBase::AddPastOptimizations reads, so a file of it in a --knowledge-dir (or a knowledge
+// ConfigMap) lets later proposals retrieve and cite what this campaign learned.
+// kFailedPrecondition when the run has no successful baseline and best. Pure function.
+Result<nlohmann::json> PastOptimizationRecord(const nlohmann::json& run);
+
 // The SVG chart alone (640x360).
 std::string RenderObjectiveChart(const nlohmann::json& run);
 

@@ -78,6 +78,7 @@ nlohmann::json SimulationJson(const TuningSession& session, const std::optional<
   const SessionSummary sum = session.Summary();
   nlohmann::json j;
   j["campaign"] = session.spec().name;
+  j["workload"] = WorkloadJson(session.spec());
   j["objective"] = {{"metric", ObjectiveMetricName(session.spec().objective.metric)},
                     {"maximize", session.spec().objective.Maximize()},
                     {"target", session.spec().objective.target}};

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "agents/knowledge/knowledge_base.h"
 #include "agents/loop/report.h"
 #include "tests/loop/fake_model.h"
 
@@ -102,6 +103,26 @@ TEST(ReportTest, MarkdownAndChartShowTrialsFailuresAndBaseline) {
   EXPECT_EQ(failures, r->json["trialCounts"]["failed"].get<size_t>());
   EXPECT_GT(failures, 0u) << "grid search without the memory check runs out of memory";
   EXPECT_NE(rep->markdown.find("CudaOOM"), std::string::npos);
+}
+
+TEST(ReportTest, PastOptimizationRecordIsRetrievableKnowledge) {
+  auto r = Simulate("builtin");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  auto rec = PastOptimizationRecord(r->json);
+  ASSERT_TRUE(rec.ok()) << rec.status().ToString();
+  const auto& p = (*rec)["pastOptimizations"][0];
+  EXPECT_EQ(p["after"], r->json["best"]["config"]);
+  EXPECT_EQ(p["before"], r->json["baseline"]["config"]);
+  // The knowledge base reads it back and retrieval finds it, so later proposals can cite it.
+  auto kb = KnowledgeBase::LoadEmbedded();
+  ASSERT_TRUE(kb.ok());
+  ASSERT_TRUE((*kb)->AddPastOptimizations("past-optimization.json", rec->dump()).ok());
+  bool found = false;
+  for (const auto& hit : (*kb)->Search(p["note"].get<std::string>(), 5)) {
+    found = found || hit.id == "past:" + p["id"].get<std::string>();
+  }
+  EXPECT_TRUE(found);
+  EXPECT_FALSE(PastOptimizationRecord(nlohmann::json{{"trials", nlohmann::json::array()}}).ok());
 }
 
 TEST(ReportTest, RejectsJsonThatIsNotASimulateRun) {
