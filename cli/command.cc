@@ -78,8 +78,8 @@ std::map<std::string, Command>& CommandRegistry() {
 
 int ReportError(const std::string& command, const Status& status) {
   std::cerr << "paratune " << command << ": " << status.message() << "\n";
-  bool bad_input = status.code() == StatusCode::kInvalidArgument ||
-                   status.code() == StatusCode::kNotFound;
+  bool bad_input =
+      status.code() == StatusCode::kInvalidArgument || status.code() == StatusCode::kNotFound;
   return bad_input ? kExitBadInput : kExitFailure;
 }
 

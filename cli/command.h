@@ -34,8 +34,7 @@ class Args {
   // True for `-o json` / `--output json`.
   bool JsonOutput() const;
   // Integer flag with bounds; bad text gives an error naming the flag.
-  Result<int64_t> GetInt(const std::string& flag, int64_t fallback, int64_t min,
-                         int64_t max) const;
+  Result<int64_t> GetInt(const std::string& flag, int64_t fallback, int64_t min, int64_t max) const;
 
  private:
   std::map<std::string, std::vector<std::string>> values_;
@@ -44,8 +43,8 @@ class Args {
 
 struct Command {
   std::string name;
-  std::string summary;                 // one line for `paratune help`
-  std::vector<std::string> switches;   // flags without a value
+  std::string summary;                // one line for `paratune help`
+  std::vector<std::string> switches;  // flags without a value
   std::function<int(const Args&)> run;
 };
 
@@ -64,8 +63,8 @@ int ReportError(const std::string& command, const Status& status);
 
 #define PARATUNE_COMMAND_CONCAT2(a, b) a##b
 #define PARATUNE_COMMAND_CONCAT(a, b) PARATUNE_COMMAND_CONCAT2(a, b)
-#define PARATUNE_COMMAND(...)                                                       \
-  static ::paratune::cli::CommandRegistrar PARATUNE_COMMAND_CONCAT(kRegistrar_, __LINE__)( \
-      ::paratune::cli::Command{__VA_ARGS__})
+#define PARATUNE_COMMAND(...)                                       \
+  static ::paratune::cli::CommandRegistrar PARATUNE_COMMAND_CONCAT( \
+      kRegistrar_, __LINE__)(::paratune::cli::Command{__VA_ARGS__})
 
 #endif  // PARATUNE_CLI_COMMAND_H_

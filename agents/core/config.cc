@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
-
 #include <nlohmann/json.hpp>
 
 namespace paratune {
@@ -31,18 +30,24 @@ ParamValue ParamValue::Enum(std::string v) {
 
 std::string ParamValue::ToString() const {
   switch (type_) {
-    case ParamType::kInt: return std::to_string(int_);
-    case ParamType::kBool: return int_ ? "true" : "false";
-    case ParamType::kEnum: return str_;
+    case ParamType::kInt:
+      return std::to_string(int_);
+    case ParamType::kBool:
+      return int_ ? "true" : "false";
+    case ParamType::kEnum:
+      return str_;
   }
   return "";
 }
 
 nlohmann::json ParamValue::ToJson() const {
   switch (type_) {
-    case ParamType::kInt: return int_;
-    case ParamType::kBool: return int_ != 0;
-    case ParamType::kEnum: return str_;
+    case ParamType::kInt:
+      return int_;
+    case ParamType::kBool:
+      return int_ != 0;
+    case ParamType::kEnum:
+      return str_;
   }
   return nullptr;
 }

@@ -4,11 +4,10 @@
 #define PARATUNE_AGENTS_CORE_JSON_FIELDS_H_
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "agents/core/status.h"
 

@@ -66,18 +66,22 @@ Result<TrialMetrics> TrialMetrics::FromJson(const nlohmann::json& j) {
 
 double TrialMetrics::Objective(ObjectiveMetric metric) const {
   switch (metric) {
-    case ObjectiveMetric::kMfu: return mfu;
-    case ObjectiveMetric::kTflopsPerDevice: return tflops_per_device;
-    case ObjectiveMetric::kTokensPerSecondPerDevice: return tokens_per_second_per_device;
-    case ObjectiveMetric::kStepTimeSeconds: return step_time_seconds;
+    case ObjectiveMetric::kMfu:
+      return mfu;
+    case ObjectiveMetric::kTflopsPerDevice:
+      return tflops_per_device;
+    case ObjectiveMetric::kTokensPerSecondPerDevice:
+      return tokens_per_second_per_device;
+    case ObjectiveMetric::kStepTimeSeconds:
+      return step_time_seconds;
   }
   return 0;
 }
 
 nlohmann::json FailureDiagnosis::ToJson() const {
-  nlohmann::json j = {{"category", category}, {"parameters", parameters}, {"summary", summary},
-                      {"confidence", confidence}, {"retryable", retryable},
-                      {"evidence", evidence}};
+  nlohmann::json j = {{"category", category},   {"parameters", parameters},
+                      {"summary", summary},     {"confidence", confidence},
+                      {"retryable", retryable}, {"evidence", evidence}};
   if (!signature.empty()) j["signature"] = signature;
   return j;
 }
@@ -100,11 +104,16 @@ Result<FailureDiagnosis> FailureDiagnosis::FromJson(const nlohmann::json& j) {
 
 const char* TrialPhaseName(TrialPhase p) {
   switch (p) {
-    case TrialPhase::kPending: return "Pending";
-    case TrialPhase::kRunning: return "Running";
-    case TrialPhase::kSucceeded: return "Succeeded";
-    case TrialPhase::kFailed: return "Failed";
-    case TrialPhase::kRejected: return "Rejected";
+    case TrialPhase::kPending:
+      return "Pending";
+    case TrialPhase::kRunning:
+      return "Running";
+    case TrialPhase::kSucceeded:
+      return "Succeeded";
+    case TrialPhase::kFailed:
+      return "Failed";
+    case TrialPhase::kRejected:
+      return "Rejected";
   }
   return "Pending";
 }

@@ -4,10 +4,9 @@
 #ifndef PARATUNE_AGENTS_CORE_RESULTS_H_
 #define PARATUNE_AGENTS_CORE_RESULTS_H_
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "agents/core/campaign.h"
 #include "agents/core/status.h"
@@ -36,9 +35,9 @@ struct TimeBreakdown {
 
 // The performance and memory model's verdict on one configuration.
 struct Estimate {
-  bool fits = false;          // no violations and peak memory within capacity
+  bool fits = false;  // no violations and peak memory within capacity
   double peak_memory_gib = 0;
-  double capacity_gib = 0;    // usable device memory the verdict compared against
+  double capacity_gib = 0;  // usable device memory the verdict compared against
   MemoryBreakdown memory;
   TimeBreakdown time;
   double step_time_seconds = 0;
@@ -55,8 +54,8 @@ struct Estimate {
 
 // What a trial measured (contract section 5 status.metrics). Zero means "not reported".
 struct TrialMetrics {
-  double mfu = 0, tflops_per_device = 0, tokens_per_second_per_device = 0,
-         step_time_seconds = 0, peak_memory_gib = 0, avg_memory_gib = 0;
+  double mfu = 0, tflops_per_device = 0, tokens_per_second_per_device = 0, step_time_seconds = 0,
+         peak_memory_gib = 0, avg_memory_gib = 0;
   nlohmann::json ToJson() const;
   static Result<TrialMetrics> FromJson(const nlohmann::json& j);
   // The campaign's objective value (0 when the metric is missing).
@@ -64,19 +63,26 @@ struct TrialMetrics {
 };
 
 // Failure categories of contract section 5.
-inline constexpr const char* kFailureCategories[] = {
-    "CudaOOM",  "HostOOM",           "InvalidParallelism", "TpuResourceExhausted",
-    "CompileError", "CollectiveTimeout", "NodeFault",      "Unschedulable",
-    "ImagePull", "Timeout",          "Unknown"};
+inline constexpr const char* kFailureCategories[] = {"CudaOOM",
+                                                     "HostOOM",
+                                                     "InvalidParallelism",
+                                                     "TpuResourceExhausted",
+                                                     "CompileError",
+                                                     "CollectiveTimeout",
+                                                     "NodeFault",
+                                                     "Unschedulable",
+                                                     "ImagePull",
+                                                     "Timeout",
+                                                     "Unknown"};
 
 struct FailureDiagnosis {
   std::string category;                 // one of kFailureCategories
   std::vector<std::string> parameters;  // config keys most likely responsible
-  std::string summary;                  // "tp 4 and numAttentionHeads 14 caused ValueError (Confidence: 95)"
-  int confidence = 0;                   // 0..100
-  bool retryable = false;               // not caused by the parameters
-  std::string evidence;                 // the log lines the diagnosis rests on
-  std::string signature;                // knowledge-base key that matched ("" if none)
+  std::string summary;     // "tp 4 and numAttentionHeads 14 caused ValueError (Confidence: 95)"
+  int confidence = 0;      // 0..100
+  bool retryable = false;  // not caused by the parameters
+  std::string evidence;    // the log lines the diagnosis rests on
+  std::string signature;   // knowledge-base key that matched ("" if none)
   nlohmann::json ToJson() const;
   static Result<FailureDiagnosis> FromJson(const nlohmann::json& j);
 };

@@ -63,8 +63,8 @@ class [[nodiscard]] Status {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : data_(std::move(value)) {}          // NOLINT: implicit by design.
-  Result(Status status) : data_(std::move(status)) {}   // NOLINT: must not be ok.
+  Result(T value) : data_(std::move(value)) {}         // NOLINT: implicit by design.
+  Result(Status status) : data_(std::move(status)) {}  // NOLINT: must not be ok.
 
   bool ok() const { return std::holds_alternative<T>(data_); }
   const Status& status() const {
@@ -86,10 +86,10 @@ class [[nodiscard]] Result {
 }  // namespace paratune
 
 // Returns the status from the enclosing function when it is not ok.
-#define PARATUNE_RETURN_IF_ERROR(expr)            \
-  do {                                            \
-    ::paratune::Status _st = (expr);              \
-    if (!_st.ok()) return _st;                    \
+#define PARATUNE_RETURN_IF_ERROR(expr) \
+  do {                                 \
+    ::paratune::Status _st = (expr);   \
+    if (!_st.ok()) return _st;         \
   } while (0)
 
 #endif  // PARATUNE_AGENTS_CORE_STATUS_H_

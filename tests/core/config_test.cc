@@ -1,6 +1,7 @@
 #include "agents/core/config.h"
 
 #include <gtest/gtest.h>
+
 #include <nlohmann/json.hpp>
 
 namespace paratune {
@@ -14,8 +15,9 @@ TEST(ConfigTest, EnvNamesAreUpperSnakeCase) {
 }
 
 TEST(ConfigTest, KeyIsCanonicalAndJsonRoundTrips) {
-  auto c = ConfigFromJson(nlohmann::json::parse(R"({"tp": 2, "recompute": "full", "sequenceParallel": true})"),
-                          "config");
+  auto c = ConfigFromJson(
+      nlohmann::json::parse(R"({"tp": 2, "recompute": "full", "sequenceParallel": true})"),
+      "config");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(ConfigKey(*c), "recompute=full,sequenceParallel=true,tp=2");
   auto again = ConfigFromJson(ConfigToJson(*c), "config");
