@@ -68,41 +68,6 @@ Json MakeControllerRef(const Json& owner) {
               {"blockOwnerDeletion", true}};
 }
 
-const char* CodeName(StatusCode c) {
-  switch (c) {
-    case StatusCode::kOk:
-      return "OK";
-    case StatusCode::kInvalidArgument:
-      return "InvalidArgument";
-    case StatusCode::kNotFound:
-      return "NotFound";
-    case StatusCode::kAlreadyExists:
-      return "AlreadyExists";
-    case StatusCode::kConflict:
-      return "Conflict";
-    case StatusCode::kGone:
-      return "Gone";
-    case StatusCode::kUnavailable:
-      return "Unavailable";
-    case StatusCode::kPermissionDenied:
-      return "PermissionDenied";
-    case StatusCode::kUnauthenticated:
-      return "Unauthenticated";
-    case StatusCode::kDeadlineExceeded:
-      return "DeadlineExceeded";
-    case StatusCode::kResourceExhausted:
-      return "ResourceExhausted";
-    case StatusCode::kFailedPrecondition:
-      return "FailedPrecondition";
-    case StatusCode::kInternal:
-      return "Internal";
-  }
-  return "Unknown";
-}
-
-std::string StatusText(const Status& s) {
-  if (s.ok()) return "OK";
-  return std::string(CodeName(s.code())) + ": " + s.message();
-}
+std::string StatusText(const Status& s) { return s.ToString(); }
 
 }  // namespace paratune::kube

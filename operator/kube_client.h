@@ -191,10 +191,8 @@ std::string ResourceVersionOf(const Json& obj);
 const Json* ControllerOwnerOf(const Json& obj);
 // An ownerReference (controller=true, blockOwnerDeletion=true) pointing at `owner`.
 Json MakeControllerRef(const Json& owner);
-// Status.message prefixed by the code name: "NotFound: pods \"x\" not found". Usable without
-// linking paratune_core (Status::ToString lives there).
+// Status.message prefixed by the code name: "NotFound: pods \"x\" not found" (Status::ToString).
 std::string StatusText(const Status& s);
-const char* CodeName(StatusCode c);
 
 }  // namespace paratune::kube
 
