@@ -143,8 +143,8 @@ for c in "$gpu" "$tpu"; do
 done
 kubectl -n "$ns" get tc,tr
 
-if grep -q '403\|PermissionDenied\|forbidden' "$PARATUNE_CLUSTER_DIR/operator.log"; then
-  fail "the operator hit RBAC denials:"; grep -m5 '403\|PermissionDenied\|forbidden' "$PARATUNE_CLUSTER_DIR/operator.log"
+if grep -qE 'PermissionDenied|[Ff]orbidden|HTTP 403' "$PARATUNE_CLUSTER_DIR/operator.log"; then
+  fail "the operator hit RBAC denials:"; grep -m5 -E 'PermissionDenied|[Ff]orbidden|HTTP 403' "$PARATUNE_CLUSTER_DIR/operator.log"
 else
   pass "no RBAC denial in the operator log (it ran with its ServiceAccount's token)"
 fi
