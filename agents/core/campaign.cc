@@ -4,6 +4,7 @@
 
 #include <climits>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 
 #include "agents/core/json_fields.h"
@@ -194,6 +195,16 @@ Status ParseBudget(const nlohmann::json& j, BudgetSpec* b) {
   return Status::Ok();
 }
 
+std::mutex& DefaultsMutex() {
+  static std::mutex mu;
+  return mu;
+}
+
+CampaignDefaults& MutableDefaults() {
+  static CampaignDefaults defaults;
+  return defaults;
+}
+
 Status ParseAgents(const nlohmann::json& j, AgentsSpec* a) {
   JsonFields f(j, "spec.agents");
   PARATUNE_RETURN_IF_ERROR(f.CheckObject());
@@ -205,13 +216,17 @@ Status ParseAgents(const nlohmann::json& j, AgentsSpec* a) {
   PARATUNE_RETURN_IF_ERROR(llm.CheckKnownKeys({"endpoint", "model", "apiKeySecretRef"}));
   PARATUNE_RETURN_IF_ERROR(llm.ReadString("endpoint", &a->llm_endpoint));
   PARATUNE_RETURN_IF_ERROR(llm.ReadString("model", &a->llm_model));
+  const CampaignDefaults defaults = GetCampaignDefaults();
+  if (a->llm_endpoint.empty()) a->llm_endpoint = defaults.llm_endpoint;
+  if (a->llm_model.empty()) a->llm_model = defaults.llm_model;
   JsonFields ref(llm.Get("apiKeySecretRef"), "spec.agents.llm.apiKeySecretRef");
   PARATUNE_RETURN_IF_ERROR(ref.CheckObject());
   PARATUNE_RETURN_IF_ERROR(ref.CheckKnownKeys({"name", "key"}));
   PARATUNE_RETURN_IF_ERROR(ref.ReadString("name", &a->llm_api_key.name));
   PARATUNE_RETURN_IF_ERROR(ref.ReadString("key", &a->llm_api_key.key));
   if (a->engine != "builtin" && a->llm_endpoint.empty()) {
-    return Status::Invalid("spec.agents.llm.endpoint: required when engine is " + a->engine);
+    return Status::Invalid("spec.agents.llm.endpoint: required when engine is " + a->engine +
+                           " (or set the operator's default, PARATUNE_LLM_ENDPOINT)");
   }
   if (!a->llm_endpoint.empty() && a->llm_endpoint.rfind("http://", 0) != 0 &&
       a->llm_endpoint.rfind("https://", 0) != 0) {
@@ -497,6 +512,16 @@ Result<int64_t> ParseDurationSeconds(const std::string& text, const std::string&
   total += cur;  // a bare number counts as seconds
   if (total < 1) return Status::Invalid(field + ": must be at least 1s");
   return total;
+}
+
+void SetCampaignDefaults(CampaignDefaults defaults) {
+  std::lock_guard<std::mutex> lock(DefaultsMutex());
+  MutableDefaults() = std::move(defaults);
+}
+
+CampaignDefaults GetCampaignDefaults() {
+  std::lock_guard<std::mutex> lock(DefaultsMutex());
+  return MutableDefaults();
 }
 
 }  // namespace paratune

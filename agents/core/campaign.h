@@ -124,6 +124,16 @@ struct CampaignParseOptions {
   bool require_model = true;
 };
 
+// Operator-wide defaults for what a campaign leaves empty (the Helm chart's llm.endpoint and
+// llm.model, passed to the operator as PARATUNE_LLM_ENDPOINT and PARATUNE_LLM_MODEL). Set once at
+// start-up, before any parsing; every later parse sees them. Thread-safe (guarded internally).
+struct CampaignDefaults {
+  std::string llm_endpoint;  // used when spec.agents.llm.endpoint is empty
+  std::string llm_model;     // used when spec.agents.llm.model is empty
+};
+void SetCampaignDefaults(CampaignDefaults defaults);
+CampaignDefaults GetCampaignDefaults();
+
 // Parses a whole TuningCampaign object ({apiVersion, kind, metadata, spec}) or a bare spec
 // object. Never throws.
 Result<CampaignSpec> CampaignFromJson(const nlohmann::json& object,

@@ -34,7 +34,9 @@ class KnowledgeFailureAnalyzer : public FailureAnalyzer {
 }  // namespace
 
 Result<std::unique_ptr<FailureAnalyzer>> MakeKnowledgeFailureAnalyzer() {
-  auto kb = KnowledgeBase::LoadEmbedded();
+  // The embedded documents plus PARATUNE_KNOWLEDGE_DIR when set (the operator's mounted
+  // knowledge ConfigMaps).
+  auto kb = KnowledgeBase::LoadDefault("");
   if (!kb.ok()) return kb.status();
   auto d = Diagnostician::Create(kb->get());
   if (!d.ok()) return d.status();
