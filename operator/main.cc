@@ -139,6 +139,13 @@ int Run(const Flags& flags) {
     spdlog::error("client: {}", client.status().message());
     return 2;
   }
+  // Operator-wide LLM defaults (Helm values llm.endpoint / llm.model) for campaigns that leave
+  // spec.agents.llm.endpoint or .model empty; OPENAI_API_KEY is the key of campaigns without
+  // apiKeySecretRef (read by the LLM engine).
+  CampaignDefaults defaults;
+  if (const char* e = std::getenv("PARATUNE_LLM_ENDPOINT")) defaults.llm_endpoint = e;
+  if (const char* m = std::getenv("PARATUNE_LLM_MODEL")) defaults.llm_model = m;
+  SetCampaignDefaults(defaults);
   // Campaigns with engine llm|hybrid read their API key from spec.agents.llm.apiKeySecretRef.
   kube::KubeClient* secrets = client->get();
   SetLlmApiKeyResolver(
