@@ -9,6 +9,7 @@
 #   PARATUNE_KUBELET_PORT paratune-kubelet-sim's HTTPS port for pod logs (default 10250)
 #   PARATUNE_KUBE_BIN     directory holding kube-apiserver & co (default: hack/build-kube.sh)
 #   PARATUNE_NO_KUBELET=1 do not start paratune-kubelet-sim
+#   PARATUNE_SIM_GPU_NODES / PARATUNE_SIM_TPU_HOSTS  simulated pool sizes (default 4 / 4)
 # Credentials written to the state dir: kubeconfig (admin, system:masters), operator.kubeconfig
 # (system:serviceaccount:paratune-system:paratune-operator: only what RBAC grants it).
 set -euo pipefail
@@ -162,7 +163,8 @@ start_kubelet() {
   write_kubeconfig "$dir/kubelet.kubeconfig" paratune-kubelet-sim
   start_bg kubelet-sim "$sim" --kubeconfig "$dir/kubelet.kubeconfig" \
     --paratune "$build/bin/paratune" --work-dir "$dir/pods" --kubelet-port "$kubelet_port" \
-    --tls-cert "$dir/pki/kubelet.crt" --tls-key "$dir/pki/kubelet.key"
+    --tls-cert "$dir/pki/kubelet.crt" --tls-key "$dir/pki/kubelet.key" \
+    --gpu-nodes "${PARATUNE_SIM_GPU_NODES:-4}" --tpu-hosts "${PARATUNE_SIM_TPU_HOSTS:-4}"
 }
 
 up() {
@@ -199,7 +201,15 @@ deploy() {
     kubectl wait --for condition=established --timeout=30s -f "$root/crds/" >/dev/null || true
   fi
   if [ -d "$root/manifests" ] && find "$root/manifests" -maxdepth 1 -name '*.yaml' | grep -q .; then
-    kubectl apply -f "$root/manifests/"
+    # manifests/pdb.yaml is policy/v1 (Kubernetes >= 1.21); the local 1.20 control plane lacks it.
+    local policy_v1=1 f
+    kubectl api-versions | grep -qx policy/v1 || policy_v1=0
+    for f in "$root"/manifests/*.yaml; do
+      if [ "$policy_v1" = 0 ] && grep -q '^apiVersion: policy/v1$' "$f"; then
+        log "$(basename "$f") skipped: this API server does not serve policy/v1"; continue
+      fi
+      kubectl apply -f "$f"
+    done
   fi
   stop_pid operator
   if [ -x "$build/bin/paratune-operator" ]; then
