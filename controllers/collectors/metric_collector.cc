@@ -204,8 +204,9 @@ Result<TrialMetrics> ParseTerminationMessage(std::string_view message) {
   return m;
 }
 
-Result<TrialMetrics> CollectFromLog(const std::string& collector, std::string_view log,
-                                    const CollectorContext& ctx) {
+namespace {
+
+Result<ParsedLog> ParseLog(const std::string& collector, std::string_view log) {
   LineParser parser;
   if (collector == "megatron-lm") parser = ParseMegatronLine;
   if (collector == "maxtext") parser = ParseMaxTextLine;
@@ -220,7 +221,11 @@ Result<TrialMetrics> CollectFromLog(const std::string& collector, std::string_vi
   if (parsed.samples.empty()) {
     return Status::NotFound("log: no " + collector + " step lines");
   }
-  std::vector<StepSample> steady = SteadyState(parsed.samples);
+  return parsed;
+}
+
+TrialMetrics MetricsOf(const ParsedLog& parsed, const std::vector<StepSample>& steady,
+                       const CollectorContext& ctx) {
   TrialMetrics m;
   m.step_time_seconds = Mean(steady, &StepSample::step_time_seconds);
   m.tflops_per_device = Mean(steady, &StepSample::tflops_per_device);
@@ -234,6 +239,104 @@ Result<TrialMetrics> CollectFromLog(const std::string& collector, std::string_vi
       parsed.memory.avg_count > 0 ? parsed.memory.avg_gib / parsed.memory.avg_count : step_memory;
   DeriveMissing(ctx, steady.back().global_batch_size, &m);
   return m;
+}
+
+// The time of each sample that has one (logged, or derived from tokens/s and the batch shape),
+// the last kMaxStepTimes of them.
+std::vector<double> StepTimesOf(const std::vector<StepSample>& samples,
+                                const CollectorContext& ctx) {
+  std::vector<double> out;
+  for (const auto& s : samples) {
+    double t = s.step_time_seconds;
+    if (t <= 0 && s.tokens_per_second_per_device > 0 && ctx.devices > 0 && ctx.seq_length > 0) {
+      const double gbs = s.global_batch_size > 0 ? static_cast<double>(s.global_batch_size)
+                                                 : static_cast<double>(ctx.global_batch_size);
+      t = gbs * static_cast<double>(ctx.seq_length) / static_cast<double>(ctx.devices) /
+          s.tokens_per_second_per_device;
+    }
+    if (t > 0 && std::isfinite(t)) out.push_back(t);
+  }
+  if (out.size() > kMaxStepTimes) {
+    out.erase(out.begin(), out.end() - static_cast<std::ptrdiff_t>(kMaxStepTimes));
+  }
+  return out;
+}
+
+// The optional "stepTimesSeconds" array of a termination message; empty when absent.
+Result<std::vector<double>> MessageStepTimes(std::string_view message) {
+  size_t brace = message.find('{');
+  if (brace == std::string_view::npos) return std::vector<double>{};
+  nlohmann::json j = nlohmann::json::parse(message.substr(brace), nullptr, false);
+  if (!j.is_object() || !j.contains("stepTimesSeconds")) return std::vector<double>{};
+  const nlohmann::json& a = j["stepTimesSeconds"];
+  if (!a.is_array()) {
+    return Status::Invalid("termination message: stepTimesSeconds: want an array of seconds");
+  }
+  std::vector<double> out;
+  for (const auto& v : a) {
+    if (!v.is_number() || !(v.get<double>() > 0) || !std::isfinite(v.get<double>())) {
+      return Status::Invalid(
+          "termination message: stepTimesSeconds: every entry must be a positive number");
+    }
+    out.push_back(v.get<double>());
+  }
+  if (out.size() > kMaxStepTimes) {
+    out.erase(out.begin(), out.end() - static_cast<std::ptrdiff_t>(kMaxStepTimes));
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<CollectedMetrics> CollectLogWithStepTimes(const std::string& collector, std::string_view log,
+                                                 const CollectorContext& ctx) {
+  auto parsed = ParseLog(collector, log);
+  if (!parsed.ok()) return parsed.status();
+  std::vector<StepSample> steady = SteadyState(parsed->samples);
+  CollectedMetrics out;
+  out.metrics = MetricsOf(*parsed, steady, ctx);
+  out.step_times = StepTimesOf(parsed->samples, ctx);
+  out.steady_step_times = StepTimesOf(steady, ctx);
+  return out;
+}
+
+Result<TrialMetrics> CollectFromLog(const std::string& collector, std::string_view log,
+                                    const CollectorContext& ctx) {
+  auto collected = CollectLogWithStepTimes(collector, log, ctx);
+  if (!collected.ok()) return collected.status();
+  return collected->metrics;
+}
+
+Result<CollectedMetrics> CollectTrialMetricsWithStepTimes(const std::string& collector,
+                                                          std::string_view termination_message,
+                                                          std::string_view log,
+                                                          const CollectorContext& ctx) {
+  auto from_message = ParseTerminationMessage(termination_message);
+  if (!from_message.ok() && from_message.status().code() != StatusCode::kNotFound) {
+    return from_message.status();
+  }
+  if (!from_message.ok()) {
+    // A FallbackToLogsOnError message is the log tail: parse it too when there is no full log.
+    return CollectLogWithStepTimes(collector, log.empty() ? termination_message : log, ctx);
+  }
+  CollectedMetrics out;
+  out.metrics = *from_message;
+  auto listed = MessageStepTimes(termination_message);
+  if (!listed.ok()) return listed.status();
+  if (!listed->empty()) {
+    // No step numbers: drop the first fifth (at least one of two or more) as SteadyState does.
+    const size_t skip = listed->size() < 2 ? 0 : std::max<size_t>(1, listed->size() / 5);
+    out.steady_step_times.assign(listed->begin() + static_cast<std::ptrdiff_t>(skip),
+                                 listed->end());
+    out.step_times = std::move(*listed);
+    return out;
+  }
+  auto from_log = CollectLogWithStepTimes(collector, log, ctx);
+  if (from_log.ok()) {
+    out.step_times = std::move(from_log->step_times);
+    out.steady_step_times = std::move(from_log->steady_step_times);
+  }
+  return out;
 }
 
 Result<TrialMetrics> CollectTrialMetrics(const std::string& collector,

@@ -54,6 +54,37 @@ Result<TrialMetrics> CollectTrialMetrics(const std::string& collector,
                                          std::string_view termination_message, std::string_view log,
                                          const CollectorContext& ctx);
 
+// A trial's metrics plus the time of every logged interval, for drift and spike detection
+// (contract section 10: StepTimeDrift, StepTimeSpikes).
+struct CollectedMetrics {
+  TrialMetrics metrics;
+  // Seconds per step of every logged interval, in log order, warm-up included (Megatron-LM's
+  // `elapsed time per iteration (ms)`, MaxText's `seconds:`, JSON lines' stepTimeSeconds,
+  // torchtitan's tps turned into time when the context gives the batch shape; or the
+  // termination message's "stepTimesSeconds" array). Empty when the source carries no time.
+  std::vector<double> step_times;
+  // The same with the warm-up dropped as SteadyState drops it (what the metrics average).
+  std::vector<double> steady_step_times;
+};
+
+// At most this many step times are kept (the last ones); a log or message with more keeps
+// its tail, so a hostile log cannot grow the result without bound.
+inline constexpr size_t kMaxStepTimes = 10000;
+
+// CollectFromLog plus the step times.
+Result<CollectedMetrics> CollectLogWithStepTimes(const std::string& collector, std::string_view log,
+                                                 const CollectorContext& ctx);
+
+// CollectTrialMetrics plus the step times: the metrics come from the termination message when
+// it has them (and its optional "stepTimesSeconds" array of positive numbers; kInvalidArgument
+// naming the field when malformed), otherwise from the log; step times come from the message's
+// array, else from `log` when it holds step lines (even when the message gave the metrics), else
+// from the message read as a log tail.
+Result<CollectedMetrics> CollectTrialMetricsWithStepTimes(const std::string& collector,
+                                                          std::string_view termination_message,
+                                                          std::string_view log,
+                                                          const CollectorContext& ctx);
+
 // The samples that count: drops the warm-up (the first fifth of the steps, at least one when
 // there are two or more, and any step numbered 0).
 std::vector<StepSample> SteadyState(const std::vector<StepSample>& samples);

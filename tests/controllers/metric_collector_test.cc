@@ -130,5 +130,88 @@ TEST(MetricCollectorTest, NumberAfter) {
   EXPECT_FALSE(NumberAfter("nothing here", "tps", &v));
 }
 
+TEST(MetricCollectorTest, MegatronStepTimesPerLoggedInterval) {
+  std::string log = MegatronLine(10, 30000.0, 100.0);
+  log += "[Rank 0] (after 10 iterations) memory (MB) | allocated: 1 | max allocated: 2\n";
+  for (int it = 20; it <= 50; it += 10) log += MegatronLine(it, 9000.0 + it, 400.0);
+  auto c = CollectLogWithStepTimes("megatron-lm", log, Llama8x());
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->step_times, (std::vector<double>{30.0, 9.02, 9.03, 9.04, 9.05}));
+  EXPECT_EQ(c->steady_step_times, (std::vector<double>{9.02, 9.03, 9.04, 9.05}));
+  EXPECT_NEAR(c->metrics.step_time_seconds, 9.035, 1e-9);
+}
+
+TEST(MetricCollectorTest, MaxTextJsonAndTorchtitanStepTimes) {
+  std::string maxtext;
+  for (int s = 0; s <= 5; ++s) {
+    maxtext += "completed step: " + std::to_string(s) + ", seconds: " + std::to_string(2 + s) +
+               ".500, TFLOP/s/device: 120.0, Tokens/s/device: 3255.461, loss: 10.4\n";
+  }
+  auto mt = CollectLogWithStepTimes("maxtext", maxtext, {});
+  ASSERT_TRUE(mt.ok());
+  EXPECT_EQ(mt->step_times, (std::vector<double>{2.5, 3.5, 4.5, 5.5, 6.5, 7.5}));
+  // Step 0 and one more (a fifth of five, at least one) are warm-up.
+  EXPECT_EQ(mt->steady_step_times, (std::vector<double>{4.5, 5.5, 6.5, 7.5}));
+
+  auto js =
+      CollectLogWithStepTimes("json",
+                              "{\"step\": 1, \"stepTimeSeconds\": 3}\n{\"step\": 2, \"mfu\": 0.4}\n"
+                              "{\"step\": 3, \"stepTimeSeconds\": 2.5}\n",
+                              {});
+  ASSERT_TRUE(js.ok());
+  EXPECT_EQ(js->step_times, (std::vector<double>{3.0, 2.5}));  // the line without time is skipped
+
+  // torchtitan prints tokens/s only: time = gbs * seq / devices / tps, when the shape is known.
+  std::string tt =
+      "step: 1  loss: 7.1  memory: 61.23GiB(77.51%)  tps: 4,096  mfu: 41.69%\n"
+      "step: 2  loss: 7.0  memory: 61.23GiB(77.51%)  tps: 2,048  mfu: 20.00%\n";
+  auto titan = CollectLogWithStepTimes("torchtitan", tt, Llama8x());
+  ASSERT_TRUE(titan.ok());
+  EXPECT_EQ(titan->step_times, (std::vector<double>{128.0, 256.0}));
+  auto unknown_shape = CollectLogWithStepTimes("torchtitan", tt, {});
+  ASSERT_TRUE(unknown_shape.ok());
+  EXPECT_TRUE(unknown_shape->step_times.empty());
+}
+
+TEST(MetricCollectorTest, StepTimesBesideATerminationMessage) {
+  std::string msg = R"({"metrics": {"mfu": 0.52, "stepTimeSeconds": 9.1}})";
+  std::string log = MegatronLine(10, 9000, 400) + MegatronLine(20, 9500, 400);
+  // The message gives the metrics, the log the step times.
+  auto c = CollectTrialMetricsWithStepTimes("megatron-lm", msg, log, Llama8x());
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_DOUBLE_EQ(c->metrics.mfu, 0.52);
+  EXPECT_EQ(c->step_times, (std::vector<double>{9.0, 9.5}));
+  // Without a log the message's own array is used, warm-up (a fifth, at least one) dropped.
+  auto listed = CollectTrialMetricsWithStepTimes(
+      "megatron-lm", R"({"metrics": {"mfu": 0.5}, "stepTimesSeconds": [20, 9, 9.1, 9.2, 12]})", "",
+      Llama8x());
+  ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+  EXPECT_EQ(listed->step_times, (std::vector<double>{20, 9, 9.1, 9.2, 12}));
+  EXPECT_EQ(listed->steady_step_times, (std::vector<double>{9, 9.1, 9.2, 12}));
+  auto bad = CollectTrialMetricsWithStepTimes(
+      "megatron-lm", R"({"metrics": {"mfu": 0.5}, "stepTimesSeconds": [1, "x"]})", "", {});
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("stepTimesSeconds"), std::string::npos);
+  // A log tail in the message (FallbackToLogsOnError) gives both.
+  auto tail = CollectTrialMetricsWithStepTimes("megatron-lm", log, "", Llama8x());
+  ASSERT_TRUE(tail.ok());
+  EXPECT_EQ(tail->step_times.size(), 2u);
+  // Metrics but no time anywhere: metrics, and no step times.
+  auto none = CollectTrialMetricsWithStepTimes("megatron-lm", msg, "", Llama8x());
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->step_times.empty());
+}
+
+TEST(MetricCollectorTest, StepTimesAreBounded) {
+  std::string log;
+  for (size_t i = 1; i <= kMaxStepTimes + 5; ++i) {
+    log += "completed step: " + std::to_string(i) + ", seconds: " + std::to_string(i) + "\n";
+  }
+  auto c = CollectLogWithStepTimes("maxtext", log, {});
+  ASSERT_TRUE(c.ok());
+  ASSERT_EQ(c->step_times.size(), kMaxStepTimes);
+  EXPECT_EQ(c->step_times.back(), static_cast<double>(kMaxStepTimes + 5));  // the tail is kept
+}
+
 }  // namespace
 }  // namespace paratune::controllers
