@@ -1,0 +1,148 @@
+#include "agents/health/anomaly.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "agents/core/json_fields.h"
+
+namespace paratune::health {
+
+namespace {
+
+double Round4(double v) { return std::round(v * 1e4) / 1e4; }
+
+std::string Fmt(const char* format, double a) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), format, a);
+  return buf;
+}
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+bool PositiveFinite(double v) { return std::isfinite(v) && v > 0; }
+
+}  // namespace
+
+const char* AnomalyKindName(AnomalyKind k) {
+  switch (k) {
+    case AnomalyKind::kSlowerThanPredicted:
+      return "SlowerThanPredicted";
+    case AnomalyKind::kStepTimeDrift:
+      return "StepTimeDrift";
+    case AnomalyKind::kStepTimeSpikes:
+      return "StepTimeSpikes";
+  }
+  return "SlowerThanPredicted";
+}
+
+Result<AnomalyKind> ParseAnomalyKind(const std::string& s, const std::string& field) {
+  for (AnomalyKind k : {AnomalyKind::kSlowerThanPredicted, AnomalyKind::kStepTimeDrift,
+                        AnomalyKind::kStepTimeSpikes}) {
+    if (s == AnomalyKindName(k)) return k;
+  }
+  return Status::Invalid(field +
+                         ": must be one of SlowerThanPredicted | StepTimeDrift | "
+                         "StepTimeSpikes, got \"" +
+                         s + "\"");
+}
+
+nlohmann::json Anomaly::ToJson() const {
+  return {{"kind", AnomalyKindName(kind)},
+          {"observed", Round4(observed)},
+          {"expected", Round4(expected)},
+          {"ratio", Round4(ratio)},
+          {"summary", summary},
+          {"nodeNames", node_names}};
+}
+
+Result<Anomaly> Anomaly::FromJson(const nlohmann::json& j) {
+  Anomaly a;
+  JsonFields f(j, "anomaly");
+  if (!j.is_object()) return Status::Invalid("anomaly: must be an object");
+  PARATUNE_RETURN_IF_ERROR(
+      f.CheckKnownKeys({"kind", "observed", "expected", "ratio", "summary", "nodeNames"}));
+  if (!f.Has("kind")) return Status::Invalid("anomaly.kind: required");
+  std::string kind;
+  PARATUNE_RETURN_IF_ERROR(f.ReadString("kind", &kind));
+  Result<AnomalyKind> k = ParseAnomalyKind(kind, f.Path("kind"));
+  if (!k.ok()) return k.status();
+  a.kind = *k;
+  constexpr double kMax = 1e12;
+  PARATUNE_RETURN_IF_ERROR(f.ReadDouble("observed", 0, kMax, &a.observed));
+  PARATUNE_RETURN_IF_ERROR(f.ReadDouble("expected", 0, kMax, &a.expected));
+  PARATUNE_RETURN_IF_ERROR(f.ReadDouble("ratio", 0, kMax, &a.ratio));
+  PARATUNE_RETURN_IF_ERROR(f.ReadString("summary", &a.summary));
+  PARATUNE_RETURN_IF_ERROR(f.ReadStringList("nodeNames", &a.node_names));
+  return a;
+}
+
+// Spikes are judged against the median of the whole run (robust to a few outliers); drift
+// compares the median of the last third with the median of the first third, so a single slow
+// interval moves neither. Spikes are checked first: a flaky node's spikes are the stronger sign.
+std::optional<Anomaly> DetectStepTimeAnomaly(const std::vector<double>& step_times,
+                                             const AnomalyThresholds& t) {
+  if (step_times.size() < t.min_steps + 1) return std::nullopt;
+  std::vector<double> steps(step_times.begin() + 1, step_times.end());
+  for (double s : steps) {
+    if (!PositiveFinite(s)) return std::nullopt;
+  }
+  double median = Median(steps);
+  int spikes = 0;
+  double worst = 0;
+  for (double s : steps) {
+    if (s > t.spike_ratio * median) ++spikes;
+    worst = std::max(worst, s);
+  }
+  if (spikes >= t.min_spikes) {
+    Anomaly a;
+    a.kind = AnomalyKind::kStepTimeSpikes;
+    a.observed = worst;
+    a.expected = median;
+    a.ratio = median / worst;
+    a.summary = std::to_string(spikes) + " of " + std::to_string(steps.size()) +
+                " logged step times spiked above " + Fmt("%.1fx", t.spike_ratio) + " the median " +
+                Fmt("%.3g s", median) + " (worst " + Fmt("%.3g s", worst) + ")";
+    return a;
+  }
+  size_t third = std::max<size_t>(1, steps.size() / 3);
+  double early = Median(std::vector<double>(steps.begin(), steps.begin() + third));
+  double late = Median(std::vector<double>(steps.end() - third, steps.end()));
+  if (late > t.drift_ratio * early) {
+    Anomaly a;
+    a.kind = AnomalyKind::kStepTimeDrift;
+    a.observed = late;
+    a.expected = early;
+    a.ratio = early / late;
+    a.summary = "step time drifted from " + Fmt("%.3g s", early) + " to " + Fmt("%.3g s", late) +
+                " (" + Fmt("+%.0f%%", (late / early - 1) * 100) + ") during the run";
+    return a;
+  }
+  return std::nullopt;
+}
+
+std::optional<Anomaly> DetectSlowerThanPredicted(const std::string& metric, double observed,
+                                                 double expected, bool higher_is_better,
+                                                 int calibration_samples,
+                                                 const AnomalyThresholds& t) {
+  if (calibration_samples < t.min_calibration_samples) return std::nullopt;
+  if (!PositiveFinite(observed) || !PositiveFinite(expected)) return std::nullopt;
+  double ratio = higher_is_better ? observed / expected : expected / observed;
+  if (ratio >= t.slow_ratio) return std::nullopt;
+  Anomaly a;
+  a.kind = AnomalyKind::kSlowerThanPredicted;
+  a.observed = observed;
+  a.expected = expected;
+  a.ratio = ratio;
+  a.summary = metric + " " + Fmt("%.4g", observed) + " is " + Fmt("%.0f%%", ratio * 100) +
+              " of the calibrated " + Fmt("%.4g", expected) + " predicted for this " +
+              "configuration: the run was slowed by its nodes, not by its parameters";
+  return a;
+}
+
+}  // namespace paratune::health

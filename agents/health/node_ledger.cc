@@ -1,0 +1,266 @@
+#include "agents/health/node_ledger.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "agents/core/json_fields.h"
+
+namespace paratune::health {
+
+namespace {
+
+double Round3(double v) { return std::round(v * 1e3) / 1e3; }
+
+std::string TrialKey(const std::string& campaign, const std::string& trial) {
+  return campaign + "/" + trial;
+}
+
+bool Adverse(const std::string& kind) {
+  return kind != "Healthy" && kind != "DiagnosticPassed" && kind != "Cleared";
+}
+
+nlohmann::json EvidenceJson(const NodeEvidence& e) {
+  return {{"time", e.time}, {"campaign", e.campaign}, {"trial", e.trial},
+          {"kind", e.kind}, {"detail", e.detail},     {"weight", Round3(e.weight)}};
+}
+
+Result<NodeEvidence> EvidenceFromJson(const nlohmann::json& j, const std::string& path) {
+  NodeEvidence e;
+  JsonFields f(j, path);
+  if (!j.is_object()) return Status::Invalid(path + ": must be an object");
+  PARATUNE_RETURN_IF_ERROR(f.ReadString("time", &e.time));
+  PARATUNE_RETURN_IF_ERROR(f.ReadString("campaign", &e.campaign));
+  PARATUNE_RETURN_IF_ERROR(f.ReadString("trial", &e.trial));
+  PARATUNE_RETURN_IF_ERROR(f.ReadString("kind", &e.kind));
+  PARATUNE_RETURN_IF_ERROR(f.ReadString("detail", &e.detail));
+  PARATUNE_RETURN_IF_ERROR(f.ReadDouble("weight", -1e6, 1e6, &e.weight));
+  return e;
+}
+
+Status ReadStringSet(const JsonFields& f, const std::string& key, std::set<std::string>* out) {
+  std::vector<std::string> v;
+  PARATUNE_RETURN_IF_ERROR(f.ReadStringList(key, &v));
+  out->insert(v.begin(), v.end());
+  return Status::Ok();
+}
+
+Result<NodeRecord> RecordFromJson(const nlohmann::json& j, const std::string& path) {
+  NodeRecord r;
+  JsonFields f(j, path);
+  if (!j.is_object()) return Status::Invalid(path + ": must be an object");
+  if (!f.Has("name")) return Status::Invalid(path + ".name: required");
+  PARATUNE_RETURN_IF_ERROR(f.ReadString("name", &r.name));
+  if (r.name.empty()) return Status::Invalid(path + ".name: must not be empty");
+  PARATUNE_RETURN_IF_ERROR(f.ReadDouble("score", -1e6, 1e6, &r.score));
+  PARATUNE_RETURN_IF_ERROR(f.ReadBool("suspect", &r.suspect));
+  PARATUNE_RETURN_IF_ERROR(f.ReadString("suspectSince", &r.suspect_since));
+  PARATUNE_RETURN_IF_ERROR(ReadStringSet(f, "checksPassed", &r.checks_passed));
+  PARATUNE_RETURN_IF_ERROR(ReadStringSet(f, "checksFailed", &r.checks_failed));
+  const nlohmann::json& ev = f.Get("evidence");
+  if (!ev.is_null() && !ev.is_array())
+    return Status::Invalid(f.Path("evidence") + ": must be a list");
+  for (size_t i = 0; i < ev.size(); ++i) {
+    Result<NodeEvidence> e =
+        EvidenceFromJson(ev[i], f.Path("evidence") + "[" + std::to_string(i) + "]");
+    if (!e.ok()) return e.status();
+    r.evidence.push_back(*e);
+  }
+  return r;
+}
+
+// The evidence one trial adds to each of its nodes, before sharing: 0 for failures that say
+// nothing about nodes (OOM, invalid parallelism, ...). Returns the evidence kind in *kind.
+double TrialWeight(const TrialObservation& obs, const LedgerOptions& o, std::string* kind,
+                   std::string* detail) {
+  double conf = std::clamp(obs.failure_confidence, 0.0, 100.0) / 100.0;
+  if (obs.failure_category == "NodeFault") {
+    *kind = "NodeFault";
+    *detail = "failed with a node-level error (confidence " + std::to_string(int(conf * 100)) + ")";
+    return o.node_fault_weight * conf;
+  }
+  if (obs.failure_category == "CollectiveTimeout") {
+    *kind = "CollectiveTimeout";
+    *detail = "a collective timed out (confidence " + std::to_string(int(conf * 100)) + ")";
+    return o.collective_timeout_weight * conf;
+  }
+  if (!obs.failure_category.empty()) return 0;
+  if (obs.anomaly) {
+    *kind = AnomalyKindName(obs.anomaly->kind);
+    *detail = obs.anomaly->summary;
+    return o.anomaly_weight;
+  }
+  *kind = "Healthy";
+  *detail = "ran as predicted";
+  return -o.healthy_credit;
+}
+
+}  // namespace
+
+std::vector<std::string> SuspectReasons(const NodeRecord& r, size_t max_reasons) {
+  std::vector<std::string> out;
+  for (auto it = r.evidence.rbegin(); it != r.evidence.rend() && out.size() < max_reasons; ++it) {
+    if (!Adverse(it->kind)) continue;
+    std::string subject = it->trial.empty() ? it->detail : it->trial;
+    out.push_back(subject + " " + it->kind);
+  }
+  std::reverse(out.begin(), out.end());
+  return out;
+}
+
+NodeLedger::NodeLedger(LedgerOptions o) : options_(std::move(o)) {}
+
+NodeRecord& NodeLedger::Node(const std::string& name) {
+  NodeRecord& r = nodes_[name];
+  r.name = name;
+  return r;
+}
+
+void NodeLedger::AddEvidence(NodeRecord& r, NodeEvidence e) {
+  r.evidence.push_back(std::move(e));
+  if (r.evidence.size() > options_.max_evidence) {
+    r.evidence.erase(r.evidence.begin(),
+                     r.evidence.begin() + (r.evidence.size() - options_.max_evidence));
+  }
+}
+
+void NodeLedger::MarkSuspect(NodeRecord& r, const std::string& now) {
+  r.suspect = true;
+  r.suspect_since = now;
+  r.checks_passed.clear();
+}
+
+bool NodeLedger::Remember(const std::string& key) {
+  if (!trials_seen_.insert(key).second) return false;
+  trial_order_.push_back(key);
+  while (trial_order_.size() > options_.max_remembered_trials) {
+    trials_seen_.erase(trial_order_.front());
+    trial_order_.pop_front();
+  }
+  return true;
+}
+
+// Sharing: a synchronous job runs at the pace of its slowest node and fails when any node fails,
+// so adverse evidence from an n-node trial is split 1/n among its nodes: a faulty node rises with
+// every bad trial it is in, while each partner gets only a share once and is credited back by its
+// healthy trials with other partners. A healthy trial credits every node in full: all of them ran
+// well. Scores never fall below min_score, so a node's long healthy past cannot hide a fault that
+// starts later.
+std::vector<std::string> NodeLedger::RecordTrial(const TrialObservation& obs,
+                                                 const std::string& now) {
+  std::vector<std::string> became;
+  if (obs.nodes.empty() || !Remember(TrialKey(obs.campaign, obs.trial))) return became;
+  std::string kind, detail;
+  double w = TrialWeight(obs, options_, &kind, &detail);
+  if (w == 0) return became;
+  std::set<std::string> unique(obs.nodes.begin(), obs.nodes.end());
+  double share = w > 0 ? w / static_cast<double>(unique.size()) : w;
+  for (const std::string& name : unique) {
+    NodeRecord& r = Node(name);
+    double before = r.score;
+    r.score = std::max(options_.min_score, r.score + share);
+    AddEvidence(r, {now, obs.campaign, obs.trial, kind, detail, r.score - before});
+    if (!r.suspect && r.score >= options_.suspect_threshold) {
+      MarkSuspect(r, now);
+      became.push_back(name);
+    }
+  }
+  return became;
+}
+
+bool NodeLedger::RecordDiagnostic(const std::string& node, const std::string& check, bool passed,
+                                  const std::string& summary, const std::string& now) {
+  NodeRecord& r = Node(node);
+  AddEvidence(r, {now, "", check, passed ? "DiagnosticPassed" : "DiagnosticFailed",
+                  check + ": " + summary, 0});
+  if (!passed) {
+    r.checks_failed.insert(check);
+    r.checks_passed.erase(check);
+    if (r.suspect) return false;
+    r.score = std::max(r.score, options_.suspect_threshold);
+    MarkSuspect(r, now);
+    return true;
+  }
+  r.checks_failed.erase(check);
+  r.checks_passed.insert(check);
+  if (!r.suspect || !r.checks_failed.empty()) return false;
+  for (const std::string& c : options_.clearing_checks) {
+    if (r.checks_passed.count(c) == 0) return false;
+  }
+  Clear(node, "every diagnostic check passed", now);
+  return true;
+}
+
+void NodeLedger::Clear(const std::string& node, const std::string& reason, const std::string& now) {
+  NodeRecord& r = Node(node);
+  AddEvidence(r, {now, "", "", "Cleared", reason, -r.score});
+  r.score = 0;
+  r.suspect = false;
+  r.suspect_since.clear();
+  r.checks_passed.clear();
+  r.checks_failed.clear();
+}
+
+std::vector<NodeRecord> NodeLedger::Suspects() const {
+  std::vector<NodeRecord> out;
+  for (const auto& [name, r] : nodes_) {
+    if (r.suspect) out.push_back(r);
+  }
+  return out;
+}
+
+std::vector<std::string> NodeLedger::SuspectNames() const {
+  std::vector<std::string> out;
+  for (const auto& [name, r] : nodes_) {
+    if (r.suspect) out.push_back(name);
+  }
+  return out;
+}
+
+bool NodeLedger::IsSuspect(const std::string& node) const {
+  const NodeRecord* r = Find(node);
+  return r != nullptr && r->suspect;
+}
+
+const NodeRecord* NodeLedger::Find(const std::string& node) const {
+  auto it = nodes_.find(node);
+  return it == nodes_.end() ? nullptr : &it->second;
+}
+
+nlohmann::json NodeLedger::ToJson() const {
+  nlohmann::json nodes = nlohmann::json::array();
+  for (const auto& [name, r] : nodes_) {
+    nlohmann::json ev = nlohmann::json::array();
+    for (const NodeEvidence& e : r.evidence) ev.push_back(EvidenceJson(e));
+    nodes.push_back({{"name", name},
+                     {"score", Round3(r.score)},
+                     {"suspect", r.suspect},
+                     {"suspectSince", r.suspect_since},
+                     {"checksPassed", r.checks_passed},
+                     {"checksFailed", r.checks_failed},
+                     {"evidence", ev}});
+  }
+  return {{"version", 1}, {"nodes", nodes}, {"trials", trial_order_}};
+}
+
+Result<NodeLedger> NodeLedger::FromJson(const nlohmann::json& j, LedgerOptions o) {
+  NodeLedger ledger(std::move(o));
+  JsonFields f(j, "nodes.json");
+  if (!j.is_object()) return Status::Invalid("nodes.json: must be an object");
+  PARATUNE_RETURN_IF_ERROR(f.CheckKnownKeys({"version", "nodes", "trials"}));
+  int64_t version = 1;
+  PARATUNE_RETURN_IF_ERROR(f.ReadInt("version", 1, 1, &version));
+  const nlohmann::json& nodes = f.Get("nodes");
+  if (!nodes.is_null() && !nodes.is_array()) return Status::Invalid("nodes: must be a list");
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    Result<NodeRecord> r = RecordFromJson(nodes[i], "nodes[" + std::to_string(i) + "]");
+    if (!r.ok()) return r.status();
+    ledger.nodes_[r->name] = *r;
+  }
+  std::vector<std::string> trials;
+  PARATUNE_RETURN_IF_ERROR(f.ReadStringList("trials", &trials));
+  for (const std::string& t : trials) ledger.Remember(t);
+  return ledger;
+}
+
+}  // namespace paratune::health
