@@ -8,10 +8,12 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "agents/core/config.h"
 #include "agents/core/results.h"
 #include "agents/model/workload.h"
+#include "agents/sim/node_faults.h"
 
 namespace paratune {
 
@@ -22,6 +24,12 @@ struct SimOptions {
   int64_t train_iters = 100;       // Megatron-LM/torchtitan iterations (MaxText: steps / 10)
   int64_t log_interval = 10;       // iterations per logged line
   double start_unix_seconds = 1795240800;  // log timestamps start here (2026-11-21 05:20 UTC)
+  // Hidden per-node faults of the cluster (issue 9, see node_faults.h) and the nodes the trial
+  // runs on (its pods' nodes, in rank order: node i holds ranks [i*dpn, (i+1)*dpn)). Only the
+  // faults of `nodes` are played; `nodes` empty = no node placement, faults ignored. With no
+  // fault on `nodes` the result is byte-identical to a run without these fields.
+  std::vector<NodeFault> node_faults;
+  std::vector<std::string> nodes;
 };
 
 struct SimTrialResult {
@@ -34,6 +42,13 @@ struct SimTrialResult {
   // benchmarks only; agents must diagnose from the log.
   std::string true_failure_category;
   double simulated_seconds = 0;  // how long the run would have taken on the cluster
+  // Seconds per iteration of every logged progress line, in log order (the first is the warm-up
+  // interval); what the log shows, for tests and benchmarks.
+  std::vector<double> step_times;
+  // The node faults this run played, "" when none: entries "NODE=KIND:SEVERITY" joined by ';',
+  // a flaky entry followed by " failed" or " spikes". For tests and benchmarks only; agents must
+  // never read it.
+  std::string fault_played;
 };
 
 // Same (workload, config, seed, attempt) -> same result. `attempt` distinguishes re-runs: noise
