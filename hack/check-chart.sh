@@ -5,7 +5,8 @@
 #      crds/ as parsed YAML objects, the Namespace left to `helm install --create-namespace`;
 #      with namespace.create=true it equals them exactly;
 #   2. non-default values (replicas, leader election, log format, LLM Secret, knowledge
-#      ConfigMaps, watched namespaces, metrics, CRD toggle, release name) reach the objects;
+#      ConfigMaps, watched namespaces, metrics, CRD toggle, diagnostics mode, PodDisruptionBudget,
+#      /tmp size, release name) reach the objects;
 #   3. values the operator would refuse, and values values.schema.json does not know (typos),
 #      fail the rendering with an error naming the value.
 #   4. with --server-dry-run: the API server of $KUBECONFIG accepts the rendering
@@ -87,7 +88,8 @@ render "$TMP/single.yaml" --set replicas=1 --set leaderElection.enabled=false --
   --set 'watchNamespaces={team-a,team-b}' --set maxConcurrentReconciles=8
 expect "$TMP/single.yaml" $D .spec.replicas 1
 expect "$TMP/single.yaml" $D "$C.args" \
-  '["--namespace=team-a,team-b","--metrics-bind-address=:8080","--health-probe-bind-address=:8081","--log-format=text","--max-concurrent-reconciles=8"]'
+  '["--namespace=team-a,team-b","--metrics-bind-address=:8080","--health-probe-bind-address=:8081","--log-format=text","--max-concurrent-reconciles=8","--diagnostics=nvidia"]'
+expect_absent "$TMP/single.yaml" PodDisruptionBudget/paratune-operator
 expect_absent "$TMP/single.yaml" Role/paratune-leader-election
 expect_absent "$TMP/single.yaml" RoleBinding/paratune-leader-election
 expect_absent "$TMP/single.yaml" $D "$C.env"
@@ -109,7 +111,9 @@ expect "$TMP/llm.yaml" $D "$C.env[1]" '{"name":"PARATUNE_LLM_MODEL","value":"qwe
 expect "$TMP/llm.yaml" $D "$C.env[2]" '{"name":"OPENAI_API_KEY","valueFrom":{"secretKeyRef":{"key":"apiKey","name":"llm-key"}}}'
 expect "$TMP/llm.yaml" $D "$C.env[3].value" '"/etc/paratune/knowledge"'
 expect "$TMP/llm.yaml" $D "$C.volumeMounts[1]" '{"mountPath":"/etc/paratune/knowledge/nccl-notes","name":"knowledge-1","readOnly":true}'
+expect "$TMP/llm.yaml" $D "$C.volumeMounts[2]" '{"mountPath":"/tmp","name":"tmp"}'
 expect "$TMP/llm.yaml" $D .spec.template.spec.volumes[0].configMap.name '"site-runbook"'
+expect "$TMP/llm.yaml" $D .spec.template.spec.volumes[2] '{"emptyDir":{"sizeLimit":"64Mi"},"name":"tmp"}'
 expect "$TMP/llm.yaml" $D "$C.image" '"paratune/paratune:v0.2.0"'
 expect "$TMP/llm.yaml" $D "$C.imagePullPolicy" '"IfNotPresent"'
 
@@ -121,6 +125,17 @@ expect "$TMP/lean.yaml" $D "$C.args[2]" '"--metrics-bind-address=0"'
 expect "$TMP/lean.yaml" $D "$C.ports" '[{"containerPort":8081,"name":"probes"}]'
 expect "$TMP/lean.yaml" $D "$C.image" "\"paratune/paratune:$(sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' "$CHART_DIR/Chart.yaml")\""
 expect "$TMP/lean.yaml" $D "$C.resources.limits" '{"cpu":"1","memory":"1Gi"}'
+
+# Diagnostics mode, the PodDisruptionBudget (policy/v1beta1 before Kubernetes 1.21) and /tmp.
+render "$TMP/ops.yaml" --set diagnostics.mode=simulated --set replicas=3 \
+  --set podDisruptionBudget.maxUnavailable=2 --set tmpSizeLimit=1Gi --kube-version v1.20.2
+expect "$TMP/ops.yaml" $D "$C.args[6]" '"--diagnostics=simulated"'
+expect "$TMP/ops.yaml" PodDisruptionBudget/paratune-operator .apiVersion '"policy/v1beta1"'
+expect "$TMP/ops.yaml" PodDisruptionBudget/paratune-operator .spec '{"maxUnavailable":2,"selector":{"matchLabels":{"app.kubernetes.io/component":"operator","app.kubernetes.io/name":"paratune"}}}'
+expect "$TMP/ops.yaml" $D .spec.template.spec.volumes[0].emptyDir '{"sizeLimit":"1Gi"}'
+render "$TMP/nopdb.yaml" --set podDisruptionBudget.enabled=false --set diagnostics.mode=off
+expect_absent "$TMP/nopdb.yaml" PodDisruptionBudget/paratune-operator
+expect "$TMP/nopdb.yaml" $D "$C.args[6]" '"--diagnostics=off"'
 
 "$RC" template "$CHART_DIR" --name tuner -n ml-ops --set crds.keep=true >"$TMP/other.yaml"
 expect "$TMP/other.yaml" Deployment/tuner-paratune-operator .metadata.namespace '"ml-ops"'
@@ -138,6 +153,8 @@ expect_error "replica: unknown value" --set replica=3
 expect_error "replicas: invalid type: want integer, got string" --set replicas=two
 expect_error "metrics.port: must be <= 65535" --set metrics.port=80800
 expect_error "maxConcurrentReconciles" --set maxConcurrentReconciles=0
+expect_error "diagnostics.mode: must be one of [off nvidia simulated], got dcgm" --set diagnostics.mode=dcgm
+expect_error "podDisruptionBudget.maxUnavailable: must be >= 1" --set podDisruptionBudget.maxUnavailable=0
 expect_error "serviceAccount.name is required" --set serviceAccount.create=false
 expect_error "incompatible with Kubernetes v1.19.0" --kube-version v1.19.0
 

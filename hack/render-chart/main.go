@@ -23,6 +23,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/Masterminds/semver"
@@ -83,10 +84,22 @@ func capabilities(kube string) (Capabilities, error) {
 	if len(parts) < 2 {
 		return Capabilities{}, fmt.Errorf("--kube-version: want vMAJOR.MINOR.PATCH, got %q", kube)
 	}
+	apis := APIVersions{"v1", "apps/v1", "batch/v1", "rbac.authorization.k8s.io/v1",
+		"coordination.k8s.io/v1", "apiextensions.k8s.io/v1", "networking.k8s.io/v1"}
+	// policy/v1 (PodDisruptionBudget) is served from 1.21; policy/v1beta1's PDB until 1.24.
+	minor, err := strconv.Atoi(strings.TrimRight(parts[1], "+"))
+	if err != nil {
+		return Capabilities{}, fmt.Errorf("--kube-version: minor version %q is not a number", parts[1])
+	}
+	if parts[0] != "1" || minor >= 21 {
+		apis = append(apis, "policy/v1")
+	}
+	if parts[0] == "1" && minor <= 24 {
+		apis = append(apis, "policy/v1beta1")
+	}
 	return Capabilities{
 		KubeVersion: KubeVersion{Version: kube, GitVersion: kube, Major: parts[0], Minor: parts[1]},
-		APIVersions: APIVersions{"v1", "apps/v1", "batch/v1", "rbac.authorization.k8s.io/v1",
-			"coordination.k8s.io/v1", "apiextensions.k8s.io/v1", "policy/v1", "networking.k8s.io/v1"},
+		APIVersions: apis,
 	}, nil
 }
 

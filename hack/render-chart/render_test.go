@@ -187,3 +187,25 @@ func TestSchemaNamesEachViolation(t *testing.T) {
 		t.Errorf("absent schema: %v %v", v, err)
 	}
 }
+
+func TestCapabilitiesFollowTheKubeVersion(t *testing.T) {
+	for _, tc := range []struct {
+		version           string
+		policyV1, v1beta1 bool
+	}{{"v1.20.2", false, true}, {"v1.21.0", true, true}, {"v1.24.3", true, true},
+		{"v1.30.0", true, false}, {"v1.22+.1", true, true}} {
+		caps, err := capabilities(tc.version)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.version, err)
+		}
+		if got := caps.APIVersions.Has("policy/v1/PodDisruptionBudget"); got != tc.policyV1 {
+			t.Errorf("%s: Has(policy/v1/PodDisruptionBudget) = %v, want %v", tc.version, got, tc.policyV1)
+		}
+		if got := caps.APIVersions.Has("policy/v1beta1"); got != tc.v1beta1 {
+			t.Errorf("%s: Has(policy/v1beta1) = %v, want %v", tc.version, got, tc.v1beta1)
+		}
+	}
+	if _, err := capabilities("v1.x.0"); err == nil || !strings.Contains(err.Error(), "--kube-version") {
+		t.Errorf("v1.x.0: want an error naming --kube-version, got %v", err)
+	}
+}

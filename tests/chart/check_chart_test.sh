@@ -37,6 +37,10 @@ expect_drift verb '.rules[' \
   'sed -i "0,/verbs: \[get, list, watch\]/s//verbs: [get, list]/" "$M/rbac.yaml"'
 expect_drift quoted-limit '.cpu: manifests have 1, the chart renders "1"' \
   "sed -i 's/cpu: \"1\"/cpu: 1/' \"\$M/operator.yaml\""
+expect_drift pdb '.spec.maxUnavailable: manifests have 2, the chart renders 1' \
+  'sed -i "s/maxUnavailable: 1/maxUnavailable: 2/" "$M/pdb.yaml"'
+expect_drift image-tag '.image: manifests have "paratune/paratune:latest", the chart renders "paratune/paratune:' \
+  'sed -i "s|image: paratune/paratune:.*|image: paratune/paratune:latest|" "$M/operator.yaml"'
 expect_drift new-object 'missing from the chart: v1 ConfigMap paratune-system/extra' \
   'printf "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: extra, namespace: paratune-system}\n" >"$M/extra.yaml"'
 expect_drift crd-field 'CustomResourceDefinition /trialruns.tuning.paratune.dev' \
