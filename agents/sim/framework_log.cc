@@ -289,14 +289,14 @@ std::string XlaOomLog(double used_gib, double capacity_gib, double arguments_gib
   return o.str();
 }
 
-std::string NcclTimeoutLog(const Workload& w, double unix_seconds, int64_t seq, int rank) {
+namespace {
+
+// The watchdog's lines for a collective `work` that timed out on `rank`.
+std::string WatchdogLog(double unix_seconds, int64_t seq, int rank, const std::string& work) {
   std::ostringstream o;
   std::string when = FormatUtc(unix_seconds);
   std::string stamp =
       "E" + when.substr(5, 2) + when.substr(8, 2) + " " + when.substr(11) + ".512034";
-  std::string work = "WorkNCCL(SeqNum=" + std::to_string(seq) +
-                     ", OpType=_REDUCE_SCATTER_BASE, NumelIn=268435456, NumelOut=33554432, "
-                     "Timeout(ms)=600000) ran for 600081 milliseconds before timing out.";
   o << "[rank" << rank << "]:[" << stamp << " 4127 ProcessGroupNCCL.cpp:616] [Rank " << rank
     << "] Watchdog caught collective operation timeout: " << work << "\n"
     << "[rank" << rank << "]:[" << stamp << " 4127 ProcessGroupNCCL.cpp:1785] [PG 0 (default_pg) "
@@ -308,7 +308,49 @@ std::string NcclTimeoutLog(const Workload& w, double unix_seconds, int64_t seq, 
     << "  what():  [PG 0 (default_pg) Rank " << rank
     << "] Process group watchdog thread terminated with exception: [Rank " << rank
     << "] Watchdog caught collective operation timeout: " << work << "\n";
+  return o.str();
+}
+
+}  // namespace
+
+std::string NcclTimeoutLog(const Workload& w, double unix_seconds, int64_t seq, int rank) {
   (void)w;
+  return WatchdogLog(unix_seconds, seq, rank,
+                     "WorkNCCL(SeqNum=" + std::to_string(seq) +
+                         ", OpType=_REDUCE_SCATTER_BASE, NumelIn=268435456, NumelOut=33554432, "
+                         "Timeout(ms)=600000) ran for 600081 milliseconds before timing out.");
+}
+
+std::string NcclAllreduceTimeoutLog(double unix_seconds, int64_t seq, int rank) {
+  return WatchdogLog(unix_seconds, seq, rank,
+                     "WorkNCCL(SeqNum=" + std::to_string(seq) +
+                         ", OpType=ALLREDUCE, NumelIn=39321600, NumelOut=39321600, "
+                         "Timeout(ms)=600000) ran for 600000 milliseconds before timing out.");
+}
+
+std::string XidFallenOffBusLog(const Workload& w, int rank, int local_rank) {
+  // PCI bus ids of the eight GPUs of a DGX/HGX H100 board.
+  static const char* kBus[] = {"1b", "43", "52", "61", "9d", "c3", "d1", "df"};
+  const std::string bus = kBus[((local_rank % 8) + 8) % 8];
+  std::ostringstream o;
+  o << "NVRM: Xid (PCI:0000:" << bus << ":00): 79, pid=4127, name=python, GPU has fallen off the "
+    << "bus.\n"
+    << "NVRM: GPU 0000:" << bus << ":00.0: GPU has fallen off the bus.\n";
+  std::string error =
+      "RuntimeError: CUDA error: unspecified launch failure\n"
+      "CUDA kernel errors might be asynchronously reported at some other API call, so the "
+      "stacktrace below might be incorrect.\n"
+      "For debugging consider passing CUDA_LAUNCH_BLOCKING=1\n"
+      "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.";
+  std::string tb = std::string(IsMegatron(w) ? kMegatronTop : kTitanTop) +
+                   "  File \"/workspace/Megatron-LM/megatron/training/training.py\", line 1435, "
+                   "in train\n"
+                   "    train_step(forward_step_func,\n" +
+                   error;
+  std::istringstream in(tb);
+  for (std::string line; std::getline(in, line);) {
+    o << "[rank" << rank << "]: " << line << "\n";
+  }
   return o.str();
 }
 

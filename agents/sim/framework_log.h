@@ -46,6 +46,14 @@ std::string XlaOomLog(double used_gib, double capacity_gib, double arguments_gib
 std::string NcclTimeoutLog(const Workload& w, double unix_seconds, int64_t seq, int rank);
 std::string EccErrorLog(const Workload& w, double unix_seconds, int rank);
 std::string TpuHaltLog();
+// Node-level failures of a flaky node (issue 9). `rank` is the global rank of the failing device,
+// `local_rank` its index on the node (picks the PCI bus id), `seq` the collective's sequence
+// number. Each ends the log the way the failed pod's log does.
+// The driver's "NVRM: Xid (PCI:0000:..:00): 79 ... GPU has fallen off the bus." then the
+// rank's CUDA error traceback (classified NodeFault).
+std::string XidFallenOffBusLog(const Workload& w, int rank, int local_rank);
+// The NCCL watchdog timing out a gradient ALLREDUCE after 600000 ms (CollectiveTimeout).
+std::string NcclAllreduceTimeoutLog(double unix_seconds, int64_t seq, int rank);
 
 }  // namespace paratune::sim
 

@@ -97,6 +97,24 @@ double RealStepTime(const Workload& w, const ParallelPlan& p, const Reality& r, 
 }  // namespace
 
 RealOutcome EvaluateReality(const Workload& w, const ParallelPlan& p, const Reality& r) {
+  return EvaluateReality(w, p, r, Degradation{});
+}
+
+RealOutcome EvaluateReality(const Workload& w_in, const ParallelPlan& p, const Reality& r,
+                            const Degradation& d) {
+  // A degraded run sees a copy of the accelerator whose scale-out links are slower; the copy
+  // lives for this call only (the Estimate keeps no pointer to it).
+  Accelerator slow_links;
+  Workload degraded;
+  const Workload* wp = &w_in;
+  if (d.scale_out != 1.0 && w_in.accel != nullptr) {
+    slow_links = *w_in.accel;
+    slow_links.scale_out_gbps *= d.scale_out;
+    degraded = w_in;
+    degraded.accel = &slow_links;
+    wp = &degraded;
+  }
+  const Workload& w = *wp;
   RealOutcome out;
   std::vector<Violation> violations = FindViolations(w, p);
   if (!violations.empty()) {
@@ -106,6 +124,7 @@ RealOutcome EvaluateReality(const Workload& w, const ParallelPlan& p, const Real
   }
   Calibration cal;
   cal.compute_efficiency = ShapeQuirk(w, p, r);
+  if (d.compute != 1.0) cal.compute_efficiency *= d.compute;
   out.estimate = EstimatePlan(w, p, cal, r.constants);
   const Estimate& e = out.estimate;
   out.static_gib = e.memory.parameters_gib + e.memory.gradients_gib + e.memory.optimizer_gib;

@@ -62,6 +62,20 @@ struct RealOutcome {
 
 RealOutcome EvaluateReality(const Workload& w, const ParallelPlan& p, const Reality& r);
 
+// How sick nodes degrade the hardware a run sees (issue 9, node_faults.h). Defaults: healthy.
+struct Degradation {
+  // Fraction of its clock the slowest device runs at (a throttled GPU or TPU chip). Every kernel's
+  // achieved FLOP/s scales by it; HBM-bound elementwise work does not.
+  double compute = 1.0;
+  // Fraction of the inter-node bandwidth (InfiniBand/RoCE NIC, TPU DCN) the slowest node has.
+  // Intra-node links (NVLink, ICI) are untouched.
+  double scale_out = 1.0;
+  bool healthy() const { return compute == 1.0 && scale_out == 1.0; }
+};
+// The same run on degraded hardware. A healthy `d` gives exactly EvaluateReality(w, p, r).
+RealOutcome EvaluateReality(const Workload& w, const ParallelPlan& p, const Reality& r,
+                            const Degradation& d);
+
 }  // namespace paratune::sim
 
 #endif  // PARATUNE_AGENTS_SIM_REALITY_H_
