@@ -66,41 +66,7 @@ kubectl -n "$ns" get events --field-selector "involvedObject.name=$name" --sort-
 # The report: the campaign's TrialRuns in the `paratune simulate -o json` shape, rendered by
 # `paratune report --from` (Markdown and an SVG chart of the objective per iteration).
 report_dir="${PARATUNE_CLUSTER_DIR:-$build/local-cluster}/report"
-mkdir -p "$report_dir"
-if command -v python3 >/dev/null &&
-   kubectl -n "$ns" get tr -l "tuning.paratune.dev/campaign=$name" -o json > "$report_dir/trials.json" &&
-   kubectl -n "$ns" get tc "$name" -o json > "$report_dir/campaign.json"; then
-  python3 - "$report_dir" <<'PY'
-import json, sys
-d = sys.argv[1]
-trs = json.load(open(d + "/trials.json"))["items"]
-tc = json.load(open(d + "/campaign.json"))
-def row(t):
-    st = t.get("status", {})
-    return {"name": t["metadata"]["name"], "iteration": t["spec"].get("iteration", 0),
-            "config": t["spec"].get("config", {}), "phase": st.get("phase", "Pending"),
-            "metrics": st.get("metrics", {}), "failure": st.get("failure"),
-            "rationale": t["spec"].get("proposal", {}).get("rationale", "")}
-trials = sorted((row(t) for t in trs), key=lambda r: r["iteration"])
-by = {r["name"]: r for r in trials}
-s = tc.get("status", {})
-metric = tc["spec"].get("objective", {}).get("metric", "mfu")
-def pick(key):
-    r = dict(by.get(s.get(key, {}).get("trialName"), {}))
-    if r:
-        r["trialName"] = r["name"]
-        r["objective"] = s[key].get("objective", 0)
-        r["improvementOverBaseline"] = s[key].get("improvementOverBaseline", 0)
-    return r
-out = {"campaign": tc["metadata"]["name"], "trials": trials,
-       "objective": {"metric": metric, "maximize": metric != "stepTimeSeconds"},
-       "strategy": tc["spec"].get("agents", {}).get("engine", "builtin"),
-       "trialCounts": s.get("trials", {}), "lastAnalysis": s.get("lastAnalysis", {}),
-       "best": pick("best"), "baseline": pick("baseline")}
-json.dump(out, open(d + "/campaign-result.json", "w"), indent=1)
-PY
-  echo
-  echo "================ report ================"
-  (cd "$report_dir" && "$build/bin/paratune" report --from campaign-result.json) ||
-    echo "demo: paratune report could not render $report_dir/campaign-result.json"
-fi
+echo
+echo "================ report ================"
+PARATUNE_BIN="$build/bin/paratune" "$root/hack/campaign-report.sh" -n "$ns" "$name" "$report_dir" ||
+  echo "demo: hack/campaign-report.sh could not render the report of $name"
