@@ -160,9 +160,10 @@ expect_error "incompatible with Kubernetes v1.19.0" --kube-version v1.19.0
 
 # 4. The API server accepts the objects (types, enums, names) of the default and a full rendering.
 if ((SERVER_DRY_RUN)); then
+  kube_version=$(kubectl version -o json | python3 -c 'import json,sys; print(json.load(sys.stdin)["serverVersion"]["gitVersion"])')
   for args in "" "--set llm.apiKeySecret.name=llm-key --set knowledgeConfigMaps={kb} --set watchNamespaces={default}"; do
     # shellcheck disable=SC2086
-    "$RC" template "$CHART_DIR" --name paratune -n default $args >"$TMP/dry.yaml"
+    "$RC" template "$CHART_DIR" --name paratune -n default --kube-version "$kube_version" $args >"$TMP/dry.yaml"
     if ! kubectl apply --dry-run=server -f "$TMP/dry.yaml" >"$TMP/dry.txt" 2>&1; then
       cat "$TMP/dry.txt" >&2
       fail "kubectl apply --dry-run=server refused the rendering ${args:-with default values}"
