@@ -3,8 +3,10 @@
 #include <yaml-cpp/yaml.h>
 
 #include <climits>
+#include <cmath>
 #include <fstream>
 #include <mutex>
+#include <set>
 #include <sstream>
 
 #include "agents/core/json_fields.h"
@@ -14,6 +16,82 @@ namespace paratune {
 namespace {
 
 constexpr int64_t kMaxCount = 1 << 20;
+
+// Limits on what a spec may hold, so a hostile object cannot make the operator allocate or
+// recurse without bound (the API server itself accepts objects up to ~1.5 MiB).
+constexpr int kMaxSpecDepth = 64;
+constexpr size_t kMaxKeyBytes = 1024;
+constexpr size_t kMaxStringBytes = 64 << 10;           // any string in the spec
+constexpr size_t kMaxTemplateStringBytes = 256 << 10;  // a string in spec.trialTemplate (scripts)
+constexpr size_t kMaxNameBytes = 253;                  // metadata.name/namespace (DNS subdomain)
+
+// Walks `v` (at `path`, `depth` levels below the spec) and refuses nesting deeper than
+// kMaxSpecDepth, keys longer than kMaxKeyBytes and strings longer than `max_string`, naming
+// the field. The path is built only on the way back from an error.
+Status CheckTree(const nlohmann::json& v, int depth, size_t max_string, std::string* where) {
+  if (depth > kMaxSpecDepth) {
+    return Status::Invalid("nested deeper than " + std::to_string(kMaxSpecDepth) + " levels");
+  }
+  if (v.is_string() && v.get_ref<const std::string&>().size() > max_string) {
+    return Status::Invalid("a string of " + std::to_string(v.get_ref<const std::string&>().size()) +
+                           " bytes; the limit is " + std::to_string(max_string));
+  }
+  if (v.is_array()) {
+    for (size_t i = 0; i < v.size(); ++i) {
+      Status s = CheckTree(v[i], depth + 1, max_string, where);
+      if (!s.ok()) {
+        *where = "[" + std::to_string(i) + "]" + *where;
+        return s;
+      }
+    }
+  }
+  if (v.is_object()) {
+    for (const auto& [k, e] : v.items()) {
+      if (k.size() > kMaxKeyBytes) {
+        *where = "." + TextExcerpt(k, 40);
+        return Status::Invalid("a key of " + std::to_string(k.size()) + " bytes; the limit is " +
+                               std::to_string(kMaxKeyBytes));
+      }
+      const size_t limit =
+          depth == 0 && k == "trialTemplate" ? kMaxTemplateStringBytes : max_string;
+      Status s = CheckTree(e, depth + 1, limit, where);
+      if (!s.ok()) {
+        *where = "." + k + *where;
+        return s;
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+Status CheckSpecTree(const nlohmann::json& spec) {
+  std::string where;
+  Status s = CheckTree(spec, 0, kMaxStringBytes, &where);
+  if (s.ok()) return s;
+  return Status::Invalid("spec" + where + ": " + s.message());
+}
+
+// A JSON number a parameter value may hold: a float beyond int64 would make the integer
+// conversion undefined, so it is refused here, naming the field.
+Status CheckParamNumber(const nlohmann::json& v, const std::string& path) {
+  if (v.is_number_float() && !(std::fabs(v.get<double>()) < 9.0e18)) {
+    return Status::Invalid(path + ": " + JsonExcerpt(v) + " is out of range");
+  }
+  return Status::Ok();
+}
+
+// metadata.name or metadata.namespace: a string of at most kMaxNameBytes, or absent.
+Status ReadMetadataString(const nlohmann::json& meta, const char* key, std::string* out) {
+  if (!meta.contains(key) || meta[key].is_null()) return Status::Ok();
+  const auto& v = meta[key];
+  const std::string path = std::string("metadata.") + key;
+  if (!v.is_string()) return Status::Invalid(path + ": must be a string, got " + JsonExcerpt(v));
+  if (v.get_ref<const std::string&>().size() > kMaxNameBytes) {
+    return Status::Invalid(path + ": longer than " + std::to_string(kMaxNameBytes) + " characters");
+  }
+  *out = v.get<std::string>();
+  return Status::Ok();
+}
 
 Status ParseModel(const nlohmann::json& j, bool required, ModelSpec* m) {
   JsonFields f(j, "spec.model");
@@ -110,7 +188,7 @@ Status ParseSearchParameter(const nlohmann::json& p, const std::string& path,
   if (info == nullptr) {
     std::string known;
     for (const auto& k : KnownParameters()) known += (known.empty() ? "" : ", ") + k.name;
-    return Status::Invalid(path + ".name: unknown parameter \"" + out->name +
+    return Status::Invalid(path + ".name: unknown parameter \"" + TextExcerpt(out->name) +
                            "\" (known: " + known + ")");
   }
   const auto& values = f.Get("values");
@@ -118,15 +196,17 @@ Status ParseSearchParameter(const nlohmann::json& p, const std::string& path,
     return Status::Invalid(path + ".values: must be a non-empty list");
   }
   if (values.size() > 4096) return Status::Invalid(path + ".values: more than 4096 values");
+  std::set<ParamValue> seen;  // duplicates in O(n log n): a list may hold 4096 values
   for (size_t i = 0; i < values.size(); ++i) {
     std::string vp = path + ".values[" + std::to_string(i) + "]";
+    PARATUNE_RETURN_IF_ERROR(CheckParamNumber(values[i], vp));
     auto v = ParseParamValue(*info, values[i], vp);
     if (!v.ok()) return v.status();
     if (info->type == ParamType::kInt && v->AsInt() < 1 && out->name != "recomputeLayers") {
       return Status::Invalid(vp + ": " + out->name + " must be >= 1");
     }
-    for (const auto& seen : out->values) {
-      if (seen == *v) return Status::Invalid(vp + ": duplicate value " + v->ToString());
+    if (!seen.insert(*v).second) {
+      return Status::Invalid(vp + ": duplicate value " + v->ToString());
     }
     out->values.push_back(*v);
   }
@@ -187,6 +267,12 @@ Status ParseBudget(const nlohmann::json& j, BudgetSpec* b) {
   PARATUNE_RETURN_IF_ERROR(f.ReadInt("maxFailedTrials", 1, 10000, &b->max_failed_trials));
   const auto& timeout = f.Get("trialTimeout");
   if (!timeout.is_null()) {
+    if (!timeout.is_string() && !timeout.is_number_integer()) {
+      return Status::Invalid(
+          "spec.budget.trialTimeout: must be a duration like 30m, 1h30m or "
+          "90s, got " +
+          JsonExcerpt(timeout));
+    }
     std::string text = timeout.is_string() ? timeout.get<std::string>() : timeout.dump();
     auto secs = ParseDurationSeconds(text, "spec.budget.trialTimeout");
     if (!secs.ok()) return secs.status();
@@ -237,6 +323,11 @@ Status ParseAgents(const nlohmann::json& j, AgentsSpec* a) {
 
 Status ParseBaseline(const nlohmann::json& j, CampaignSpec* c) {
   if (j.is_null()) return Status::Ok();
+  if (j.is_object()) {
+    for (const auto& [k, v] : j.items()) {
+      PARATUNE_RETURN_IF_ERROR(CheckParamNumber(v, "spec.baseline." + k));
+    }
+  }
   auto cfg = ConfigFromJson(j, "spec.baseline");
   if (!cfg.ok()) return cfg.status();
   PARATUNE_RETURN_IF_ERROR(c->CheckInSearchSpace(*cfg, "spec.baseline"));
@@ -270,6 +361,7 @@ Status ParseOutputs(const JsonFields& spec, CampaignSpec* c) {
 Status ParseSpec(const nlohmann::json& j, const CampaignParseOptions& options, CampaignSpec* c) {
   JsonFields f(j, "spec");
   if (!j.is_object()) return Status::Invalid("spec: required, must be an object");
+  PARATUNE_RETURN_IF_ERROR(CheckSpecTree(j));
   PARATUNE_RETURN_IF_ERROR(
       f.CheckKnownKeys({"model", "training", "hardware", "searchSpace", "baseline", "objective",
                         "budget", "agents", "trialTemplate", "metrics", "messagePool", "output"}));
@@ -284,39 +376,85 @@ Status ParseSpec(const nlohmann::json& j, const CampaignParseOptions& options, C
   return ParseOutputs(f, c);
 }
 
-nlohmann::json YamlNodeToJson(const YAML::Node& n, int depth) {
-  if (depth > 64) throw std::runtime_error("nesting deeper than 64 levels");
+// What YAML may expand to. yaml-cpp shares aliased nodes, but turning them into JSON copies
+// them: a few hundred bytes of nested aliases ("billion laughs") would expand to gigabytes. The
+// output may hold at most kYamlNodesPerByte nodes and kYamlBytesPerByte scalar bytes per input
+// byte (plus a floor), which real manifests (anchors for a shared block or two) stay far below.
+constexpr int kYamlMaxDepth = 64;
+constexpr int64_t kYamlNodesFloor = 10000;
+constexpr int64_t kYamlNodesPerByte = 4;
+constexpr int64_t kYamlBytesFloor = 64 << 10;
+constexpr int64_t kYamlBytesPerByte = 4;
+
+struct YamlBudget {
+  int64_t nodes_left;
+  int64_t bytes_left;
+};
+
+// A YAML error with the position of the node it is about ("yaml: line 3, column 5: ...").
+[[noreturn]] void ThrowAt(const YAML::Node& n, const std::string& what) {
+  const YAML::Mark mark = n.Mark();
+  if (mark.is_null()) throw std::runtime_error(what);
+  throw std::runtime_error("line " + std::to_string(mark.line + 1) + ", column " +
+                           std::to_string(mark.column + 1) + ": " + what);
+}
+
+// A plain scalar typed the way Kubernetes' YAML reader types it: booleans, null, integers and
+// finite decimals; everything else (and anything quoted) stays a string.
+nlohmann::json ScalarToJson(const YAML::Node& n) {
+  const std::string& s = n.Scalar();
+  if (n.Tag() == "!") return s;  // quoted: always a string
+  if (s == "true" || s == "True" || s == "TRUE") return true;
+  if (s == "false" || s == "False" || s == "FALSE") return false;
+  if (s == "null" || s == "~" || s.empty()) return nullptr;
+  if (s.size() > 128 || s.find_first_not_of("0123456789+-.eE") != std::string::npos) return s;
+  try {
+    size_t pos = 0;
+    long long i = std::stoll(s, &pos, 10);
+    if (pos == s.size()) return i;
+    double d = std::stod(s, &pos);
+    if (pos == s.size() && std::isfinite(d)) return d;
+  } catch (const std::exception&) {
+  }
+  return s;
+}
+
+nlohmann::json YamlNodeToJson(const YAML::Node& n, int depth, YamlBudget* budget) {
+  if (depth > kYamlMaxDepth) {
+    ThrowAt(n, "nesting deeper than " + std::to_string(kYamlMaxDepth) + " levels");
+  }
+  if (--budget->nodes_left < 0) {
+    ThrowAt(n, "the document expands to too many nodes (aliases repeated too often?)");
+  }
   switch (n.Type()) {
     case YAML::NodeType::Null:
     case YAML::NodeType::Undefined:
       return nullptr;
     case YAML::NodeType::Sequence: {
       nlohmann::json a = nlohmann::json::array();
-      for (const auto& e : n) a.push_back(YamlNodeToJson(e, depth + 1));
+      for (const auto& e : n) a.push_back(YamlNodeToJson(e, depth + 1, budget));
       return a;
     }
     case YAML::NodeType::Map: {
       nlohmann::json o = nlohmann::json::object();
-      for (const auto& kv : n) o[kv.first.as<std::string>()] = YamlNodeToJson(kv.second, depth + 1);
+      for (const auto& kv : n) {
+        if (!kv.first.IsScalar()) ThrowAt(kv.first, "a map key must be a plain string");
+        const std::string& key = kv.first.Scalar();
+        if (!IsValidUtf8(key)) ThrowAt(kv.first, "a key is not valid UTF-8");
+        budget->bytes_left -= static_cast<int64_t>(key.size());
+        o[key] = YamlNodeToJson(kv.second, depth + 1, budget);
+      }
       return o;
     }
     case YAML::NodeType::Scalar:
       break;
   }
-  const std::string& s = n.Scalar();
-  if (n.Tag() == "!") return s;  // quoted: always a string
-  if (s == "true" || s == "True" || s == "TRUE") return true;
-  if (s == "false" || s == "False" || s == "FALSE") return false;
-  if (s == "null" || s == "~" || s.empty()) return nullptr;
-  try {
-    size_t pos = 0;
-    long long i = std::stoll(s, &pos, 10);
-    if (pos == s.size()) return i;
-    double d = std::stod(s, &pos);
-    if (pos == s.size()) return d;
-  } catch (const std::exception&) {
+  budget->bytes_left -= static_cast<int64_t>(n.Scalar().size());
+  if (budget->bytes_left < 0) {
+    ThrowAt(n, "the document expands to too much text (aliases repeated too often?)");
   }
-  return s;
+  if (!IsValidUtf8(n.Scalar())) ThrowAt(n, "a string is not valid UTF-8");
+  return ScalarToJson(n);
 }
 
 }  // namespace
@@ -399,12 +537,12 @@ Result<CampaignSpec> CampaignFromJson(const nlohmann::json& object,
                            ? object["kind"].get<std::string>()
                            : "TuningCampaign";
     if (kind != "TuningCampaign") {
-      return Status::Invalid("kind: expected TuningCampaign, got \"" + kind + "\"");
+      return Status::Invalid("kind: expected TuningCampaign, got \"" + TextExcerpt(kind) + "\"");
     }
-    const auto& meta = object.value("metadata", nlohmann::json::object());
-    if (meta.is_object()) {
-      c.name = meta.value("name", "");
-      c.namespace_ = meta.value("namespace", "");
+    if (object.contains("metadata") && object["metadata"].is_object()) {
+      const auto& meta = object["metadata"];
+      PARATUNE_RETURN_IF_ERROR(ReadMetadataString(meta, "name", &c.name));
+      PARATUNE_RETURN_IF_ERROR(ReadMetadataString(meta, "namespace", &c.namespace_));
     }
     if (!object.contains("spec")) return Status::Invalid("spec: required");
     spec = &object.at("spec");
@@ -421,9 +559,12 @@ Result<CampaignSpec> CampaignFromJson(const nlohmann::json& object,
 Result<nlohmann::json> YamlToJson(const std::string& text) {
   try {
     std::vector<YAML::Node> docs = YAML::LoadAll(text);
-    if (docs.size() == 1) return YamlNodeToJson(docs[0], 0);
+    const auto size = static_cast<int64_t>(text.size());
+    YamlBudget budget{kYamlNodesFloor + kYamlNodesPerByte * size,
+                      kYamlBytesFloor + kYamlBytesPerByte * size};
+    if (docs.size() == 1) return YamlNodeToJson(docs[0], 0, &budget);
     nlohmann::json all = nlohmann::json::array();
-    for (const auto& d : docs) all.push_back(YamlNodeToJson(d, 0));
+    for (const auto& d : docs) all.push_back(YamlNodeToJson(d, 0, &budget));
     return all;
   } catch (const YAML::Exception& e) {
     return Status::Invalid(std::string("yaml: ") + e.what());
@@ -438,7 +579,7 @@ Result<CampaignSpec> CampaignFromYaml(const std::string& text,
   if (!j.ok()) return j.status();
   if (j->is_array()) {
     for (const auto& doc : *j) {
-      if (doc.is_object() && doc.value("kind", "") == "TuningCampaign") {
+      if (doc.is_object() && doc.contains("kind") && doc["kind"] == "TuningCampaign") {
         return CampaignFromJson(doc, options);
       }
     }
@@ -503,7 +644,8 @@ Result<int64_t> ParseDurationSeconds(const std::string& text, const std::string&
     }
     int64_t unit = ch == 'h' ? 3600 : ch == 'm' ? 60 : ch == 's' ? 1 : 0;
     if (unit == 0 || !digits) {
-      return Status::Invalid(field + ": must look like 30m, 1h30m or 90s, got \"" + text + "\"");
+      return Status::Invalid(field + ": must look like 30m, 1h30m or 90s, got \"" +
+                             TextExcerpt(text) + "\"");
     }
     total += cur * unit;
     cur = 0;

@@ -23,7 +23,7 @@ Status JsonFields::CheckKnownKeys(const std::vector<std::string>& known) const {
     if (std::find(known.begin(), known.end(), k) == known.end()) {
       std::string list;
       for (const auto& n : known) list += (list.empty() ? "" : ", ") + n;
-      return Status::Invalid(Path(k) + ": unknown field (known: " + list + ")");
+      return Status::Invalid(Path(TextExcerpt(k, 64)) + ": unknown field (known: " + list + ")");
     }
   }
   return Status::Ok();
@@ -41,10 +41,13 @@ Status JsonFields::ReadString(const std::string& key, std::string* out) const {
   if (!Has(key)) return Status::Ok();
   const auto& v = obj_.at(key);
   if (!v.is_string()) {
-    return Status::Invalid(Path(key) + ": must be a string, got " + v.dump());
+    return Status::Invalid(Path(key) + ": must be a string, got " + JsonExcerpt(v));
   }
   *out = v.get<std::string>();
-  if (out->size() > 65536) return Status::Invalid(Path(key) + ": longer than 65536 characters");
+  if (out->size() > 65536) {
+    return Status::Invalid(Path(key) + ": a string of " + std::to_string(out->size()) +
+                           " bytes; the limit is 65536");
+  }
   return Status::Ok();
 }
 
@@ -55,7 +58,8 @@ Status JsonFields::ReadEnum(const std::string& key, const std::vector<std::strin
   if (std::find(allowed.begin(), allowed.end(), v) == allowed.end()) {
     std::string list;
     for (const auto& a : allowed) list += (list.empty() ? "" : " | ") + a;
-    return Status::Invalid(Path(key) + ": must be one of " + list + ", got \"" + v + "\"");
+    return Status::Invalid(Path(key) + ": must be one of " + list + ", got \"" + TextExcerpt(v) +
+                           "\"");
   }
   *out = v;
   return Status::Ok();
@@ -71,7 +75,7 @@ Status JsonFields::ReadInt(const std::string& key, int64_t min, int64_t max, int
              std::fabs(v.get<double>()) < 9e18) {
     n = static_cast<int64_t>(v.get<double>());
   } else {
-    return Status::Invalid(Path(key) + ": must be an integer, got " + v.dump());
+    return Status::Invalid(Path(key) + ": must be an integer, got " + JsonExcerpt(v));
   }
   if (n < min || n > max) {
     return Status::Invalid(Path(key) + ": must be between " + std::to_string(min) + " and " +
@@ -93,7 +97,8 @@ Status JsonFields::ReadOptionalInt(const std::string& key, int64_t min, int64_t 
 Status JsonFields::ReadDouble(const std::string& key, double min, double max, double* out) const {
   if (!Has(key)) return Status::Ok();
   const auto& v = obj_.at(key);
-  if (!v.is_number()) return Status::Invalid(Path(key) + ": must be a number, got " + v.dump());
+  if (!v.is_number())
+    return Status::Invalid(Path(key) + ": must be a number, got " + JsonExcerpt(v));
   double d = v.get<double>();
   if (!(d >= min && d <= max)) {
     return Status::Invalid(Path(key) + ": must be between " + std::to_string(min) + " and " +
@@ -123,6 +128,67 @@ Status JsonFields::ReadStringList(const std::string& key, std::vector<std::strin
     out->push_back(v[i].get<std::string>());
   }
   return Status::Ok();
+}
+
+}  // namespace paratune
+
+namespace paratune {
+
+size_t Utf8SequenceLength(std::string_view text, size_t i) {
+  if (i >= text.size()) return 0;
+  const auto c = static_cast<unsigned char>(text[i]);
+  const size_t len = c < 0x80           ? 1
+                     : (c >> 5) == 0x6  ? 2
+                     : (c >> 4) == 0xE  ? 3
+                     : (c >> 3) == 0x1E ? 4
+                                        : 0;
+  if (len == 0 || i + len > text.size()) return 0;
+  uint32_t cp = len == 1 ? c : (c & (0x7Fu >> len));
+  for (size_t k = 1; k < len; ++k) {
+    const auto cc = static_cast<unsigned char>(text[i + k]);
+    if ((cc & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (cc & 0x3F);
+  }
+  constexpr uint32_t kMinOfLength[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (cp < kMinOfLength[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+  return len;
+}
+
+bool IsValidUtf8(std::string_view text) {
+  for (size_t i = 0; i < text.size();) {
+    const size_t len = Utf8SequenceLength(text, i);
+    if (len == 0) return false;
+    i += len;
+  }
+  return true;
+}
+
+std::string TextExcerpt(std::string_view text, size_t max) {
+  std::string out;
+  size_t i = 0;
+  // Whole, valid UTF-8 sequences only (the result goes into JSON); control characters become
+  // '?', invalid bytes U+FFFD.
+  while (i < text.size() && out.size() < max) {
+    const size_t len = Utf8SequenceLength(text, i);
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (len > 1 || (len == 1 && c >= 0x20 && c != 0x7F)) {
+      out.append(text.substr(i, len));
+    } else {
+      out += len == 1 ? "?" : "\xEF\xBF\xBD";
+    }
+    i += len == 0 ? 1 : len;
+  }
+  if (i < text.size()) out += "... (" + std::to_string(text.size()) + " bytes)";
+  return out;
+}
+
+std::string JsonExcerpt(const nlohmann::json& v, size_t max) {
+  if (v.is_array()) return "a list of " + std::to_string(v.size());
+  if (v.is_object()) return "an object of " + std::to_string(v.size()) + " fields";
+  if (v.is_string() && v.get_ref<const std::string&>().size() > max) {
+    return "\"" + TextExcerpt(v.get_ref<const std::string&>(), max) + "\"";
+  }
+  return TextExcerpt(v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), max);
 }
 
 }  // namespace paratune

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "agents/core/status.h"
@@ -41,6 +42,18 @@ class JsonFields {
   const nlohmann::json& obj_;
   std::string path_;
 };
+
+// A short, printable rendering of user input for error messages: at most `max` bytes (then
+// "... (N bytes)"), invalid UTF-8 replaced; lists and objects are named by their type and size
+// rather than dumped (a hostile value may be megabytes or thousands of levels deep).
+std::string JsonExcerpt(const nlohmann::json& v, size_t max = 80);
+std::string TextExcerpt(std::string_view text, size_t max = 80);
+
+// True when `text` is well-formed UTF-8 (no overlong forms, surrogates or code points past
+// U+10FFFF): what JSON, and so the API server, accepts.
+bool IsValidUtf8(std::string_view text);
+// The length of the valid UTF-8 sequence starting at text[i]; 0 when there is none.
+size_t Utf8SequenceLength(std::string_view text, size_t i);
 
 }  // namespace paratune
 
