@@ -13,6 +13,8 @@ namespace {
 constexpr double kMiBPerGiB = 1024.0;
 constexpr double kBytesPerGB = 1e9;
 constexpr double kBytesPerGiB = 1073741824.0;
+// Longer "steps" (115 days) are garbage, not measurements: dropped from step times.
+constexpr double kMaxStepSeconds = 1e7;
 
 // What a log says beyond its step lines.
 struct LogMemory {
@@ -27,6 +29,10 @@ struct ParsedLog {
 };
 
 using LineParser = std::function<void(std::string_view, ParsedLog*)>;
+
+// A logged count as an integer; values outside int64 (a garbled "iteration 1e300") give 0, which
+// the collectors treat as "not printed" (converting them would be undefined behaviour).
+int64_t ToCount(double v) { return (v > -9.0e18 && v < 9.0e18) ? static_cast<int64_t>(v) : 0; }
 
 void ForEachLine(std::string_view log, const std::function<void(std::string_view)>& fn) {
   size_t start = 0;
@@ -60,9 +66,9 @@ void ParseMegatronLine(std::string_view line, ParsedLog* out) {
   if (!NumberAfter(line, "elapsed time per iteration (ms)", &v)) return;
   StepSample s;
   s.step_time_seconds = v / 1000.0;
-  if (NumberAfter(line, "iteration", &v)) s.step = static_cast<int64_t>(v);
+  if (NumberAfter(line, "iteration", &v)) s.step = ToCount(v);
   if (NumberAfter(line, "throughput per GPU (TFLOP/s/GPU)", &v)) s.tflops_per_device = v;
-  if (NumberAfter(line, "global batch size", &v)) s.global_batch_size = static_cast<int64_t>(v);
+  if (NumberAfter(line, "global batch size", &v)) s.global_batch_size = ToCount(v);
   out->samples.push_back(s);
 }
 
@@ -77,7 +83,7 @@ void ParseMaxTextLine(std::string_view line, ParsedLog* out) {
   }
   if (!NumberAfter(line, "completed step", &v)) return;
   StepSample s;
-  s.step = static_cast<int64_t>(v);
+  s.step = ToCount(v);
   if (NumberAfter(line, "seconds", &v)) s.step_time_seconds = v;
   if (NumberAfter(line, "TFLOP/s/device", &v)) s.tflops_per_device = v;
   if (NumberAfter(line, "Tokens/s/device", &v)) s.tokens_per_second_per_device = v;
@@ -90,7 +96,7 @@ void ParseTorchtitanLine(std::string_view line, ParsedLog* out) {
   if (!NumberAfter(line, "step:", &v) || !NumberAfter(line, "tps:", &v)) return;
   StepSample s;
   NumberAfter(line, "step:", &v);
-  s.step = static_cast<int64_t>(v);
+  s.step = ToCount(v);
   if (NumberAfter(line, "tps:", &v)) s.tokens_per_second_per_device = v;
   if (NumberAfter(line, "tflops:", &v)) s.tflops_per_device = v;
   if (NumberAfter(line, "mfu:", &v)) s.mfu = v / 100.0;
@@ -108,7 +114,7 @@ void ParseJsonLine(std::string_view line, ParsedLog* out) {
     return j.contains(k) && j[k].is_number() ? j[k].get<double>() : 0.0;
   };
   StepSample s;
-  s.step = static_cast<int64_t>(num("step"));
+  s.step = ToCount(num("step"));
   s.mfu = num("mfu");
   s.tflops_per_device = num("tflopsPerDevice");
   s.tokens_per_second_per_device = num("tokensPerSecondPerDevice");
@@ -120,16 +126,26 @@ void ParseJsonLine(std::string_view line, ParsedLog* out) {
   }
 }
 
+// The mean of the positive values (a running mean: no overflow to inf on huge logged numbers).
 double Mean(const std::vector<StepSample>& samples, double StepSample::*field) {
-  double sum = 0;
+  double mean = 0;
   int n = 0;
   for (const auto& s : samples) {
     if (s.*field > 0) {
-      sum += s.*field;
       ++n;
+      mean += (s.*field - mean) / n;
     }
   }
-  return n > 0 ? sum / n : 0.0;
+  return mean;
+}
+
+// Metrics go into status JSON, where inf and NaN would become null: a value the arithmetic
+// pushed out of range (a garbled log) is dropped to 0 ("not measured").
+void DropNonFinite(TrialMetrics* m) {
+  for (double* v : {&m->mfu, &m->tflops_per_device, &m->tokens_per_second_per_device,
+                    &m->step_time_seconds, &m->peak_memory_gib, &m->avg_memory_gib}) {
+    if (!std::isfinite(*v)) *v = 0;
+  }
 }
 
 // Fills metrics the log did not print from the ones it did and the campaign's shape.
@@ -238,6 +254,7 @@ TrialMetrics MetricsOf(const ParsedLog& parsed, const std::vector<StepSample>& s
   m.avg_memory_gib =
       parsed.memory.avg_count > 0 ? parsed.memory.avg_gib / parsed.memory.avg_count : step_memory;
   DeriveMissing(ctx, steady.back().global_batch_size, &m);
+  DropNonFinite(&m);
   return m;
 }
 
@@ -254,7 +271,7 @@ std::vector<double> StepTimesOf(const std::vector<StepSample>& samples,
       t = gbs * static_cast<double>(ctx.seq_length) / static_cast<double>(ctx.devices) /
           s.tokens_per_second_per_device;
     }
-    if (t > 0 && std::isfinite(t)) out.push_back(t);
+    if (t > 0 && t <= kMaxStepSeconds) out.push_back(t);
   }
   if (out.size() > kMaxStepTimes) {
     out.erase(out.begin(), out.end() - static_cast<std::ptrdiff_t>(kMaxStepTimes));
@@ -274,9 +291,10 @@ Result<std::vector<double>> MessageStepTimes(std::string_view message) {
   }
   std::vector<double> out;
   for (const auto& v : a) {
-    if (!v.is_number() || !(v.get<double>() > 0) || !std::isfinite(v.get<double>())) {
+    if (!v.is_number() || !(v.get<double>() > 0) || v.get<double>() > kMaxStepSeconds) {
       return Status::Invalid(
-          "termination message: stepTimesSeconds: every entry must be a positive number");
+          "termination message: stepTimesSeconds: every entry must be a number of seconds in "
+          "(0, 1e7]");
     }
     out.push_back(v.get<double>());
   }

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 
 namespace paratune::controllers {
@@ -211,6 +212,33 @@ TEST(MetricCollectorTest, StepTimesAreBounded) {
   ASSERT_TRUE(c.ok());
   ASSERT_EQ(c->step_times.size(), kMaxStepTimes);
   EXPECT_EQ(c->step_times.back(), static_cast<double>(kMaxStepTimes + 5));  // the tail is kept
+}
+
+// Found by collector_fuzzer: a step number beyond int64 was converted (undefined behaviour), and
+// huge logged values summed to inf (status JSON would get null).
+TEST(MetricCollectorTest, GarbledNumbersStayFinite) {
+  std::string log =
+      "completed step: 2.2e54, seconds: 1e308, TFLOP/s/device: 1e308, Tokens/s/device: 1e308\n"
+      "completed step: 3, seconds: 1e308, TFLOP/s/device: 1e308, Tokens/s/device: 1e-300\n"
+      "completed step: 4, seconds: 1e308, TFLOP/s/device: 1e308, Tokens/s/device: 1e308\n";
+  for (const auto& collector : CollectorNames()) {
+    auto c = CollectLogWithStepTimes(collector, log + MegatronLine(1, 1e300, 1e300), Llama8x());
+    if (!c.ok()) continue;
+    for (double v : {c->metrics.mfu, c->metrics.tflops_per_device, c->metrics.step_time_seconds,
+                     c->metrics.tokens_per_second_per_device, c->metrics.avg_memory_gib}) {
+      EXPECT_TRUE(std::isfinite(v)) << collector;
+    }
+    for (double t : c->step_times) EXPECT_LE(t, 1e7) << collector;
+  }
+  auto mt = CollectFromLog("maxtext", log, {});
+  ASSERT_TRUE(mt.ok());
+  EXPECT_NEAR(mt->tflops_per_device, 1e308, 1e293);  // the mean of huge values, not inf
+  auto megatron = CollectFromLog("megatron-lm",
+                                 " iteration 1e300/ 100 | elapsed time per "
+                                 "iteration (ms): 5000 | global batch size: 9e40 |\n",
+                                 Llama8x());
+  ASSERT_TRUE(megatron.ok());
+  EXPECT_DOUBLE_EQ(megatron->step_time_seconds, 5.0);
 }
 
 }  // namespace
