@@ -55,6 +55,10 @@ struct CheckResult {
   // What was measured, per GPU where it applies, e.g. {"gpus": [{"index": 3, "smClockMHz": 990,
   // ...}]} or {"busBandwidthGBps": 61.2, "expectedGBps": 360}.
   nlohmann::json measurements;
+  // True when the check could not judge the node (its Job failed without output that parses,
+  // ran past its deadline, or printed something not in the tool's format): passed is false, but
+  // the node is neither cleared nor convicted by it.
+  bool inconclusive = false;
 };
 
 // Judges a check's output (the real tool's text format). `expected` gives hardware expectations
