@@ -169,7 +169,48 @@ nlohmann::json TrialRecord::ToJson() const {
                       {"analysisIndex", analysis_index}};
   j["metrics"] = metrics ? metrics->ToJson() : nlohmann::json(nullptr);
   j["failure"] = failure ? failure->ToJson() : nlohmann::json(nullptr);
+  // Health fields only when set, so pools without node placement read as before.
+  if (!node_names.empty()) j["nodeNames"] = node_names;
+  if (anomaly) j["anomaly"] = anomaly->ToJson();
+  if (!avoid_nodes.empty()) j["avoidNodes"] = avoid_nodes;
+  if (retry_requested) {
+    j["retryRequested"] = true;
+    j["retryAvoidNodes"] = retry_avoid_nodes;
+  }
   return j;
+}
+
+namespace {
+
+// The health fields of a trial (all optional).
+Status ReadHealthFields(const JsonFields& f, const std::string& field, TrialRecord* t) {
+  PARATUNE_RETURN_IF_ERROR(f.ReadStringList("nodeNames", &t->node_names));
+  if (f.Has("anomaly")) {
+    auto a = health::Anomaly::FromJson(f.Get("anomaly"));
+    if (!a.ok()) return a.status().WithPrefix(field);
+    t->anomaly = *a;
+  }
+  PARATUNE_RETURN_IF_ERROR(f.ReadStringList("avoidNodes", &t->avoid_nodes));
+  PARATUNE_RETURN_IF_ERROR(f.ReadBool("retryRequested", &t->retry_requested));
+  PARATUNE_RETURN_IF_ERROR(f.ReadStringList("retryAvoidNodes", &t->retry_avoid_nodes));
+  return Status::Ok();
+}
+
+}  // namespace
+
+nlohmann::json PoolMessage::ToJson() const {
+  return {{"iteration", iteration}, {"trial", trial}, {"kind", kind}, {"text", text}};
+}
+
+Result<PoolMessage> PoolMessage::FromJson(const nlohmann::json& j, const std::string& field) {
+  PoolMessage m;
+  JsonFields f(j, field);
+  PARATUNE_RETURN_IF_ERROR(f.CheckObject());
+  PARATUNE_RETURN_IF_ERROR(f.ReadInt("iteration", 0, INT64_MAX, &m.iteration));
+  PARATUNE_RETURN_IF_ERROR(f.ReadString("trial", &m.trial));
+  PARATUNE_RETURN_IF_ERROR(f.ReadString("kind", &m.kind));
+  PARATUNE_RETURN_IF_ERROR(f.ReadString("text", &m.text));
+  return m;
 }
 
 Result<TrialRecord> TrialRecord::FromJson(const nlohmann::json& j, const std::string& field) {
@@ -210,6 +251,7 @@ Result<TrialRecord> TrialRecord::FromJson(const nlohmann::json& j, const std::st
   PARATUNE_RETURN_IF_ERROR(f.ReadString("retryOf", &t.retry_of));
   PARATUNE_RETURN_IF_ERROR(f.ReadString("change", &t.change));
   PARATUNE_RETURN_IF_ERROR(f.ReadInt("analysisIndex", -1, INT64_MAX, &t.analysis_index));
+  PARATUNE_RETURN_IF_ERROR(ReadHealthFields(f, field, &t));
   return t;
 }
 
@@ -276,6 +318,8 @@ size_t MessagePool::AddAnalysis(Analysis a) {
 
 void MessagePool::AddLlmExchange(LlmExchange e) { llm_exchanges_.push_back(std::move(e)); }
 
+void MessagePool::AddMessage(PoolMessage m) { messages_.push_back(std::move(m)); }
+
 TrialRecord* MessagePool::FindTrial(const std::string& name) {
   for (auto& t : trials_) {
     if (t.name == name) return &t;
@@ -310,6 +354,10 @@ nlohmann::json MessagePool::ToJson() const {
   for (const auto& r : rejected_) j["rejected"].push_back(r.ToJson());
   for (const auto& a : analyses_) j["analyses"].push_back(a.ToJson());
   for (const auto& e : llm_exchanges_) j["llmExchanges"].push_back(e.ToJson());
+  if (!messages_.empty()) {
+    j["messages"] = nlohmann::json::array();
+    for (const auto& m : messages_) j["messages"].push_back(m.ToJson());
+  }
   return j;
 }
 
@@ -318,14 +366,15 @@ Result<MessagePool> MessagePool::FromJson(const nlohmann::json& j) {
   const std::string field = "pool";
   JsonFields f(j, field);
   PARATUNE_RETURN_IF_ERROR(f.CheckObject());
-  PARATUNE_RETURN_IF_ERROR(
-      f.CheckKnownKeys({"trials", "rejected", "analyses", "calibration", "llmExchanges"}));
+  PARATUNE_RETURN_IF_ERROR(f.CheckKnownKeys(
+      {"trials", "rejected", "analyses", "calibration", "llmExchanges", "messages"}));
   PARATUNE_RETURN_IF_ERROR(ReadArray(j, "trials", field, &p.trials_, TrialRecord::FromJson));
   PARATUNE_RETURN_IF_ERROR(
       ReadArray(j, "rejected", field, &p.rejected_, RejectedCandidate::FromJson));
   PARATUNE_RETURN_IF_ERROR(ReadArray(j, "analyses", field, &p.analyses_, Analysis::FromJson));
   PARATUNE_RETURN_IF_ERROR(
       ReadArray(j, "llmExchanges", field, &p.llm_exchanges_, LlmExchange::FromJson));
+  PARATUNE_RETURN_IF_ERROR(ReadArray(j, "messages", field, &p.messages_, PoolMessage::FromJson));
   if (f.Has("calibration")) {
     auto c = CalibrationState::FromJson(f.Get("calibration"), f.Path("calibration"));
     if (!c.ok()) return c.status();

@@ -17,6 +17,7 @@
 #include "agents/core/config.h"
 #include "agents/core/results.h"
 #include "agents/core/status.h"
+#include "agents/health/anomaly.h"
 
 namespace paratune {
 
@@ -91,8 +92,27 @@ struct TrialRecord {
   std::string retry_of;         // name of the trial this one re-runs ("" if none)
   std::string change;           // "tp 1->2, mbs 2->1" relative to the best config at proposal time
   int64_t analysis_index = -1;  // index into MessagePool::analyses() (-1: none)
+  // Cluster health (issue 9; absent in older pools, which still load).
+  std::vector<std::string> node_names;         // the nodes that ran it (status.nodeNames)
+  std::optional<health::Anomaly> anomaly;      // a succeeded run the campaign did not learn from
+  std::vector<std::string> avoid_nodes;        // nodes this trial must not run on (retries)
+  bool retry_requested = false;                // an approved RetryTrial waits for the next proposal
+  std::vector<std::string> retry_avoid_nodes;  // nodes that retry must avoid
+  // Succeeded and not anomalous: a result the campaign learns from.
+  bool Learnable() const { return phase == TrialPhase::kSucceeded && !anomaly; }
   nlohmann::json ToJson() const;
   static Result<TrialRecord> FromJson(const nlohmann::json& j, const std::string& field);
+};
+
+// A note for people about the campaign's own conduct (e.g. an anomalous trial set aside, which
+// nodes ran it). Kinds: "Anomaly", "RetryRequested".
+struct PoolMessage {
+  int64_t iteration = 0;
+  std::string trial;
+  std::string kind;
+  std::string text;
+  nlohmann::json ToJson() const;
+  static Result<PoolMessage> FromJson(const nlohmann::json& j, const std::string& field);
 };
 
 // A candidate the Validator turned away before it cost a trial.
@@ -128,6 +148,7 @@ class MessagePool {
   const std::vector<RejectedCandidate>& rejected() const { return rejected_; }
   const std::vector<Analysis>& analyses() const { return analyses_; }
   const std::vector<LlmExchange>& llm_exchanges() const { return llm_exchanges_; }
+  const std::vector<PoolMessage>& messages() const { return messages_; }
   CalibrationState& calibration() { return calibration_; }
   const CalibrationState& calibration() const { return calibration_; }
 
@@ -136,6 +157,7 @@ class MessagePool {
   void AddRejected(RejectedCandidate r);
   size_t AddAnalysis(Analysis a);
   void AddLlmExchange(LlmExchange e);
+  void AddMessage(PoolMessage m);
 
   // nullptr when no trial has that name.
   TrialRecord* FindTrial(const std::string& name);
@@ -146,7 +168,8 @@ class MessagePool {
   int64_t LastIteration() const;
 
   // Stable JSON: {"trials": [...], "rejected": [...], "analyses": [...], "calibration": {...},
-  // "llmExchanges": [...]}. FromJson accepts exactly what ToJson writes; errors name the field
+  // "llmExchanges": [...]} plus "messages": [...] when there are any. FromJson accepts exactly what
+  // ToJson writes; errors name the field
   // ("pool.trials[2].config.tp: ...").
   nlohmann::json ToJson() const;
   static Result<MessagePool> FromJson(const nlohmann::json& j);
@@ -156,6 +179,7 @@ class MessagePool {
   std::vector<RejectedCandidate> rejected_;
   std::vector<Analysis> analyses_;
   std::vector<LlmExchange> llm_exchanges_;
+  std::vector<PoolMessage> messages_;
   CalibrationState calibration_;
 };
 

@@ -66,6 +66,9 @@ struct TuningSession::Impl {
 
   bool Learns() const { return opt.use_pool && opt.use_calibration; }
   void Refit();
+  bool HasAnomalies() const;
+  // The pool without its anomalous trials: what calibration, the engine and the Validator see.
+  MessagePool LearnView() const;
   // What the engine and Validator see: the pool, or with --ablate pool only the tried configs.
   MessagePool HistoryView() const;
   CalibratedPredictor MakePredictor(const MessagePool& view) const;
@@ -74,8 +77,14 @@ struct TuningSession::Impl {
   TrialCounts Counts() const;
   const TrialRecord* Best() const;
   std::vector<const TrialRecord*> PendingRetries() const;
+  // Approved re-runs (RequestRetry) not yet proposed, while budget is left.
+  std::vector<const TrialRecord*> RequestedRetries() const;
+  bool Retried(const TrialRecord& t) const;
   TrialPlan AddPlan(const Config& c, const Proposal& p, const Prediction& pred,
                     int64_t analysis_index, const std::string& retry_of);
+  std::optional<health::Anomaly> DetectAnomaly(const TrialRecord& t, const TrialOutcome& o,
+                                               const TrialMetrics& m) const;
+  void RecordAnomaly(TrialRecord* t, health::Anomaly a, const std::vector<std::string>& nodes);
   Status ProposeFromEngine(int n, std::vector<TrialPlan>* plans);
   std::optional<StopDecision> Converged() const;
 };
@@ -83,17 +92,34 @@ struct TuningSession::Impl {
 void TuningSession::Impl::Refit() {
   CalibrationState prior;
   if (Learns()) {
-    pool->calibration() = FitCalibration(space, *model, *pool, prior);
+    pool->calibration() = HasAnomalies() ? FitCalibration(space, *model, LearnView(), prior)
+                                         : FitCalibration(space, *model, *pool, prior);
   } else {
     MessagePool empty;
     pool->calibration() = FitCalibration(space, *model, empty, prior);
   }
 }
 
+bool TuningSession::Impl::HasAnomalies() const {
+  return std::any_of(pool->trials().begin(), pool->trials().end(),
+                     [](const TrialRecord& t) { return t.anomaly.has_value(); });
+}
+
+MessagePool TuningSession::Impl::LearnView() const {
+  if (!HasAnomalies()) return *pool;
+  MessagePool view = *pool;
+  auto& trials = view.trials();
+  trials.erase(std::remove_if(trials.begin(), trials.end(),
+                              [](const TrialRecord& t) { return t.anomaly.has_value(); }),
+               trials.end());
+  return view;
+}
+
 MessagePool TuningSession::Impl::HistoryView() const {
-  if (opt.use_pool) return *pool;
+  if (opt.use_pool) return LearnView();
   MessagePool view;
   for (const auto& t : pool->trials()) {
+    if (t.anomaly) continue;
     TrialRecord r;
     r.iteration = t.iteration;
     r.name = t.name;
@@ -136,7 +162,7 @@ TrialCounts TuningSession::Impl::Counts() const {
   for (const auto& t : pool->trials()) {
     ++c.total;
     if (t.phase == TrialPhase::kPending || t.phase == TrialPhase::kRunning) ++c.running;
-    if (t.phase == TrialPhase::kSucceeded) ++c.succeeded;
+    if (t.phase == TrialPhase::kSucceeded) ++(t.anomaly ? c.anomalous : c.succeeded);
     if (t.phase == TrialPhase::kFailed) ++c.failed;
   }
   c.rejected = static_cast<int64_t>(pool->rejected().size());
@@ -146,7 +172,7 @@ TrialCounts TuningSession::Impl::Counts() const {
 const TrialRecord* TuningSession::Impl::Best() const {
   const TrialRecord* best = nullptr;
   for (const auto& t : pool->trials()) {
-    if (t.phase != TrialPhase::kSucceeded || !t.metrics) continue;
+    if (!t.Learnable() || !t.metrics) continue;
     const double v = t.metrics->Objective(spec.objective.metric);
     if (v <= 0) continue;
     if (best == nullptr ||
@@ -163,9 +189,26 @@ std::vector<const TrialRecord*> TuningSession::Impl::PendingRetries() const {
   for (const auto& t : pool->trials()) {
     if (t.phase != TrialPhase::kFailed || !t.failure || !t.failure->retryable) continue;
     if (!t.retry_of.empty()) continue;
-    const bool retried = std::any_of(pool->trials().begin(), pool->trials().end(),
-                                     [&](const TrialRecord& r) { return r.retry_of == t.name; });
-    if (!retried) out.push_back(&t);
+    if (!Retried(t)) out.push_back(&t);
+  }
+  return out;
+}
+
+bool TuningSession::Impl::Retried(const TrialRecord& t) const {
+  return std::any_of(pool->trials().begin(), pool->trials().end(),
+                     [&](const TrialRecord& r) { return r.retry_of == t.name; });
+}
+
+std::vector<const TrialRecord*> TuningSession::Impl::RequestedRetries() const {
+  std::vector<const TrialRecord*> out;
+  if (Counts().total >= spec.budget.max_trials) return out;
+  const auto failure_retries = PendingRetries();
+  for (const auto& t : pool->trials()) {
+    if (!t.retry_requested || Retried(t)) continue;
+    if (std::find(failure_retries.begin(), failure_retries.end(), &t) != failure_retries.end()) {
+      continue;  // already re-run as a retryable failure (with the requested avoid_nodes)
+    }
+    out.push_back(&t);
   }
   return out;
 }
@@ -185,8 +228,10 @@ TrialPlan TuningSession::Impl::AddPlan(const Config& c, const Proposal& p, const
   r.change =
       best ? DescribeChange(best->config, c) : (p.proposed_by == "baseline" ? "baseline" : "start");
   if (original) r.change = "retry";
+  if (original) r.avoid_nodes = original->retry_avoid_nodes;
   r.analysis_index = analysis_index;
-  TrialPlan plan{r.name, r.iteration, r.config, r.proposal, r.prediction, r.retry_of, r.change};
+  TrialPlan plan{r.name,       r.iteration, r.config, r.proposal,
+                 r.prediction, r.retry_of,  r.change, r.avoid_nodes};
   pool->AddTrial(std::move(r));
   return plan;
 }
@@ -222,8 +267,11 @@ Status TuningSession::Impl::ProposeFromEngine(int n, std::vector<TrialPlan>* pla
       // Validate against the live pool view plus this batch (pending trials count as tried).
       const bool borderline =
           cand.memory_borderline && pool->calibration().oom_observations == 0 && opt.use_pool;
-      const ValidationVerdict v = validator->Check(c, opt.use_pool ? *pool : HistoryView(),
-                                                   predictor, borderline ? 0.0 : -1.0);
+      // Anomalous trials do not count as tried: their configs may be proposed again.
+      const bool filtered = !opt.use_pool || HasAnomalies();
+      const MessagePool filtered_view = filtered ? HistoryView() : MessagePool();
+      const ValidationVerdict v =
+          validator->Check(c, filtered ? filtered_view : *pool, predictor, borderline ? 0.0 : -1.0);
       if (!v.ok) {
         pool->AddRejected({pool->LastIteration() + 1, c, v.reason, cand.proposal.proposed_by});
         continue;
@@ -249,7 +297,8 @@ Status TuningSession::Impl::ProposeFromEngine(int n, std::vector<TrialPlan>* pla
 std::optional<StopDecision> TuningSession::Impl::Converged() const {
   const TrialCounts counts = Counts();
   if (!opt.stop_on_convergence || counts.running > 0 ||
-      counts.succeeded < opt.min_successes_before_convergence || !PendingRetries().empty()) {
+      counts.succeeded < opt.min_successes_before_convergence || !PendingRetries().empty() ||
+      !RequestedRetries().empty()) {
     return std::nullopt;
   }
   const TrialRecord* best = Best();
@@ -278,6 +327,47 @@ std::optional<StopDecision> TuningSession::Impl::Converged() const {
               ObjectiveMetricName(spec.objective.metric) + " " + Num(observed) +
               ") by more than the " + Num(opt.noise_fraction * 100) + "% noise.";
   return d;
+}
+
+// The runner's own anomaly wins; then the logged step times; then, once calibrated, the
+// objective against the calibrated prediction for this config made from the healthy history
+// (this trial is still Pending, so it does not predict itself).
+std::optional<health::Anomaly> TuningSession::Impl::DetectAnomaly(const TrialRecord& t,
+                                                                  const TrialOutcome& o,
+                                                                  const TrialMetrics& m) const {
+  if (o.anomaly) return o.anomaly;
+  if (!opt.detect_anomalies) return std::nullopt;
+  if (!o.step_times.empty()) {
+    if (auto a = health::DetectStepTimeAnomaly(o.step_times, opt.anomaly_thresholds)) return a;
+  }
+  if (!Learns()) return std::nullopt;  // an uncalibrated model is no fair bar
+  const MessagePool view = HistoryView();
+  const CalibratedPredictor predictor = MakePredictor(view);
+  const int64_t idx = space.Find(ConfigKey(t.config));
+  const PointPrediction p = idx >= 0 ? predictor.Predict(static_cast<size_t>(idx))
+                                     : predictor.PredictConfig(t.config, *model);
+  return health::DetectSlowerThanPredicted(
+      ObjectiveMetricName(spec.objective.metric), m.Objective(spec.objective.metric), p.objective,
+      spec.objective.Maximize(), static_cast<int>(pool->calibration().observations),
+      opt.anomaly_thresholds);
+}
+
+void TuningSession::Impl::RecordAnomaly(TrialRecord* t, health::Anomaly a,
+                                        const std::vector<std::string>& nodes) {
+  if (a.node_names.empty()) a.node_names = nodes;
+  std::string where;
+  for (const auto& n : a.node_names) where += (where.empty() ? "" : ", ") + n;
+  PoolMessage msg;
+  msg.iteration = t->iteration;
+  msg.trial = t->name;
+  msg.kind = "Anomaly";
+  msg.text = t->name + " succeeded but is anomalous (" + health::AnomalyKindName(a.kind) +
+             "): " + a.summary + ". " +
+             (where.empty() ? std::string("Its nodes are unknown")
+                            : "It ran on " + where + ", which may be unhealthy") +
+             "; the campaign does not learn from it and proposes to re-run it elsewhere.";
+  pool->AddMessage(std::move(msg));
+  t->anomaly = std::move(a);
 }
 
 TuningSession::TuningSession(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -345,6 +435,18 @@ Result<std::vector<TrialPlan>> TuningSession::ProposeNext(int n) {
   if (left <= 0) return plans;
   if (auto stop = ShouldStop(); stop && stop->reason != StopReason::kSpaceExhausted) return plans;
   n = static_cast<int>(std::min<int64_t>(n, left));
+  for (const TrialRecord* t : s.RequestedRetries()) {
+    if (static_cast<int>(plans.size()) >= n) break;
+    Proposal p = t->proposal;
+    p.rationale = "Approved re-run of " + t->name + " on other nodes: " +
+                  (t->anomaly ? t->anomaly->summary
+                              : (t->failure ? t->failure->summary : std::string("requested"))) +
+                  ".";
+    const Config c = t->config;
+    const Prediction pred = t->prediction;
+    const std::string name = t->name;
+    plans.push_back(s.AddPlan(c, p, pred, t->analysis_index, name));
+  }
   for (const TrialRecord* t : s.PendingRetries()) {
     if (static_cast<int>(plans.size()) >= n) break;
     Proposal p = t->proposal;
@@ -381,7 +483,11 @@ Status TuningSession::RecordOutcome(const TrialOutcome& outcome) {
     auto parsed = ParseTerminationMetrics(outcome.termination_message);
     if (parsed.ok()) metrics = *parsed;
   }
+  if (!outcome.node_names.empty()) t->node_names = outcome.node_names;
   if (outcome.succeeded && metrics && metrics->Objective(s.spec.objective.metric) > 0) {
+    if (auto anomaly = s.DetectAnomaly(*t, outcome, *metrics)) {
+      s.RecordAnomaly(t, std::move(*anomaly), outcome.node_names);
+    }
     t->phase = TrialPhase::kSucceeded;
     t->metrics = *metrics;
   } else {
@@ -404,6 +510,36 @@ Status TuningSession::RecordOutcome(const TrialOutcome& outcome) {
   }
   s.Refit();
   return Status::Ok();
+}
+
+Status TuningSession::RequestRetry(const std::string& trial_name,
+                                   std::vector<std::string> avoid_nodes) {
+  Impl& s = *impl_;
+  TrialRecord* t = s.pool->FindTrial(trial_name);
+  if (t == nullptr) return Status::NotFound("trial \"" + trial_name + "\" is not in the pool");
+  const bool failed = t->phase == TrialPhase::kFailed;
+  if (!t->anomaly && !failed) {
+    return Status::Precondition("trial \"" + trial_name +
+                                "\" is neither anomalous nor failed; there is nothing to re-run");
+  }
+  if (t->retry_requested || s.Retried(*t)) {
+    return Status::Precondition("trial \"" + trial_name + "\" was already re-run or queued");
+  }
+  std::sort(avoid_nodes.begin(), avoid_nodes.end());
+  avoid_nodes.erase(std::unique(avoid_nodes.begin(), avoid_nodes.end()), avoid_nodes.end());
+  t->retry_requested = true;
+  t->retry_avoid_nodes = avoid_nodes;
+  std::string avoid;
+  for (const auto& n : avoid_nodes) avoid += (avoid.empty() ? "" : ", ") + n;
+  s.pool->AddMessage({t->iteration, t->name, "RetryRequested",
+                      "A re-run of " + t->name + " was approved" +
+                          (avoid.empty() ? std::string(".") : " away from " + avoid + ".")});
+  return Status::Ok();
+}
+
+std::optional<health::Anomaly> TuningSession::AnomalyOf(const std::string& trial) const {
+  const TrialRecord* t = impl_->pool->FindTrial(trial);
+  return t ? t->anomaly : std::nullopt;
 }
 
 std::optional<StopDecision> TuningSession::ShouldStop() const {
@@ -431,7 +567,7 @@ std::optional<StopDecision> TuningSession::ShouldStop() const {
         StopReason::kBudgetExhausted,
         "All " + std::to_string(s.spec.budget.max_trials) + " trials of the budget were used."};
   }
-  if (s.engine_exhausted && s.PendingRetries().empty()) {
+  if (s.engine_exhausted && s.PendingRetries().empty() && s.RequestedRetries().empty()) {
     return StopDecision{
         StopReason::kSpaceExhausted,
         "The " + s.engine->name() + " engine has no untried valid configuration left to propose."};
@@ -450,6 +586,9 @@ SessionSummary TuningSession::Summary() const {
     if (t.phase == TrialPhase::kSucceeded) break;
   }
   if (!s.pool->analyses().empty()) sum.last_analysis = s.pool->analyses().back();
+  for (const auto& t : s.pool->trials()) {
+    if (t.anomaly) sum.anomalous.push_back(t);
+  }
   if (sum.best && sum.baseline && sum.baseline->metrics) {
     const double a = sum.baseline->metrics->Objective(s.spec.objective.metric);
     const double b = sum.best->metrics->Objective(s.spec.objective.metric);

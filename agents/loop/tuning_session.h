@@ -19,6 +19,7 @@
 #include "agents/core/config.h"
 #include "agents/core/results.h"
 #include "agents/core/status.h"
+#include "agents/health/anomaly.h"
 #include "agents/loop/failure_analyzer.h"
 #include "agents/loop/message_pool.h"
 #include "agents/loop/planner_model.h"
@@ -39,6 +40,10 @@ struct SessionOptions {
   double noise_fraction = 0.02;  // relative run-to-run noise of the objective
   uint64_t seed = 1;
   size_t max_space_points = 200000;  // larger spaces are sampled
+  // Cluster health (issue 9): succeeded trials far below the calibrated prediction, or whose
+  // step times drift or spike, are set aside as anomalies instead of being learned from.
+  bool detect_anomalies = true;
+  health::AnomalyThresholds anomaly_thresholds;
 };
 
 struct SessionDeps {
@@ -58,6 +63,7 @@ struct TrialPlan {
   Prediction prediction;
   std::string retry_of;
   std::string change;  // "tp 1->2" relative to the best config so far ("baseline" for it)
+  std::vector<std::string> avoid_nodes;  // run it on none of these (required anti-affinity)
 };
 
 // A finished trial, as the runner saw it.
@@ -70,6 +76,10 @@ struct TrialOutcome {
   std::string pod_reason;
   int exit_code = 0;
   std::vector<std::string> events;
+  // Cluster health (issue 9).
+  std::vector<std::string> node_names;     // the nodes the trial's pods ran on
+  std::optional<health::Anomaly> anomaly;  // one the runner already saw (e.g. drift in logs)
+  std::vector<double> step_times;  // per logged interval; non-empty: the session checks them
 };
 
 enum class StopReason {
@@ -87,8 +97,12 @@ struct StopDecision {
   std::string message;  // one sentence for people
 };
 
+// total = running + succeeded + failed + anomalous (rejected candidates cost no trial).
+// `succeeded` counts the healthy successes the campaign learns from; `anomalous` the succeeded
+// runs set aside as anomalies.
 struct TrialCounts {
   int64_t total = 0, running = 0, succeeded = 0, failed = 0, rejected = 0;
+  int64_t anomalous = 0;
 };
 
 struct SessionSummary {
@@ -97,6 +111,7 @@ struct SessionSummary {
   TrialCounts counts;
   Analysis last_analysis;
   double improvement_over_baseline = 0;  // relative, in the objective's better direction
+  std::vector<TrialRecord> anomalous;    // succeeded but set aside, in trial order
 };
 
 class TuningSession {
@@ -116,7 +131,20 @@ class TuningSession {
   // Ingests a finished trial: metrics on success; on failure, the evidence goes to the
   // Diagnostician and into the pool; calibration is refitted; a retryable failure gets one
   // retry plan (returned by the next ProposeNext). NotFound for an unknown or finished name.
+  // A success is anomalous when the outcome carries an anomaly, when its step_times drift or
+  // spike, or (after >= 2 healthy successes) when its objective is far below the calibrated
+  // prediction for its config: it stays Succeeded with TrialRecord::anomaly set, a pool message
+  // names its nodes, and it is not learned from (no best, calibration, convergence; its config
+  // may be proposed again).
   Status RecordOutcome(const TrialOutcome& outcome);
+  // Queues one re-run of a finished trial on nodes other than `avoid_nodes`, returned first by
+  // the next ProposeNext (it uses the budget like any trial). The operator calls it only after a
+  // person approved the RetryTrial remediation; the in-process simulation approves it at once.
+  // NotFound for an unknown trial; FailedPrecondition when it has not finished, is neither
+  // anomalous nor failed, or was already retried or queued. Kept in the pool (resumable).
+  Status RequestRetry(const std::string& trial_name, std::vector<std::string> avoid_nodes);
+  // The anomaly of a trial (nullopt: none, or no such trial).
+  std::optional<health::Anomaly> AnomalyOf(const std::string& trial) const;
   // Why the campaign should stop now, or nullopt to continue.
   std::optional<StopDecision> ShouldStop() const;
   SessionSummary Summary() const;
