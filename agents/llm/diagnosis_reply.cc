@@ -4,6 +4,7 @@
 #include <regex>
 #include <sstream>
 
+#include "agents/core/json_fields.h"
 #include "agents/llm/reply_parser.h"
 
 namespace paratune::llm {
@@ -48,7 +49,7 @@ Result<FailureDiagnosis> Finish(FailureDiagnosis d, bool retryable_given) {
     if (found.empty()) {
       return Status::Invalid(d.category.empty()
                                  ? "no failure category given"
-                                 : "unknown failure category \"" + d.category + "\"");
+                                 : "unknown failure category \"" + TextExcerpt(d.category) + "\"");
     }
     d.category = found;
   }
@@ -72,11 +73,22 @@ Result<FailureDiagnosis> ParseDiagnosticianReply(std::string_view reply) {
                ? json::parse(text.substr(b, e - b + 1), nullptr, false)
                : json();
   if (j.is_object() && j.contains("summary")) {
-    d.category = j.value("category", "");
+    d.category =
+        j.contains("category") && j["category"].is_string() ? j["category"].get<std::string>() : "";
     d.summary = j["summary"].is_string() ? j["summary"].get<std::string>() : "";
-    d.confidence = j.contains("confidence") && j["confidence"].is_number()
-                       ? static_cast<int>(j["confidence"].get<double>())
-                       : -1;
+    if (d.summary.size() > kMaxReplyLineBytes) {
+      return Status::Invalid("summary: longer than " + std::to_string(kMaxReplyLineBytes) +
+                             " characters");
+    }
+    d.confidence = -1;
+    if (j.contains("confidence") && j["confidence"].is_number()) {
+      // Out-of-range values (1e300) must not be converted to int: that is undefined.
+      const double c = j["confidence"].get<double>();
+      if (!(c >= 0 && c <= 100)) {
+        return Status::Invalid("confidence must be 0..100, got " + JsonExcerpt(j["confidence"]));
+      }
+      d.confidence = static_cast<int>(c);
+    }
     if (j.contains("parameters") && j["parameters"].is_array()) {
       for (const auto& p : j["parameters"]) {
         auto name = p.is_string() ? CanonicalParameterName(p.get<std::string>()) : std::nullopt;
@@ -97,6 +109,7 @@ Result<FailureDiagnosis> ParseDiagnosticianReply(std::string_view reply) {
                                 std::regex::icase);
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) {
+    if (line.size() > kMaxReplyLineBytes) continue;  // prose; too long for std::regex
     std::smatch m;
     if (std::regex_match(line, m, field)) {
       std::string key = m[1].str(), value = m[2].str();

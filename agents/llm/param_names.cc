@@ -89,12 +89,16 @@ std::string CleanValue(std::string_view raw) {
 }  // namespace
 
 std::string StripReasoning(std::string_view reply) {
-  std::string text(reply);
-  for (;;) {
-    size_t open = text.find("<think>");
-    if (open == std::string::npos) break;
-    size_t close = text.find("</think>", open);
-    text.erase(open, close == std::string::npos ? std::string::npos : close + 8 - open);
+  // One pass (erasing block by block was quadratic in the number of blocks).
+  std::string text;
+  text.reserve(reply.size());
+  for (size_t pos = 0;;) {
+    const size_t open = reply.find("<think>", pos);
+    text.append(reply.substr(pos, open == std::string_view::npos ? reply.npos : open - pos));
+    if (open == std::string_view::npos) break;
+    const size_t close = reply.find("</think>", open);
+    if (close == std::string_view::npos) break;  // unterminated: drop the rest
+    pos = close + 8;
   }
   // A reply that starts mid-thought (the server stripped the opening tag) ends it with </think>.
   if (size_t close = text.find("</think>"); close != std::string::npos) text.erase(0, close + 8);

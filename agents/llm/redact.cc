@@ -1,5 +1,6 @@
 #include "agents/llm/redact.h"
 
+#include <algorithm>
 #include <regex>
 
 namespace paratune::llm {
@@ -26,8 +27,6 @@ const std::vector<Rule>& Rules() {
        "[REDACTED]"},
       {std::regex(R"(\b(?:AKIA|ASIA)[0-9A-Z]{16}\b)"), "[REDACTED]"},
       {std::regex(R"(\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})"), "[REDACTED]"},
-      {std::regex(R"(-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----)"),
-       "[REDACTED]"},
       // Long opaque tokens (32+ characters mixing letters and digits): hashes and keys alike;
       // paths and identifiers survive because '/' and '.' end a token.
       {std::regex(R"(\b(?=[A-Za-z_-]*\d)(?=[0-9_-]*[A-Za-z])[A-Za-z0-9_-]{32,}={0,2})"),
@@ -45,6 +44,54 @@ const std::vector<Rule>& Rules() {
   return *rules;
 }
 
+// libstdc++'s std::regex recurses once per character a match attempt covers, so a long line
+// (a printed tensor, a base64 blob) would overflow the stack. Lines are redacted in pieces of
+// at most this many bytes, cut at whitespace where there is some (a token never spans a cut).
+constexpr size_t kMaxRegexBytes = 2048;
+
+// PEM private keys span lines, so they are found by plain search before the per-line rules:
+// "-----BEGIN [A-Z ]*PRIVATE KEY-----" through the next "PRIVATE KEY-----" footer, or through
+// the end of the text when the footer was cut off (a log tail).
+void RedactPrivateKeys(std::string& s) {
+  static constexpr std::string_view kBegin = "-----BEGIN ";
+  static constexpr std::string_view kKey = "PRIVATE KEY-----";
+  size_t pos = 0;
+  for (size_t b = s.find(kBegin, pos); b != std::string::npos; b = s.find(kBegin, pos)) {
+    // The label, [A-Z ]*, must end in "PRIVATE KEY" and be followed by "-----".
+    const size_t label = b + kBegin.size();
+    size_t k = label;
+    while (k < s.size() && ((s[k] >= 'A' && s[k] <= 'Z') || s[k] == ' ')) ++k;
+    const size_t key_at = k - std::min(k - label, kKey.size() - 5);  // where "PRIVATE KEY" is
+    if (s.compare(key_at, kKey.size(), kKey) != 0) {
+      pos = label;
+      continue;
+    }
+    const size_t body = key_at + kKey.size();
+    const size_t footer = s.find(kKey, body);
+    const size_t stop = footer == std::string::npos ? s.size() : footer + kKey.size();
+    s.replace(b, stop - b, kRedactedSecret);
+    pos = b + std::string_view(kRedactedSecret).size();
+  }
+}
+
+// Applies the regex rules to one line, in pieces of at most kMaxRegexBytes.
+void RedactLine(std::string_view line, std::string* out) {
+  while (!line.empty()) {
+    size_t n = line.size();
+    if (n > kMaxRegexBytes) {
+      n = kMaxRegexBytes;
+      const size_t ws = line.substr(0, n).find_last_of(" \t\r");
+      if (ws != std::string_view::npos && ws > 0) n = ws;
+    }
+    std::string piece(line.substr(0, n));
+    for (const auto& rule : Rules()) {
+      piece = std::regex_replace(piece, rule.pattern, rule.replacement);
+    }
+    out->append(piece);
+    line.remove_prefix(n);
+  }
+}
+
 void ReplaceAll(std::string& s, const std::string& what, const std::string& with) {
   if (what.empty()) return;
   for (size_t pos = s.find(what); pos != std::string::npos; pos = s.find(what, pos + with.size())) {
@@ -55,10 +102,18 @@ void ReplaceAll(std::string& s, const std::string& what, const std::string& with
 }  // namespace
 
 std::string Redact(std::string_view text, const std::vector<std::string>& known_secrets) {
-  std::string out(text);
-  for (const auto& secret : known_secrets) ReplaceAll(out, secret, kRedactedSecret);
-  for (const auto& rule : Rules()) {
-    out = std::regex_replace(out, rule.pattern, rule.replacement);
+  std::string in(text);
+  for (const auto& secret : known_secrets) ReplaceAll(in, secret, kRedactedSecret);
+  RedactPrivateKeys(in);
+  std::string out;
+  out.reserve(in.size());
+  std::string_view rest(in);
+  while (!rest.empty()) {
+    const size_t nl = rest.find('\n');
+    RedactLine(rest.substr(0, nl), &out);
+    if (nl == std::string_view::npos) break;
+    out += '\n';
+    rest.remove_prefix(nl + 1);
   }
   return out;
 }

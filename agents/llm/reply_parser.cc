@@ -2,19 +2,27 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
+
+#include "agents/core/json_fields.h"
 
 namespace paratune::llm {
 namespace {
 
 using nlohmann::json;
 
+// The lines of `text` a parser looks at. Lines longer than kMaxReplyLineBytes are dropped as
+// prose: no parameter, heading or change line is that long, and libstdc++'s std::regex recurses
+// once per character it matches, so a huge line would overflow the stack.
 std::vector<std::string> Lines(const std::string& text) {
   std::vector<std::string> out;
   std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) out.push_back(line);
+  for (std::string line; std::getline(in, line);) {
+    if (line.size() <= kMaxReplyLineBytes) out.push_back(line);
+  }
   return out;
 }
 
@@ -48,7 +56,7 @@ Result<Config> ConfigFromJsonObject(const json& obj) {
   Config config;
   for (const auto& [key, value] : obj.items()) {
     auto name = CanonicalParameterName(key);
-    if (!name) return Status::Invalid("unknown parameter \"" + key + "\"");
+    if (!name) return Status::Invalid("unknown parameter \"" + TextExcerpt(key) + "\"");
     auto parsed = ParseModelValue(*name, JsonText(value));
     if (!parsed.ok()) return parsed.status();
     config[*name] = *parsed;
@@ -74,7 +82,9 @@ Result<bool> ConfigLine(const std::string& raw_line, Config& config) {
     static const std::regex shouting(R"(^[`*"']*[A-Z][A-Z0-9_]*[`*"']*$)");
     bool looks_like_param = std::regex_match(key, ident) &&
                             (std::regex_match(value, word) || std::regex_match(key, shouting));
-    if (looks_like_param) return Status::Invalid("unknown parameter \"" + Trim(key) + "\"");
+    if (looks_like_param) {
+      return Status::Invalid("unknown parameter \"" + TextExcerpt(Trim(key)) + "\"");
+    }
     return false;
   }
   // "TP: 4 (because ...)": the value is the first word.
@@ -107,6 +117,7 @@ Result<bool> ConfigLineOrPairs(const std::string& line, Config& config) {
 
 double ParseConfidence(std::string text) {
   double v = std::strtod(text.c_str(), nullptr);
+  if (std::isnan(v)) return 0.5;  // "nan": unknown, the default
   if (v > 1.0) v /= 100.0;
   return std::clamp(v, 0.0, 1.0);
 }
@@ -193,11 +204,14 @@ Result<std::vector<SuggestedChange>> ParseAnalystReply(std::string_view reply) {
         return Status::Invalid("changes[]: each needs parameter and to");
       }
       auto name = CanonicalParameterName(JsonText(c["parameter"]));
-      if (!name) return Status::Invalid("unknown parameter \"" + JsonText(c["parameter"]) + "\"");
+      if (!name) {
+        return Status::Invalid("unknown parameter \"" + TextExcerpt(JsonText(c["parameter"])) +
+                               "\"");
+      }
       auto to = ParseModelValue(*name, JsonText(c["to"]));
       if (!to.ok()) return to.status();
-      out.push_back(
-          {*name, c.contains("from") ? JsonText(c["from"]) : "", *to, c.value("reason", "")});
+      out.push_back({*name, c.contains("from") ? JsonText(c["from"]) : "", *to,
+                     c.contains("reason") ? JsonText(c["reason"]) : ""});
     }
   } else {
     static const std::regex change(
@@ -207,7 +221,7 @@ Result<std::vector<SuggestedChange>> ParseAnalystReply(std::string_view reply) {
       std::smatch m;
       if (!std::regex_search(line, m, change)) continue;
       auto name = CanonicalParameterName(m[1].str());
-      if (!name) return Status::Invalid("unknown parameter \"" + m[1].str() + "\"");
+      if (!name) return Status::Invalid("unknown parameter \"" + TextExcerpt(m[1].str()) + "\"");
       auto to = ParseModelValue(*name, m[3].str());
       if (!to.ok()) return to.status();
       std::string reason = Trim(m[4].str());

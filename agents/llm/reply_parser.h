@@ -22,6 +22,10 @@
 
 namespace paratune::llm {
 
+// Reply lines longer than this are prose to every parser (and a JSON diagnosis summary longer
+// than this is refused): std::regex would recurse once per character of such a line.
+inline constexpr size_t kMaxReplyLineBytes = 2048;
+
 // Removes <think>...</think> blocks (an unterminated <think> drops the rest) and markdown
 // code-fence lines; trims.
 std::string StripReasoning(std::string_view reply);

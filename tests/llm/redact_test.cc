@@ -39,6 +39,29 @@ TEST(RedactTest, ScrubsKnownSecretsWhateverTheirShape) {
   EXPECT_EQ(RedactLogTail("line1\nline2\nline3 10.0.0.1\n", 16), "line3 [IP]\n");
 }
 
+TEST(RedactTest, LongLinesAreRedactedWithoutOverflowingTheStack) {
+  // std::regex recursed once per matched character: a 200 KB token or line crashed.
+  std::string words;
+  for (int i = 0; i < 2000; ++i) words += "word ";
+  const std::string blob(256 << 10, '7');  // one 256 KiB "token": crashed before
+  std::string out = Redact(words + "key sk-abcdefghijklmnop1234 at 10.1.2.3 " + words + blob +
+                           "\nnext line 10.0.0.1\n");
+  EXPECT_EQ(out.find("sk-abcdefghijklmnop1234"), std::string::npos);
+  EXPECT_EQ(out.find("10.1.2.3"), std::string::npos);
+  EXPECT_NE(out.find("next line [IP]\n"), std::string::npos);
+  EXPECT_NE(out.find(blob), std::string::npos);  // digits alone are no secret: kept whole
+}
+
+TEST(RedactTest, PrivateKeysAcrossLinesEvenWithoutTheirFooter) {
+  const std::string key =
+      "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA1x\nq2w3e4r5t6y7\n"
+      "-----END RSA PRIVATE KEY-----";
+  EXPECT_EQ(Redact("a\n" + key + "\nb"), "a\n[REDACTED]\nb");
+  EXPECT_EQ(Redact("-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0B\nAQEFAASC"),
+            "[REDACTED]");  // a log tail cut inside the key
+  EXPECT_EQ(Redact("-----BEGIN CERTIFICATE-----\nabc\n"), "-----BEGIN CERTIFICATE-----\nabc\n");
+}
+
 TEST(WireTest, BackoffRetryAfterAndStatusMapping) {
   using std::chrono::milliseconds;
   EXPECT_EQ(BackoffDelay(0, milliseconds(100), milliseconds(1000), 0.0), milliseconds(50));

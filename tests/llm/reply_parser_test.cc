@@ -155,5 +155,63 @@ TEST(ProposerParserTest, DropsBadCandidatesWithReasons) {
   EXPECT_EQ(j->candidates[0].rationale, "r");
 }
 
+// A model (or a broken server) may send megabyte lines; std::regex recursed once per character
+// and overflowed the stack (found with llm_reply_fuzzer's inputs scaled up). Long lines are prose.
+TEST(HostileReplyTest, MegabyteLinesAreProseNotACrash) {
+  const std::string line(1 << 20, 'x');
+  std::string words;
+  for (int i = 0; i < (1 << 18); ++i) words += "abc ";
+  EXPECT_FALSE(ParseStrategistReply("TP: " + line).ok());
+  EXPECT_FALSE(ParseAnalystReply("Change TP from 1 to " + line).ok());
+  EXPECT_FALSE(ParseDiagnosticianReply(words + "(Confidence: 5)\nCategory: CudaOOM").ok());
+  EXPECT_FALSE(ParseProposerReply("Candidate 1\nRationale: " + words).ok());
+  // What follows a long line still counts.
+  auto r = ParseStrategistReply(words + "\nTP: 2\n" + line);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(ConfigKey(*r), "tp=2");
+  auto d = ParseDiagnosticianReply("Category: " + words +
+                                   "\nOOM (Confidence: 80)\n"
+                                   "Category: CudaOOM");
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_EQ(d->category, "CudaOOM");
+  auto big = ParseDiagnosticianReply(R"({"summary": ")" + line +
+                                     R"(", "category": "CudaOOM", "confidence": 9})");
+  ASSERT_FALSE(big.ok());
+  EXPECT_NE(big.status().message().find("summary"), std::string::npos);
+}
+
+TEST(HostileReplyTest, ManyThinkBlocksAreStrippedInLinearTime) {
+  std::string reply;
+  for (int i = 0; i < 200000; ++i) reply += "<think>t</think>";  // was one erase per block
+  EXPECT_EQ(StripReasoning(reply + "TP: 2"), "TP: 2");
+  EXPECT_EQ(StripReasoning("a<think>x</think>b<think>y</think>c<think>z"), "abc");
+}
+
+TEST(HostileReplyTest, JsonFieldsOfTheWrongTypeAreErrorsNotExceptions) {
+  // json::value("category", "") threw on a non-string; a confidence of 1e300 was converted to
+  // int (undefined behaviour); an analyst "reason" that is a number threw.
+  EXPECT_FALSE(ParseDiagnosticianReply(
+                   R"j({"summary": "x (Confidence: 5)", "category": 7, "confidence": 5})j")
+                   .ok());
+  auto huge =
+      ParseDiagnosticianReply(R"({"summary": "OOM", "category": "CudaOOM", "confidence": 1e300})");
+  ASSERT_FALSE(huge.ok());
+  EXPECT_NE(huge.status().message().find("confidence must be 0..100"), std::string::npos);
+  EXPECT_FALSE(
+      ParseDiagnosticianReply(R"({"summary": "OOM", "category": "CudaOOM", "confidence": -3})")
+          .ok());
+  auto analyst =
+      ParseAnalystReply(R"({"changes": [{"parameter": "TP", "from": 1, "to": 2, "reason": 42}]})");
+  ASSERT_TRUE(analyst.ok()) << analyst.status().ToString();
+  EXPECT_EQ((*analyst)[0].reason, "42");
+  auto nan = ParseProposerReply("Candidate 1\nTP: 2\nConfidence: nan\n");
+  ASSERT_TRUE(nan.ok());
+  EXPECT_DOUBLE_EQ(nan->candidates[0].confidence, 0.5);
+  // Unknown names are echoed, but not a megabyte of them.
+  auto unknown = ParseStrategistReply(R"({")" + std::string(1 << 20, 'Q') + R"(": 1})");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_LT(unknown.status().message().size(), 300u);
+}
+
 }  // namespace
 }  // namespace paratune::llm
