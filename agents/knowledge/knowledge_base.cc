@@ -21,6 +21,11 @@ bool EndsWith(const std::string& s, const std::string& suffix) {
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+// The kubelet's bookkeeping entries in a ConfigMap or Secret volume: `..data`, `..2026_11_21_...`.
+bool IsConfigMapInternal(const std::filesystem::path& p) {
+  return p.filename().string().rfind("..", 0) == 0;
+}
+
 bool IsMarkdown(const std::string& p) { return EndsWith(p, ".md"); }
 bool IsSignatureFile(const std::string& p) {
   return EndsWith(p, ".yaml") || EndsWith(p, ".yml") || EndsWith(p, ".json");
@@ -120,7 +125,14 @@ Status KnowledgeBase::LoadDirectory(const std::string& path) {
   std::vector<fs::path> files;
   for (auto it = fs::recursive_directory_iterator(path, ec); !ec && it != fs::end(it);
        it.increment(ec)) {
-    if (it->is_regular_file()) files.push_back(it->path());
+    // A ConfigMap volume holds each key as a symlink `key -> ..data/key`, `..data` a symlink to
+    // the current `..<timestamp>` directory: read the keys only, never the `..*` entries, so
+    // nothing is loaded twice (or from a stale timestamp directory).
+    if (IsConfigMapInternal(it->path())) {
+      if (it->is_directory(ec)) it.disable_recursion_pending();
+      continue;
+    }
+    if (it->is_regular_file(ec)) files.push_back(it->path());
   }
   if (ec) return Status::Unavailable("reading " + path + ": " + ec.message());
   std::sort(files.begin(), files.end());

@@ -91,8 +91,11 @@ class KnowledgeBase {
   // LoadEmbedded plus, when `dir` (or else env PARATUNE_KNOWLEDGE_DIR) is non-empty, that folder.
   static Result<std::unique_ptr<KnowledgeBase>> LoadDefault(const std::string& dir);
 
-  // Adds every *.md (documents) and *.yaml/*.yml/*.json (signatures) under `path`, recursively.
-  // NotFound when the folder does not exist; InvalidArgument naming the file on bad content.
+  // Adds every *.md (documents) and *.yaml/*.yml/*.json (signatures) under `path`, recursively,
+  // following file symlinks. Entries named `..*` (a ConfigMap volume's `..data` and
+  // `..<timestamp>` directories) are skipped, so a mounted ConfigMap `<path>/<name>/<key>` is read
+  // once, by its key. NotFound when the folder does not exist; InvalidArgument naming the file on
+  // bad content.
   Status LoadDirectory(const std::string& path);
   // Adds one markdown document; a document with the same name is replaced.
   Status AddDocument(const std::string& name, const std::string& markdown);

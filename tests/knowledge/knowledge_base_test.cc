@@ -128,5 +128,45 @@ TEST(KnowledgeBaseTest, DirectoryAddsDocumentsAndReplacesSignaturesByKey) {
   fs::remove_all(dir);
 }
 
+// The operator mounts each knowledge ConfigMap at $PARATUNE_KNOWLEDGE_DIR/<name> (Helm value
+// knowledgeConfigMaps). The kubelet lays a ConfigMap volume out as `<key> -> ..data/<key>`,
+// `..data -> ..<timestamp>`, the files in `..<timestamp>/`, with an older timestamp directory
+// lingering during an update: each key must be loaded once, with its current content.
+TEST(KnowledgeBaseTest, DirectoryReadsConfigMapVolumesOnceByKey) {
+  namespace fs = std::filesystem;
+  fs::path root = fs::temp_directory_path() / "paratune_kb_configmap_test";
+  fs::remove_all(root);
+  auto mount = [&](const std::string& name, const std::string& key, const std::string& text) {
+    fs::path cm = root / name;
+    fs::create_directories(cm / "..2026_11_21_08_00_00.000000001");
+    fs::create_directories(cm / "..2026_11_20_07_00_00.000000001");
+    std::ofstream(cm / "..2026_11_21_08_00_00.000000001" / key) << text;
+    std::ofstream(cm / "..2026_11_20_07_00_00.000000001" / key) << "# Stale\n\nold text\n";
+    fs::create_directory_symlink("..2026_11_21_08_00_00.000000001", cm / "..data");
+    fs::create_symlink(fs::path("..data") / key, cm / key);
+  };
+  mount("site-runbook", "runbook.md",
+        "# Site runbook\n\n## Fabric\nOur InfiniBand rails flap above 85 percent load.\n");
+  mount("site-signatures", "sigs.yaml",
+        "signatures:\n- {key: site-rail-flap, category: NodeFault, contains: [\"rail flap\"]}\n");
+  auto kb = KnowledgeBase::LoadEmbedded();
+  ASSERT_TRUE(kb.ok());
+  const size_t docs = (*kb)->documents().size(), sigs = (*kb)->signatures().size();
+  Status st = (*kb)->LoadDirectory(root.string());
+  ASSERT_TRUE(st.ok()) << st.message();
+  ASSERT_EQ((*kb)->documents().size(), docs + 1);
+  EXPECT_EQ((*kb)->documents().back().name, (root / "site-runbook" / "runbook.md").string());
+  EXPECT_EQ((*kb)->documents().back().title, "Site runbook");
+  EXPECT_EQ((*kb)->signatures().size(), sigs + 1);
+  ASSERT_NE((*kb)->FindSignature("site-rail-flap"), nullptr);
+  for (const auto& d : (*kb)->documents()) {
+    EXPECT_EQ(d.name.find(".."), std::string::npos) << d.name;  // no timestamp dir, no stale copy
+  }
+  auto hits = (*kb)->Search("InfiniBand rails flap", 1);
+  ASSERT_EQ(hits.size(), 1u);
+  EXPECT_EQ(hits[0].title, "Site runbook / Fabric");
+  fs::remove_all(root);
+}
+
 }  // namespace
 }  // namespace paratune
