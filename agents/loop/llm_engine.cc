@@ -392,7 +392,11 @@ StrategyEngineFactory LlmFactory(LlmEngineMode mode) {
     deps.pool = o.pool;
     deps.seed = o.seed;
     if (!cfg->api_key.empty()) deps.secrets.push_back(cfg->api_key);
-    if (auto kb = KnowledgeBase::LoadEmbedded(); kb.ok()) deps.knowledge = std::move(*kb);
+    // The embedded knowledge plus the site's (PARATUNE_KNOWLEDGE_DIR: the operator's mounted
+    // knowledge ConfigMaps) reach the prompts; a malformed site file costs only the site's part.
+    auto kb = KnowledgeBase::LoadDefault("");
+    if (!kb.ok()) kb = KnowledgeBase::LoadEmbedded();
+    if (kb.ok()) deps.knowledge = std::move(*kb);
     return std::unique_ptr<StrategyEngine>(new LlmEngine(mode, std::move(deps)));
   };
 }
