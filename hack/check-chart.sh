@@ -92,7 +92,7 @@ expect "$TMP/single.yaml" $D "$C.args" \
 expect_absent "$TMP/single.yaml" PodDisruptionBudget/paratune-operator
 expect_absent "$TMP/single.yaml" Role/paratune-leader-election
 expect_absent "$TMP/single.yaml" RoleBinding/paratune-leader-election
-expect_absent "$TMP/single.yaml" $D "$C.env"
+expect "$TMP/single.yaml" $D "$C.env" '[{"name":"POD_NAMESPACE","valueFrom":{"fieldRef":{"fieldPath":"metadata.namespace"}}}]'
 
 # The same through a values file (-f), as a GitOps overlay would pass it; null drops a default.
 printf 'replicas: 1\nleaderElection: {enabled: false}\nnodeSelector: null\n' >"$TMP/values.yaml"
@@ -106,10 +106,10 @@ render "$TMP/llm.yaml" --set logFormat=json --set llm.endpoint=http://vllm.llm.s
   --set 'knowledgeConfigMaps={site-runbook,nccl-notes}' --set image.tag=v0.2.0 \
   --set image.pullPolicy=IfNotPresent
 expect "$TMP/llm.yaml" $D "$C.args[4]" '"--log-format=json"'
-expect "$TMP/llm.yaml" $D "$C.env[0]" '{"name":"PARATUNE_LLM_ENDPOINT","value":"http://vllm.llm.svc:8000/v1"}'
-expect "$TMP/llm.yaml" $D "$C.env[1]" '{"name":"PARATUNE_LLM_MODEL","value":"qwen2.5-72b-instruct"}'
-expect "$TMP/llm.yaml" $D "$C.env[2]" '{"name":"OPENAI_API_KEY","valueFrom":{"secretKeyRef":{"key":"apiKey","name":"llm-key"}}}'
-expect "$TMP/llm.yaml" $D "$C.env[3].value" '"/etc/paratune/knowledge"'
+expect "$TMP/llm.yaml" $D "$C.env[1]" '{"name":"PARATUNE_LLM_ENDPOINT","value":"http://vllm.llm.svc:8000/v1"}'
+expect "$TMP/llm.yaml" $D "$C.env[2]" '{"name":"PARATUNE_LLM_MODEL","value":"qwen2.5-72b-instruct"}'
+expect "$TMP/llm.yaml" $D "$C.env[3]" '{"name":"OPENAI_API_KEY","valueFrom":{"secretKeyRef":{"key":"apiKey","name":"llm-key"}}}'
+expect "$TMP/llm.yaml" $D "$C.env[4].value" '"/etc/paratune/knowledge"'
 expect "$TMP/llm.yaml" $D "$C.volumeMounts[1]" '{"mountPath":"/etc/paratune/knowledge/nccl-notes","name":"knowledge-1","readOnly":true}'
 expect "$TMP/llm.yaml" $D "$C.volumeMounts[2]" '{"mountPath":"/tmp","name":"tmp"}'
 expect "$TMP/llm.yaml" $D .spec.template.spec.volumes[0].configMap.name '"site-runbook"'
@@ -133,9 +133,12 @@ expect "$TMP/ops.yaml" $D "$C.args[6]" '"--diagnostics=simulated"'
 expect "$TMP/ops.yaml" PodDisruptionBudget/paratune-operator .apiVersion '"policy/v1beta1"'
 expect "$TMP/ops.yaml" PodDisruptionBudget/paratune-operator .spec '{"maxUnavailable":2,"selector":{"matchLabels":{"app.kubernetes.io/component":"operator","app.kubernetes.io/name":"paratune"}}}'
 expect "$TMP/ops.yaml" $D .spec.template.spec.volumes[0].emptyDir '{"sizeLimit":"1Gi"}'
-render "$TMP/nopdb.yaml" --set podDisruptionBudget.enabled=false --set diagnostics.mode=off
+render "$TMP/nopdb.yaml" --set podDisruptionBudget.enabled=false --set diagnostics.mode=off \
+  --set nodeHealth.enabled=false
 expect_absent "$TMP/nopdb.yaml" PodDisruptionBudget/paratune-operator
 expect "$TMP/nopdb.yaml" $D "$C.args[6]" '"--diagnostics=off"'
+expect "$TMP/nopdb.yaml" $D "$C.args[7]" '"--node-health=false"'
+expect_absent "$TMP/ops.yaml" $D "$C.args[7]"
 
 "$RC" template "$CHART_DIR" --name tuner -n ml-ops --set crds.keep=true >"$TMP/other.yaml"
 expect "$TMP/other.yaml" Deployment/tuner-paratune-operator .metadata.namespace '"ml-ops"'

@@ -80,7 +80,7 @@ users:
 KC
 mapfile -t op_args < <("$rc" get "$dir/paratune.yaml" Deployment/paratune-operator \
   '.spec.template.spec.containers[0].args' | python3 -c 'import json,sys; print("\n".join(json.load(sys.stdin)))')
-setsid "$build/bin/paratune-operator" "${op_args[@]}" --kubeconfig "$dir/sa.kubeconfig" \
+POD_NAMESPACE=$opns setsid "$build/bin/paratune-operator" "${op_args[@]}" --kubeconfig "$dir/sa.kubeconfig" \
   --metrics-bind-address=0 --health-probe-bind-address="$probe" > "$dir/operator.log" 2>&1 < /dev/null &
 op_pid=$!
 op_start=$(date +%s.%N)
