@@ -4,6 +4,8 @@ set -euo pipefail
 pkgs=(build-essential cmake ccache pkg-config libcpprest-dev libyaml-cpp-dev nlohmann-json3-dev
       libssl-dev libspdlog-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev clang-format
       clang-tidy python3
+      # libFuzzer targets (hack/fuzz.sh): clang and its runtime (libFuzzer, ASan, UBSan).
+      clang libclang-rt-14-dev llvm
       # The Helm chart renderer (hack/render-chart) and its check: Go and Debian's Sprig.
       golang-go golang-github-masterminds-sprig-dev golang-github-masterminds-semver-dev
       golang-gopkg-yaml.v2-dev golang-gopkg-yaml.v3-dev)
