@@ -22,6 +22,33 @@ for b in "$build"/bin/*_bench; do
   if ! "$b" >> "$tmp"; then echo "!! $name failed" >&2; status=1; fi
   echo >> "$tmp"
 done
+# Fuzzing: every libFuzzer target for PARATUNE_FUZZ_SECONDS (default 300) in a clang tree.
+if [ -z "$filter" ] || [[ fuzz == *"$filter"* ]]; then
+  secs=${PARATUNE_FUZZ_SECONDS:-300}
+  echo ">> fuzz ($secs s per target)" >&2
+  fuzz_status=0
+  hack/fuzz.sh "${build%/}-fuzz" "$secs" >&2 || fuzz_status=$?
+  {
+    echo "## Fuzzing"
+    echo
+    echo "libFuzzer (clang $(clang++ -dumpversion 2>/dev/null || echo '?'), ASan + UBSan, no"
+    echo "recovery), $secs s per target, one process each on this machine; seeds from"
+    echo "fuzz/corpus/ (real samples, logs and replies, plus every crash input found so far:"
+    echo "$(ls fuzz/corpus/*/regress-* 2>/dev/null | wc -l) regression inputs). \`hack/fuzz.sh\`"
+    echo "exits non-zero with the input's path on any crash, hang (10 s) or allocation over 1 GiB."
+    echo
+    if [ -f "${build%/}-fuzz/fuzz-results.md" ] && [ "$fuzz_status" -ne 3 ]; then
+      cat "${build%/}-fuzz/fuzz-results.md"
+    else
+      echo "Not run: clang with libFuzzer is missing (make deps installs it)."
+    fi
+    if [ "$fuzz_status" -ne 0 ]; then
+      echo
+      echo "**Fuzzing failed (exit $fuzz_status): see the hack/fuzz.sh output.**"
+    fi
+  } >> "$tmp"
+  [ "$fuzz_status" -eq 0 ] || status=1
+fi
 mv "$tmp" "$out"
 echo "wrote $out" >&2
 exit $status

@@ -30,6 +30,8 @@ fi
 
 # The clang tree: only the fuzz targets and the few sources they compile are built.
 start=$(date +%s)
+mkdir -p "$build"
+rm -f "$build/fuzz-results.md"  # never report a previous run's figures
 CXX=$cxx cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPARATUNE_FUZZ=ON \
   -DPARATUNE_WERROR=OFF >/dev/null
 cmake --build "$build" -j "${JOBS:-2}" --target fuzzers >"$build/fuzz-build.log" 2>&1 || {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the test layers: unit (always), integration and e2e (real control plane, when it can be
-# built here). Usage: hack/test.sh BUILD_DIR [unit|integration|e2e|all]
+# built here), plus brief fuzzing in `all`. Usage: hack/test.sh BUILD_DIR [unit|fuzz|integration|e2e|all]
 set -euo pipefail
 build=${1:-build}; layer=${2:-all}
 cd "$(dirname "$0")/.."
@@ -8,10 +8,17 @@ jobs=$(nproc)
 run_ctest() { (cd "$build" && ctest -L "$1" --output-on-failure -j "$jobs"); }
 # The Helm chart's default rendering must equal manifests/ + crds/ (no cluster needed).
 chart_check() { [ -x tests/chart/check_chart_test.sh ] && tests/chart/check_chart_test.sh; }
+# libFuzzer targets, briefly (hack/fuzz.sh; a separate clang tree next to BUILD_DIR). Skipped
+# only when PARATUNE_SKIP_FUZZ=1; a missing clang fails with the reason.
+fuzz_check() {
+  if [ "${PARATUNE_SKIP_FUZZ:-0}" = 1 ]; then echo "fuzz: skipped (PARATUNE_SKIP_FUZZ=1)"; return; fi
+  hack/fuzz.sh "${build%/}-fuzz" "${PARATUNE_FUZZ_SECONDS:-20}"
+}
 case "$layer" in
   unit) run_ctest unit; chart_check ;;
+  fuzz) fuzz_check ;;
   integration|e2e|all)
-    if [ "$layer" = all ]; then run_ctest unit; chart_check; fi
+    if [ "$layer" = all ]; then run_ctest unit; chart_check; fuzz_check; fi
     if [ -x hack/local-cluster.sh ] && ls tests/integration/*.cc >/dev/null 2>&1; then
       export PARATUNE_KUBE_BIN
       PARATUNE_KUBE_BIN=$(hack/build-kube.sh | tail -1)
