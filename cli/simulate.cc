@@ -1,9 +1,13 @@
 // paratune simulate -f CAMPAIGN.yaml [--seed N] [--max-trials K]
 //   [--strategy builtin|llm|random|grid|greedy] [--exhaustive]
-//   [--ablate pool|failure-analysis|calibration] [-o json]
+//   [--ablate pool|failure-analysis|calibration] [--nodes N [--node-faults TEXT]] [-o json]
 // The whole agent loop offline against the simulated cluster (contract section 6). People see a
 // live table (iteration, change, rationale, result, objective, best so far) and a summary;
 // `-o json` prints {"trials", "best", "baseline", "optimum", "stopReason", "pool", ...}.
+// --nodes N places every trial on simulated nodes paratune-gpu-0..N-1 (devices per node from
+// spec.hardware), avoiding nodes found suspect; --node-faults "NODE=KIND:SEVERITY;..." makes some
+// of them sick (agents/sim/node_faults.h). Anomalous trials and suspect nodes are then shown,
+// and the JSON gains per-trial "nodes"/"anomaly" and "suspectNodes".
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -45,9 +49,14 @@ class LiveTable {
     }
     std::string result = TrialPhaseName(t.phase);
     if (t.failure) result = "Failed " + t.failure->category;
+    if (t.anomaly) result = std::string("Anomaly ") + health::AnomalyKindName(t.anomaly->kind);
+    std::string where;
+    for (const auto& n : t.node_names) where += (where.empty() ? "" : ",") + n;
     std::cout << Fit(std::to_string(t.iteration), 5) << Fit(t.name, 22) << Fit(t.change, 26)
               << Fit(result, 22) << Fit(obj > 0 ? Num(obj) : "-", 11)
-              << Fit(best_ > 0 ? Num(best_) : "-", 9) << t.proposal.rationale.substr(0, 110) << "\n"
+              << Fit(best_ > 0 ? Num(best_) : "-", 9)
+              << (where.empty() ? std::string() : "[" + where + "] ")
+              << t.proposal.rationale.substr(0, 110) << "\n"
               << std::flush;
   }
 
@@ -80,6 +89,22 @@ void PrintSummary(const nlohmann::json& j) {
               << j["optimum"]["config"].dump() << " (exhaustive over "
               << j["optimum"].value("evaluated", 0) << " valid configurations)\n";
   }
+  if (c.value("anomalous", 0) > 0) {
+    std::cout << "Anomalous: " << c.value("anomalous", 0)
+              << " succeeded trials set aside (slower than their nodes should allow)\n";
+  }
+  if (j.contains("suspectNodes")) {
+    std::cout << "Suspect nodes:";
+    if (j["suspectNodes"].empty()) std::cout << " none";
+    std::cout << "\n";
+    for (const auto& n : j["suspectNodes"]) {
+      std::string reasons;
+      for (const auto& r : n["reasons"])
+        reasons += (reasons.empty() ? "" : "; ") + r.get<std::string>();
+      std::cout << "  " << n.value("name", "") << " score " << Num(n.value("score", 0.0))
+                << " (after " << n.value("afterTrial", "") << "): " << reasons << "\n";
+    }
+  }
   std::cout << "Wall time: " << Num(j.value("wallSeconds", 0.0)) << " s\n";
 }
 
@@ -99,6 +124,14 @@ int RunSimulate(const Args& args) {
       args.GetOr("--strategy", spec->agents.engine.empty() ? "builtin" : spec->agents.engine);
   opt.exhaustive = args.Has("--exhaustive");
   opt.ablate = args.GetOr("--ablate", "");
+  auto nodes = args.GetInt("--nodes", 0, 0, 100000);
+  if (!nodes.ok()) return ReportError("simulate", nodes.status());
+  opt.nodes = *nodes;
+  const std::string node_faults = args.GetOr("--node-faults", "");
+  if (!node_faults.empty() && opt.nodes == 0) {
+    return ReportError("simulate",
+                       Status::Invalid("--node-faults: needs --nodes N (the simulated node pool)"));
+  }
   // LLM engines (agents/loop/llm_engine.h, owned by the LLM engine): --llm-endpoint,
   // --llm-model and --llm-timeout override spec.agents.llm (key: OPENAI_API_KEY); --llm-replay
   // RUN.json answers from the exchanges recorded in an earlier run instead of a model.
@@ -121,7 +154,7 @@ int RunSimulate(const Args& args) {
     table = std::make_unique<LiveTable>(*spec);
     observer = [&](const TrialRecord& t, const TuningSession& s) { table->Row(t, s); };
   }
-  auto runner = MakeSimulatedClusterRunner(*spec, opt.seed);
+  auto runner = MakeSimulatedClusterRunner(*spec, opt.seed, node_faults);
   if (!runner.ok()) return ReportError("simulate", runner.status());
   auto result = RunSimulation(*spec, opt, runner->get(), observer);
   if (!result.ok()) return ReportError("simulate", result.status());
@@ -137,7 +170,7 @@ int RunSimulate(const Args& args) {
 
 PARATUNE_COMMAND("simulate",
                  "run the agent loop against the simulated cluster (-f CAMPAIGN [--strategy S] "
-                 "[--exhaustive])",
+                 "[--exhaustive] [--nodes N [--node-faults NODE=KIND:SEVERITY;...]])",
                  {"--exhaustive"}, RunSimulate);
 
 }  // namespace paratune::cli

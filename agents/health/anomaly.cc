@@ -83,8 +83,10 @@ Result<Anomaly> Anomaly::FromJson(const nlohmann::json& j) {
 }
 
 // Spikes are judged against the median of the whole run (robust to a few outliers); drift
-// compares the median of the last third with the median of the first third, so a single slow
-// interval moves neither. Spikes are checked first: a flaky node's spikes are the stronger sign.
+// compares the median of the last third with the first third, so a single slow
+// interval moves neither; the early reference is the fastest interval of the first third, so a
+// slowdown that ramps in early (a GPU heating up) still shows its full size. Spikes are checked
+// first: a flaky node's spikes are the stronger sign.
 std::optional<Anomaly> DetectStepTimeAnomaly(const std::vector<double>& step_times,
                                              const AnomalyThresholds& t) {
   if (step_times.size() < t.min_steps + 1) return std::nullopt;
@@ -111,7 +113,7 @@ std::optional<Anomaly> DetectStepTimeAnomaly(const std::vector<double>& step_tim
     return a;
   }
   size_t third = std::max<size_t>(1, steps.size() / 3);
-  double early = Median(std::vector<double>(steps.begin(), steps.begin() + third));
+  double early = *std::min_element(steps.begin(), steps.begin() + third);
   double late = Median(std::vector<double>(steps.end() - third, steps.end()));
   if (late > t.drift_ratio * early) {
     Anomaly a;

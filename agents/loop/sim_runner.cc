@@ -16,11 +16,26 @@ std::string Tail(const std::string& log, size_t max_chars) {
 
 class SimulatedClusterRunner : public TrialRunner {
  public:
-  SimulatedClusterRunner(Workload w, uint64_t seed) : w_(std::move(w)) { opt_.seed = seed; }
+  SimulatedClusterRunner(Workload w, uint64_t seed, std::vector<NodeFault> faults)
+      : w_(std::move(w)) {
+    opt_.seed = seed;
+    opt_.node_faults = std::move(faults);
+  }
 
   TrialOutcome Run(const TrialPlan& plan, int64_t attempt) override {
-    const SimTrialResult r = RunSimulatedTrial(w_, plan.config, opt_, attempt);
+    return RunOn(plan, attempt, {});
+  }
+
+  // The step times are the ones the log shows (what the operator's log collector reads);
+  // the fault actually played (SimTrialResult::fault_played) is never passed on.
+  TrialOutcome RunOn(const TrialPlan& plan, int64_t attempt,
+                     const std::vector<std::string>& nodes) override {
+    SimOptions opt = opt_;
+    opt.nodes = nodes;
+    const SimTrialResult r = RunSimulatedTrial(w_, plan.config, opt, attempt);
     TrialOutcome o;
+    o.node_names = nodes;
+    if (r.exit_code == 0) o.step_times = r.step_times;
     o.name = plan.name;
     o.succeeded = r.exit_code == 0;
     o.exit_code = r.exit_code;
@@ -44,10 +59,14 @@ class SimulatedClusterRunner : public TrialRunner {
 }  // namespace
 
 Result<std::unique_ptr<TrialRunner>> MakeSimulatedClusterRunner(const CampaignSpec& spec,
-                                                                uint64_t seed) {
+                                                                uint64_t seed,
+                                                                const std::string& node_faults) {
   auto w = ResolveWorkload(spec);
   if (!w.ok()) return w.status();
-  return std::unique_ptr<TrialRunner>(new SimulatedClusterRunner(std::move(w).value(), seed));
+  auto faults = ParseNodeFaults(node_faults);
+  if (!faults.ok()) return faults.status().WithPrefix("--node-faults");
+  return std::unique_ptr<TrialRunner>(
+      new SimulatedClusterRunner(std::move(w).value(), seed, std::move(faults).value()));
 }
 
 }  // namespace paratune

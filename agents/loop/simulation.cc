@@ -1,6 +1,12 @@
 #include "agents/loop/simulation.h"
 
 #include <chrono>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "agents/health/sim_placement.h"
+#include "agents/model/workload.h"
 
 namespace paratune {
 
@@ -15,6 +21,10 @@ nlohmann::json TrialJson(const TrialRecord& t) {
   j["proposedBy"] = t.proposal.proposed_by;
   j["expectedImpact"] = t.proposal.expected_impact;
   j["confidence"] = t.proposal.confidence;
+  if (!t.node_names.empty() || t.anomaly) {  // node placement was simulated (issue 9)
+    j["nodes"] = t.node_names;
+    j["anomaly"] = t.anomaly ? t.anomaly->ToJson() : nlohmann::json(nullptr);
+  }
   return j;
 }
 
@@ -24,6 +34,56 @@ nlohmann::json RecordSummary(const TrialRecord& t, double objective) {
           {"config", ConfigToJson(t.config)},
           {"metrics", t.metrics ? t.metrics->ToJson() : nlohmann::json(nullptr)},
           {"objective", objective}};
+}
+
+// The node pool of --nodes: devices per node from the campaign's hardware.
+Result<health::SimNodePool> MakeNodePool(const CampaignSpec& spec, const SimulationOptions& o) {
+  auto w = ResolveWorkload(spec);
+  if (!w.ok()) return w.status();
+  const int64_t per_node = std::max<int64_t>(1, w->DevicesPerNode());
+  const int64_t per_trial = std::max<int64_t>(1, (w->devices + per_node - 1) / per_node);
+  return health::SimNodePool::Create(
+      o.nodes, per_trial, w->IsTpu() ? "paratune-tpu-" : "paratune-gpu-", o.seed, o.ledger);
+}
+
+// After a trial on simulated nodes: the ledger scores its nodes; a node fault or an anomaly gets
+// its RetryTrial remediation approved at once (the simulation has no person to ask; the operator
+// waits for the approval annotation), away from the trial's nodes and every suspect. Retries
+// are not re-run again. `suspect_after` records the trial after which each node became suspect.
+void AttributeTrial(TuningSession& s, const TrialRecord& t, health::SimNodePool* nodes,
+                    int64_t index, std::map<std::string, std::string>* suspect_after) {
+  health::TrialObservation obs;
+  obs.campaign = s.spec().name;
+  obs.trial = t.name;
+  obs.nodes = t.node_names;
+  if (t.phase == TrialPhase::kFailed && t.failure) {
+    obs.failure_category = t.failure->category;
+    obs.failure_confidence = t.failure->confidence;
+  }
+  obs.anomaly = t.anomaly;
+  for (const auto& n : nodes->ledger().RecordTrial(obs, health::SimTime(index))) {
+    (*suspect_after)[n] = t.name;
+  }
+  const bool node_failure =
+      obs.failure_category == "NodeFault" || obs.failure_category == "CollectiveTimeout";
+  if ((!t.anomaly && !node_failure) || !t.retry_of.empty()) return;
+  std::vector<std::string> avoid = t.node_names;
+  for (const auto& n : nodes->ledger().SuspectNames()) avoid.push_back(n);
+  (void)s.RequestRetry(t.name, avoid);  // FailedPrecondition when already queued: nothing to do
+}
+
+nlohmann::json SuspectNodesJson(const health::NodeLedger& ledger,
+                                const std::map<std::string, std::string>& suspect_after) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& r : ledger.Suspects()) {
+    auto it = suspect_after.find(r.name);
+    out.push_back({{"name", r.name},
+                   {"score", std::round(r.score * 1000) / 1000},
+                   {"since", r.suspect_since},
+                   {"afterTrial", it == suspect_after.end() ? "" : it->second},
+                   {"reasons", health::SuspectReasons(r)}});
+  }
+  return out;
 }
 
 }  // namespace
@@ -102,11 +162,9 @@ nlohmann::json SimulationJson(const TuningSession& session, const std::optional<
                     {"evaluated", optimum->evaluated},
                     {"runnable", optimum->runnable}};
   }
-  j["trialCounts"] = {{"total", sum.counts.total},
-                      {"succeeded", sum.counts.succeeded},
-                      {"failed", sum.counts.failed},
-                      {"rejected", sum.counts.rejected},
-                      {"running", sum.counts.running}};
+  j["trialCounts"] = {{"total", sum.counts.total},     {"succeeded", sum.counts.succeeded},
+                      {"failed", sum.counts.failed},   {"rejected", sum.counts.rejected},
+                      {"running", sum.counts.running}, {"anomalous", sum.counts.anomalous}};
   j["lastAnalysis"] = sum.last_analysis.ToJson();
   j["stopReason"] = stop ? StopReasonName(stop->reason) : "";
   j["stopMessage"] = stop ? stop->message : "";
@@ -135,6 +193,14 @@ Result<SimulationResult> RunSimulation(const CampaignSpec& spec_in,
   if (!session.ok()) return session.status();
   TuningSession& s = **session;
   SimulationResult result;
+  std::optional<health::SimNodePool> nodes;
+  std::map<std::string, std::string> suspect_after;
+  if (options.nodes > 0) {
+    auto p = MakeNodePool(spec, options);
+    if (!p.ok()) return p.status();
+    nodes = std::move(p).value();
+  }
+  int64_t finished = 0;
   const int parallel = static_cast<int>(std::max<int64_t>(1, spec.budget.parallel_trials));
   for (int guard = 0; guard < 100000; ++guard) {
     if ((result.stop = s.ShouldStop())) break;
@@ -147,9 +213,19 @@ Result<SimulationResult> RunSimulation(const CampaignSpec& spec_in,
       }
       break;
     }
+    std::set<std::string> busy;  // nodes of the batch's trials, which run side by side
     for (const auto& plan : *plans) {
-      const TrialOutcome outcome = runner->Run(plan, plan.retry_of.empty() ? 0 : 1);
+      const int64_t attempt = plan.retry_of.empty() ? 0 : 1;
+      std::vector<std::string> placed;
+      if (nodes) {
+        placed = nodes->Place(plan.name, plan.avoid_nodes, busy);
+        busy.insert(placed.begin(), placed.end());
+      }
+      const TrialOutcome outcome =
+          nodes ? runner->RunOn(plan, attempt, placed) : runner->Run(plan, attempt);
       PARATUNE_RETURN_IF_ERROR(s.RecordOutcome(outcome));
+      if (nodes) AttributeTrial(s, *pool.FindTrial(plan.name), &*nodes, finished, &suspect_after);
+      ++finished;
       if (observer) observer(*pool.FindTrial(plan.name), s);
     }
   }
@@ -159,6 +235,12 @@ Result<SimulationResult> RunSimulation(const CampaignSpec& spec_in,
   result.json["seed"] = options.seed;
   result.json["strategy"] = options.strategy;
   result.json["ablate"] = options.ablate;
+  if (nodes) {
+    result.json["nodes"] = nodes->names();
+    result.json["suspectNodes"] = SuspectNodesJson(nodes->ledger(), suspect_after);
+    result.json["nodeLedger"] = nodes->ledger().ToJson();
+    result.ledger = nodes->ledger();
+  }
   result.wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   result.json["wallSeconds"] = result.wall_seconds;

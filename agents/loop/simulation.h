@@ -13,6 +13,7 @@
 #include <string>
 
 #include "agents/core/campaign.h"
+#include "agents/health/node_ledger.h"
 #include "agents/loop/message_pool.h"
 #include "agents/loop/tuning_session.h"
 
@@ -25,14 +26,23 @@ class TrialRunner {
   virtual ~TrialRunner() = default;
   // `attempt` is 0 for a first run, 1 for its retry (infrastructure faults are drawn per attempt).
   virtual TrialOutcome Run(const TrialPlan& plan, int64_t attempt) = 0;
+  // The same on the named nodes (rank order), for runners that model node placement and
+  // per-node faults; the default ignores the nodes.
+  virtual TrialOutcome RunOn(const TrialPlan& plan, int64_t attempt,
+                             const std::vector<std::string>& nodes) {
+    (void)nodes;
+    return Run(plan, attempt);
+  }
   // The noise-free objective of `config` on this cluster, or nullopt when it cannot run
   // (for --exhaustive and the benchmark's "fraction of the optimum").
   virtual std::optional<TrialMetrics> TrueMetrics(const Config& config) const = 0;
 };
 
 // The simulated cluster (agents/sim) for `spec` with a hidden reality drawn from `seed`.
-Result<std::unique_ptr<TrialRunner>> MakeSimulatedClusterRunner(const CampaignSpec& spec,
-                                                                uint64_t seed);
+// `node_faults` (agents/sim/node_faults.h text form, "" for none) are the cluster's hidden sick
+// nodes, played on the nodes RunOn names; kInvalidArgument naming --node-faults when malformed.
+Result<std::unique_ptr<TrialRunner>> MakeSimulatedClusterRunner(
+    const CampaignSpec& spec, uint64_t seed, const std::string& node_faults = "");
 
 struct SimulationOptions {
   std::string strategy = "builtin";  // builtin | random | grid | greedy | (registered engines)
@@ -40,6 +50,12 @@ struct SimulationOptions {
   int64_t max_trials = 0;   // 0: spec.budget.maxTrials
   bool exhaustive = false;  // also find the optimum of the whole space
   std::string ablate;       // "" | pool | failure-analysis | calibration
+  // Cluster health (issue 9): > 0 simulates a pool of that many nodes (devices per node from
+  // spec.hardware): each trial is placed on the nodes it needs, avoiding nodes the ledger holds
+  // suspect; RetryTrial remediations are approved at once (no person in the loop here). The JSON
+  // then gains per-trial "nodes"/"anomaly" and "suspectNodes". 0: no placement (as before).
+  int64_t nodes = 0;
+  health::LedgerOptions ledger;
 };
 
 // Model-free baselines (random, grid, greedy) run without the memory check, convergence stop
@@ -60,6 +76,7 @@ std::optional<OptimumResult> FindOptimum(const TuningSession& session, const Tri
 
 struct SimulationResult {
   nlohmann::json json;  // the contract's simulate JSON (trials, best, baseline, optimum, ...)
+  std::optional<health::NodeLedger> ledger;  // with SimulationOptions::nodes > 0
   std::optional<StopDecision> stop;
   double wall_seconds = 0;
 };
