@@ -2,17 +2,24 @@
 // configuration from PARATUNE_<KEY> variables (and --set), the workload from PARATUNE_WORKLOAD or
 // -f CAMPAIGN.yaml, prints the framework's log, writes the termination message on success and
 // exits 0, or prints the real error text and exits 1. Bad input exits 2.
+// Node faults (issue 9): --node-faults / PARATUNE_SIM_NODE_FAULTS (node_faults.h text form),
+// the pod's node --node / PARATUNE_NODE_NAME and its Job's nodes --job-nodes /
+// PARATUNE_SIM_JOB_NODES (comma-separated, default: its own node). The faults of those nodes
+// are played (agents/sim/simulated_cluster.h); bad fault text exits 2 naming its source.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <thread>
 
 #include "agents/core/campaign.h"
 #include "agents/model/workload.h"
+#include "agents/sim/node_faults.h"
 #include "agents/sim/reality.h"
 #include "agents/sim/simulated_cluster.h"
 #include "cli/command.h"
@@ -66,6 +73,44 @@ Result<Workload> LoadWorkload(const Args& args, Config* baseline) {
   return WorkloadFromJson(j);
 }
 
+std::vector<std::string> SplitNodes(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string n; std::getline(in, n, ',');) {
+    const size_t b = n.find_first_not_of(" \t");
+    if (b == std::string::npos) continue;
+    n = n.substr(b, n.find_last_not_of(" \t") - b + 1);
+    if (std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
+  }
+  return out;
+}
+
+// The simulated cluster's node faults (--node-faults or PARATUNE_SIM_NODE_FAULTS), this pod's
+// node (--node or PARATUNE_NODE_NAME) and the nodes of its Job (--job-nodes or
+// PARATUNE_SIM_JOB_NODES, comma-separated; its own node is always one of them).
+Status ReadNodeFaults(const Args& args, SimOptions* opt) {
+  std::string source = "--node-faults";
+  std::optional<std::string> text = args.Get("--node-faults");
+  if (!text) {
+    source = "PARATUNE_SIM_NODE_FAULTS";
+    if (const char* v = Env("PARATUNE_SIM_NODE_FAULTS")) text = v;
+  }
+  if (text) {
+    auto faults = ParseNodeFaults(*text);
+    if (!faults.ok()) return Status::Invalid(source + ": " + faults.status().message());
+    opt->node_faults = *faults;
+  }
+  std::string node =
+      args.GetOr("--node", Env("PARATUNE_NODE_NAME") ? Env("PARATUNE_NODE_NAME") : "");
+  std::string job =
+      args.GetOr("--job-nodes", Env("PARATUNE_SIM_JOB_NODES") ? Env("PARATUNE_SIM_JOB_NODES") : "");
+  opt->nodes = SplitNodes(job);
+  if (!node.empty() && std::find(opt->nodes.begin(), opt->nodes.end(), node) == opt->nodes.end()) {
+    opt->nodes.insert(opt->nodes.begin(), node);
+  }
+  return Status::Ok();
+}
+
 Result<SimOptions> ReadOptions(const Args& args, int64_t* attempt) {
   SimOptions opt;
   const char* campaign = Env("PARATUNE_CAMPAIGN");
@@ -87,6 +132,7 @@ Result<SimOptions> ReadOptions(const Args& args, int64_t* attempt) {
   if (opt.infra_fault_rate < 0 || opt.infra_fault_rate > 1) {
     return Status::Invalid("--fault-rate: must be within [0, 1]");
   }
+  PARATUNE_RETURN_IF_ERROR(ReadNodeFaults(args, &opt));
   opt.start_unix_seconds =
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   return opt;
@@ -155,7 +201,10 @@ int RunTrialSim(const Args& args) {
 
 PARATUNE_COMMAND("trial-sim",
                  "simulated training run: reads PARATUNE_* and prints a framework log "
-                 "(--fast, --seed, --attempt, -f CAMPAIGN)",
+                 "(--fast, --seed, --attempt, -f CAMPAIGN; node faults: --node-faults TEXT or "
+                 "PARATUNE_SIM_NODE_FAULTS, e.g. \"gpu-2=throttle:0.5;gpu-3=slow-link:0.3;"
+                 "gpu-1=flaky:0.4\", played on --node NAME or PARATUNE_NODE_NAME and the Job's "
+                 "--job-nodes A,B or PARATUNE_SIM_JOB_NODES)",
                  {"--fast"}, RunTrialSim);
 
 }  // namespace paratune::cli

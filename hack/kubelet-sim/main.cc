@@ -1,7 +1,9 @@
 // paratune-kubelet-sim: plays the kubelet of the simulated nodes of the local cluster.
 //   paratune-kubelet-sim --kubeconfig FILE [--paratune BIN] [--work-dir DIR]
 //                        [--gpu-nodes 4] [--tpu-hosts 4] [--workers 16]
-// Runs until SIGTERM/SIGINT.
+//                        [--node-faults "paratune-gpu-2=throttle:0.5;paratune-gpu-1=flaky:0.4"]
+// --node-faults (fallback: env PARATUNE_SIM_NODE_FAULTS) makes simulated nodes sick
+// (agents/sim/node_faults.h); bad text exits 2 with the reason. Runs until SIGTERM/SIGINT.
 #include <spdlog/spdlog.h>
 
 #include <cstdlib>
@@ -9,6 +11,7 @@
 #include <string>
 #include <thread>
 
+#include "agents/sim/node_faults.h"
 #include "hack/kubelet-sim/log_server.h"
 #include "hack/kubelet-sim/node_pool.h"
 #include "hack/kubelet-sim/pod_runner.h"
@@ -21,7 +24,8 @@ int main(int argc, char** argv) {
   std::stop_source& stop = kube::InstallSignalHandlers();
   std::string kubeconfig, paratune_bin, work_dir = "/tmp/paratune-kubelet-sim";
   int gpu_nodes = 4, tpu_hosts = 4, workers = 16, kubelet_port = 10250;
-  std::string tls_cert, tls_key;
+  std::string tls_cert, tls_key, node_faults;
+  bool faults_flag = false;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string flag = argv[i], value = argv[i + 1];
     if (flag == "--kubeconfig")
@@ -42,10 +46,23 @@ int main(int argc, char** argv) {
       tls_key = value;
     else if (flag == "--workers")
       workers = std::atoi(value.c_str());
-    else {
+    else if (flag == "--node-faults") {
+      node_faults = value;
+      faults_flag = true;
+    } else {
       spdlog::error("unknown flag {}", flag);
       return 2;
     }
+  }
+  if (!faults_flag) {
+    const char* env = std::getenv("PARATUNE_SIM_NODE_FAULTS");
+    node_faults = env != nullptr ? env : "";
+  }
+  auto faults = ParseNodeFaults(node_faults);
+  if (!faults.ok()) {
+    spdlog::error("{}: {}", faults_flag ? "--node-faults" : "PARATUNE_SIM_NODE_FAULTS",
+                  faults.status().message());
+    return 2;
   }
   if (paratune_bin.empty()) {
     paratune_bin = (std::filesystem::path(argv[0]).parent_path() / "paratune").string();
@@ -71,9 +88,10 @@ int main(int argc, char** argv) {
   mo.probe_address = "";
   auto mgr = kube::Manager::Create(mo, client->get(), time, nullptr);
   kube::Informer* pods = (*mgr)->GetInformer(kube::resources::kPods);
-  kubelet::PodRunner runner(client->get(), pods, &nodes, time,
-                            {std::filesystem::absolute(paratune_bin).string(),
-                             std::filesystem::absolute(work_dir).string()});
+  kubelet::PodRunner runner(
+      client->get(), pods, &nodes, time,
+      {std::filesystem::absolute(paratune_bin).string(),
+       std::filesystem::absolute(work_dir).string(), FormatNodeFaults(*faults)});
   kube::ControllerOptions co;
   co.name = "kubelet-sim";
   co.workers = workers;
@@ -87,8 +105,9 @@ int main(int argc, char** argv) {
     if (!ls.ok()) spdlog::warn("pod logs unavailable: {}", kube::StatusText(ls));
   }
   std::jthread heartbeat([&nodes](std::stop_token st) { nodes.Run(st); });
-  spdlog::info("paratune-kubelet-sim: {} GPU nodes, {} TPU hosts, paratune={}", gpu_nodes,
-               tpu_hosts, paratune_bin);
+  spdlog::info("paratune-kubelet-sim: {} GPU nodes, {} TPU hosts, paratune={}, node faults: {}",
+               gpu_nodes, tpu_hosts, paratune_bin,
+               faults->empty() ? "none" : FormatNodeFaults(*faults));
   Status s = (*mgr)->Run(stop.get_token());
   heartbeat.request_stop();
   return s.ok() ? 0 : 1;

@@ -135,11 +135,29 @@ Status NodePool::RegisterAll() {
   return Status::Ok();
 }
 
+std::set<std::string> NodePool::Deleted() const {
+  std::lock_guard lock(mu_);
+  return deleted_;
+}
+
 void NodePool::Run(std::stop_token stop) {
   bool registered = false;
   while (!stop.stop_requested()) {
     for (const NodeSpec& n : nodes_) {
+      {
+        std::lock_guard lock(mu_);
+        if (deleted_.count(n.name)) continue;
+      }
       Status s = registered ? Heartbeat(n) : Register(n);
+      if (registered && s.code() == StatusCode::kNotFound) {
+        std::lock_guard lock(mu_);
+        deleted_.insert(n.name);
+        spdlog::warn(
+            "node {}: the Node object was deleted; no longer heartbeating it (a kubelet "
+            "registers its node again only when restarted)",
+            n.name);
+        continue;
+      }
       if (!s.ok()) spdlog::warn("node {}: {}", n.name, kube::StatusText(s));
     }
     registered = true;

@@ -1,9 +1,17 @@
 // NodePool: the simulated nodes of contract section 9 (4 H100x8 GPU nodes, one TPU v5e 4x4 slice
 // of 4 hosts). Registers them, keeps them Ready (status heartbeats and kube-node-lease Leases) and
 // strips the not-ready/unreachable taints. Thread-safe; Run blocks until stop.
+//
+// A Node object deleted by someone while the stand-in runs is treated as a real kubelet treats
+// it: the kubelet registers its node only when it starts, so the pool stops heartbeating that
+// node (one warning, no retry loop; no Lease renewals either) and does not re-create it until
+// the stand-in is restarted. Pods bound to the deleted node keep running until their pod objects
+// go away (the pod garbage collector force-deletes pods of missing nodes); PodRunner then kills
+// their processes.
 #ifndef PARATUNE_HACK_KUBELET_SIM_NODE_POOL_H_
 #define PARATUNE_HACK_KUBELET_SIM_NODE_POOL_H_
 
+#include <mutex>
 #include <set>
 #include <stop_token>
 #include <string>
@@ -32,6 +40,8 @@ class NodePool {
   // Registers every node once (status Ready); errors are returned, not retried.
   Status RegisterAll();
   bool Owns(const std::string& node_name) const { return names_.count(node_name) > 0; }
+  // Nodes found deleted since the last registration (no longer heartbeated).
+  std::set<std::string> Deleted() const;
 
  private:
   Status Register(const NodeSpec& n);
@@ -43,6 +53,8 @@ class NodePool {
   std::set<std::string> names_;
   kube::TimeSource* time_;
   int kubelet_port_;
+  mutable std::mutex mu_;
+  std::set<std::string> deleted_;  // guarded by mu_
 };
 
 }  // namespace paratune::kubelet

@@ -10,6 +10,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "hack/kubelet-sim/node_env.h"
+
 namespace paratune::kubelet {
 
 using kube::Json;
@@ -110,7 +112,18 @@ void PodRunner::Kill(const std::string& uid) {
 
 Result<kube::ReconcileResult> PodRunner::Reconcile(const kube::ObjectKey& key) {
   kube::ObjectPtr pod = pods_->Get(key);
-  if (!pod) return kube::ReconcileResult{};
+  if (!pod) {
+    // Gone without a graceful delete: nothing may keep running for it.
+    std::string uid;
+    {
+      std::lock_guard lock(mu_);
+      auto it = uid_of_.find(key);
+      if (it != uid_of_.end()) uid = it->second;
+      uid_of_.erase(key);
+    }
+    if (!uid.empty()) Kill(uid);
+    return kube::ReconcileResult{};
+  }
   const Json& spec = (*pod)["spec"];
   if (!nodes_->Owns(spec.value("nodeName", ""))) return kube::ReconcileResult{};
   std::string uid = kube::UidOf(*pod);
@@ -178,6 +191,9 @@ void PodRunner::Start(const Json& pod) {
       env[name] = "";
     }
   }
+  for (auto& [name, value] :
+       SimNodeEnv(opts_.node_faults, pod, JobNodes(pod, pods_->List(kube::NamespaceOf(pod)))))
+    env[name] = value;
   for (std::string& a : argv) a = ExpandVars(a, env);
   if (argv[0] == "paratune") {
     argv[0] = opts_.paratune_bin;
@@ -186,6 +202,7 @@ void PodRunner::Start(const Json& pod) {
   }
   std::lock_guard lock(mu_);
   ++started_;
+  uid_of_[kube::ObjectKey::Of(pod)] = kube::UidOf(pod);
   threads_.emplace_back([this, pod, argv, env] { RunContainer(pod, argv, env); });
 }
 

@@ -3,8 +3,11 @@
 // $(VAR) expanded, PARATUNE_TERMINATION_LOG pointing at a per-pod file); its status goes Running,
 // then Succeeded/Failed with exit code, reason and termination message (the log tail under
 // FallbackToLogsOnError: last 80 lines, at most 4096 bytes, as the kubelet does). Any other
-// container stays Waiting with reason ErrImagePull and a message naming the image. Deleting a
-// pod kills its process and removes the pod (grace period 0). Thread-safe.
+// container stays Waiting with reason ErrImagePull and a message naming the image. Every process
+// also gets the simulated node's environment (node_env.h: the node faults, its node, its Job's
+// nodes). Deleting a pod kills its process and removes the pod (grace period 0); a pod that
+// vanishes without a graceful delete (force-deleted, or garbage-collected after its Node was
+// deleted) has its process killed too. Thread-safe.
 #ifndef PARATUNE_HACK_KUBELET_SIM_POD_RUNNER_H_
 #define PARATUNE_HACK_KUBELET_SIM_POD_RUNNER_H_
 
@@ -26,6 +29,7 @@ namespace paratune::kubelet {
 struct RunnerOptions {
   std::string paratune_bin;  // what `paratune` in a command resolves to.
   std::string work_dir;      // per-pod logs and termination files.
+  std::string node_faults;   // the simulated nodes' faults (node_faults.h text), "" for none.
 };
 
 // Expands $(VAR) from env ($$ escapes a dollar; unknown references stay as written).
@@ -60,10 +64,11 @@ class PodRunner : public kube::Reconciler {
   kube::TimeSource* time_;
   RunnerOptions opts_;
   mutable std::mutex mu_;
-  std::set<std::string> handled_;         // pod uids already acted on; guarded by mu_
-  std::map<std::string, pid_t> running_;  // uid -> pid; guarded by mu_
-  std::vector<std::thread> threads_;      // guarded by mu_
-  int started_ = 0;                       // guarded by mu_
+  std::set<std::string> handled_;                  // pod uids already acted on; guarded by mu_
+  std::map<std::string, pid_t> running_;           // uid -> pid; guarded by mu_
+  std::map<kube::ObjectKey, std::string> uid_of_;  // started pods: key -> uid; guarded by mu_
+  std::vector<std::thread> threads_;               // guarded by mu_
+  int started_ = 0;                                // guarded by mu_
 };
 
 }  // namespace paratune::kubelet
