@@ -10,6 +10,8 @@
 #   PARATUNE_KUBE_BIN     directory holding kube-apiserver & co (default: hack/build-kube.sh)
 #   PARATUNE_NO_KUBELET=1 do not start paratune-kubelet-sim
 #   PARATUNE_SIM_GPU_NODES / PARATUNE_SIM_TPU_HOSTS  simulated pool sizes (default 4 / 4)
+#   PARATUNE_SIM_NODE_FAULTS  sick simulated nodes, passed to paratune-kubelet-sim --node-faults
+#                         (e.g. "paratune-gpu-2=throttle:0.5;paratune-gpu-1=flaky:0.4"; default none)
 # Credentials written to the state dir: kubeconfig (admin, system:masters), operator.kubeconfig
 # (system:serviceaccount:paratune-system:paratune-operator: only what RBAC grants it).
 set -euo pipefail
@@ -164,7 +166,8 @@ start_kubelet() {
   start_bg kubelet-sim "$sim" --kubeconfig "$dir/kubelet.kubeconfig" \
     --paratune "$build/bin/paratune" --work-dir "$dir/pods" --kubelet-port "$kubelet_port" \
     --tls-cert "$dir/pki/kubelet.crt" --tls-key "$dir/pki/kubelet.key" \
-    --gpu-nodes "${PARATUNE_SIM_GPU_NODES:-4}" --tpu-hosts "${PARATUNE_SIM_TPU_HOSTS:-4}"
+    --gpu-nodes "${PARATUNE_SIM_GPU_NODES:-4}" --tpu-hosts "${PARATUNE_SIM_TPU_HOSTS:-4}" \
+    --node-faults "${PARATUNE_SIM_NODE_FAULTS:-}"
 }
 
 up() {
