@@ -199,6 +199,7 @@ Result<SimulationResult> RunSimulation(const CampaignSpec& spec_in,
     auto p = MakeNodePool(spec, options);
     if (!p.ok()) return p.status();
     nodes = std::move(p).value();
+    if (options.start_ledger) nodes->ledger() = *options.start_ledger;
   }
   int64_t finished = 0;
   const int parallel = static_cast<int>(std::max<int64_t>(1, spec.budget.parallel_trials));

@@ -56,6 +56,9 @@ struct SimulationOptions {
   // then gains per-trial "nodes"/"anomaly" and "suspectNodes". 0: no placement (as before).
   int64_t nodes = 0;
   health::LedgerOptions ledger;
+  // The ledger's state before this campaign (the operator keeps one across campaigns); empty:
+  // a fresh ledger with `ledger` options.
+  std::optional<health::NodeLedger> start_ledger;
 };
 
 // Model-free baselines (random, grid, greedy) run without the memory check, convergence stop

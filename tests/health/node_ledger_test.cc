@@ -31,7 +31,9 @@ double Score(const NodeLedger& l, const std::string& n) {
 }
 
 TEST(NodeLedgerTest, TheNodeSharedByBadTrialsWithDifferentPartnersBecomesSuspect) {
-  NodeLedger l;
+  LedgerOptions o;
+  o.suspect_threshold = 3.0;  // three shared anomalies needed, to see the sharing at work
+  NodeLedger l(o);
   EXPECT_TRUE(l.RecordTrial(Anomalous("t1", {"g2", "g5"}), "t").empty());
   EXPECT_TRUE(l.RecordTrial(Anomalous("t2", {"g2", "g6"}), "t").empty());
   // g5 and g6 run healthy trials without g2 and are credited back.
