@@ -192,7 +192,11 @@ int Main() {
               e->false_alarms, e->fault_free, 100.0 * e->false_alarms / e->fault_free);
   std::printf(
       "- slow-link slows only collectives that cross nodes: the 1-node campaign cannot "
-      "see it.\n\n");
+      "see it, and in these 2-node campaigns the gradient reduce hides behind the backward "
+      "pass, so a 0.3 link costs their trials about 1%% (below any honest threshold; the "
+      "nccl-allreduce diagnostic is the tool for it).\n");
+  std::printf("- the ledger's default threshold (agents/health/node_ledger.h) is %.1f.\n\n",
+              health::LedgerOptions().suspect_threshold);
   return 0;
 }
 
