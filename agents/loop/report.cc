@@ -45,6 +45,35 @@ std::string Cell(std::string s, size_t max = 160) {
   return s;
 }
 
+// Anomalous trials and suspect nodes of a run with simulated or real node placement; nothing
+// when the run has neither.
+void WriteClusterHealth(const nlohmann::json& run, std::ostream& m) {
+  bool any = false;
+  for (const auto& t : run.at("trials")) {
+    if (!t.contains("anomaly") || !t.at("anomaly").is_object()) continue;
+    if (!any) m << "\n## Cluster health\n\n";
+    any = true;
+    std::string nodes;
+    for (const auto& n : t.value("nodes", nlohmann::json::array())) {
+      nodes += (nodes.empty() ? "" : ", ") + n.get<std::string>();
+    }
+    m << "- **" << Str(t, "name") << "** (" << Str(t.at("anomaly"), "kind")
+      << (nodes.empty() ? "" : " on " + nodes) << "): " << Str(t.at("anomaly"), "summary")
+      << ". Not learned from.\n";
+  }
+  const nlohmann::json suspects = run.value("suspectNodes", nlohmann::json::array());
+  if (!suspects.is_array() || suspects.empty()) return;
+  if (!any) m << "\n## Cluster health\n\n";
+  for (const auto& n : suspects) {
+    std::string reasons;
+    for (const auto& r : n.value("reasons", nlohmann::json::array())) {
+      reasons += (reasons.empty() ? "" : "; ") + r.get<std::string>();
+    }
+    m << "- suspect node **" << Str(n, "name") << "** (score " << Num(Get(n, "score"))
+      << "): " << reasons << "\n";
+  }
+}
+
 std::string Escape(const std::string& s) {
   std::string o;
   for (char ch : s) {
@@ -211,15 +240,19 @@ Result<CampaignReport> RenderCampaignReport(const nlohmann::json& run,
   }
   const nlohmann::json counts = run.value("trialCounts", nlohmann::json());
   m << " Trials: " << Get(counts, "total") << " (" << Get(counts, "succeeded") << " succeeded, "
-    << Get(counts, "failed") << " failed, " << Get(counts, "rejected")
-    << " candidates rejected before running).\n\n![" << metric << " per iteration]("
-    << chart_file_name << ")\n\n## Trials\n\n| # | trial | change | result | " << metric
-    << " | predicted | rationale |\n|---|---|---|---|---|---|---|\n";
+    << Get(counts, "failed") << " failed, "
+    << (Get(counts, "anomalous") > 0 ? Num(Get(counts, "anomalous")) + " anomalous, " : "")
+    << Get(counts, "rejected") << " candidates rejected before running).\n\n![" << metric
+    << " per iteration](" << chart_file_name << ")\n\n## Trials\n\n| # | trial | change | result | "
+    << metric << " | predicted | rationale |\n|---|---|---|---|---|---|---|\n";
   for (const auto& t : run.at("trials")) {
     const std::string phase = Str(t, "phase");
     std::string result = phase;
     if (phase == "Failed" && t.contains("failure") && t.at("failure").is_object()) {
       result = "Failed: " + Str(t.at("failure"), "category");
+    }
+    if (t.contains("anomaly") && t.at("anomaly").is_object()) {
+      result = "Anomaly: " + Str(t.at("anomaly"), "kind");
     }
     const double obj = Get(t.value("metrics", nlohmann::json()), metric.c_str());
     m << "| " << Get(t, "iteration") << " | " << Str(t, "name") << " | "
@@ -235,6 +268,7 @@ Result<CampaignReport> RenderCampaignReport(const nlohmann::json& run,
     m << "- **" << Str(t, "name") << "** (" << Str(t.at("failure"), "category")
       << "): " << Str(t.at("failure"), "summary") << "\n";
   }
+  WriteClusterHealth(run, m);
   const nlohmann::json a = run.value("lastAnalysis", nlohmann::json());
   if (a.is_object() && !Str(a, "healthState").empty()) {
     m << "\n## Last analysis\n\n" << Str(a, "summary") << "\n\n";
