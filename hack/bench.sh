@@ -22,9 +22,9 @@ for b in "$build"/bin/*_bench; do
   if ! "$b" >> "$tmp"; then echo "!! $name failed" >&2; status=1; fi
   echo >> "$tmp"
 done
-# Fuzzing: every libFuzzer target for PARATUNE_FUZZ_SECONDS (default 300) in a clang tree.
+# Fuzzing: every libFuzzer target for PARATUNE_FUZZ_SECONDS (default 60) in a clang tree.
 if [ -z "$filter" ] || [[ fuzz == *"$filter"* ]]; then
-  secs=${PARATUNE_FUZZ_SECONDS:-300}
+  secs=${PARATUNE_FUZZ_SECONDS:-60}
   echo ">> fuzz ($secs s per target)" >&2
   fuzz_status=0
   hack/fuzz.sh "${build%/}-fuzz" "$secs" >&2 || fuzz_status=$?

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 namespace paratune {
@@ -127,8 +128,12 @@ Result<ParamValue> ParseParamValue(const ParamInfo& info, const nlohmann::json& 
   switch (info.type) {
     case ParamType::kInt:
       if (v.is_number_integer()) return ParamValue::Int(v.get<int64_t>());
-      if (v.is_number_float() && v.get<double>() == static_cast<double>(v.get<int64_t>())) {
-        return ParamValue::Int(v.get<int64_t>());
+      if (v.is_number_float()) {
+        // Range-check before converting: casting 1e300 or NaN to int64 is undefined behaviour.
+        const double d = v.get<double>();
+        if (std::isfinite(d) && std::trunc(d) == d && std::fabs(d) < 9.0e15) {
+          return ParamValue::Int(static_cast<int64_t>(d));
+        }
       }
       return Status::Invalid(field + ": " + info.name + " takes an integer, got " + v.dump());
     case ParamType::kBool:

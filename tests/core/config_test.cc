@@ -44,5 +44,17 @@ TEST(ConfigTest, ChangedKeys) {
   EXPECT_EQ(ChangedKeys(a, b), std::vector<std::string>{"tp"});
 }
 
+// A TrialRun's spec.config comes from the API server as JSON: a float far outside int64 (or a
+// fraction) must be refused naming the field, never converted (undefined behaviour).
+TEST(ConfigTest, HugeOrFractionalNumbersForIntegersAreRefused) {
+  for (const char* text : {R"({"tp": 1e300})", R"({"tp": -1e300})", R"({"tp": 2.5})"}) {
+    auto c = ConfigFromJson(nlohmann::json::parse(text), "spec.config");
+    ASSERT_FALSE(c.ok()) << text;
+    EXPECT_NE(c.status().message().find("spec.config"), std::string::npos) << c.status().message();
+  }
+  auto ok = ConfigFromJson(nlohmann::json::parse(R"({"tp": 4.0})"), "spec.config");
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+}
+
 }  // namespace
 }  // namespace paratune
