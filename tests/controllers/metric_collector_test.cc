@@ -9,7 +9,7 @@ namespace paratune::controllers {
 namespace {
 
 std::string MegatronLine(int it, double ms, double tflops) {
-  char buf[512];
+  char buf[2048];  // %.1f of a huge double takes over 300 characters
   std::snprintf(buf, sizeof(buf),
                 " [2026-11-21 05:40:01] iteration %7d/     100 | consumed samples:         5120 | "
                 "elapsed time per iteration (ms): %.1f | throughput per GPU (TFLOP/s/GPU): %.1f | "
