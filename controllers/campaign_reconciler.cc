@@ -37,6 +37,8 @@ struct TuningCampaignReconciler::Context {
   std::map<std::string, Json> trial_runs;  // by name, owned by this campaign
   bool pool_changed = false;
   std::string now;
+  HealthContext health;
+  bool health_checked = false;
 };
 
 TuningCampaignReconciler::TuningCampaignReconciler(
@@ -77,6 +79,7 @@ Result<kube::ReconcileResult> TuningCampaignReconciler::Reconcile(const kube::Ob
   SessionDeps deps;
   deps.diagnostician = analyzer_;
   deps.options.seed = opts_.seed;
+  deps.options.detect_anomalies = opts_.detect_anomalies;
   if (ctx.spec.agents.engine != "builtin" && engine_factory_) {
     auto engine = engine_factory_(ctx.spec, &ctx.loaded.pool);
     if (engine.ok()) {
@@ -99,6 +102,7 @@ Result<kube::ReconcileResult> TuningCampaignReconciler::Reconcile(const kube::Ob
     ctx.trial_runs[kube::NameOf(*tr)] = *tr;
   }
   PARATUNE_RETURN_IF_ERROR(Ingest(ctx));
+  PARATUNE_RETURN_IF_ERROR(CheckHealth(ctx));
   PARATUNE_RETURN_IF_ERROR(ProposeAndPersist(ctx));
   PARATUNE_RETURN_IF_ERROR(LaunchOpenTrials(ctx));
   PARATUNE_RETURN_IF_ERROR(WriteStatus(ctx));
@@ -147,9 +151,16 @@ Status TuningCampaignReconciler::Ingest(Context& ctx) {
     if (outcome.succeeded) {
       char buf[64];
       std::snprintf(buf, sizeof(buf), "%.4g",
-                    rec != nullptr ? ctx.session->ObjectiveOf(*rec) : 0.0);
-      Emit(ctx, "Normal", reasons::kTrialSucceeded,
-           name + " succeeded: " + ObjectiveMetricName(ctx.spec.objective.metric) + " " + buf);
+                    rec != nullptr && rec->metrics
+                        ? rec->metrics->Objective(ctx.spec.objective.metric)
+                        : 0.0);
+      const bool anomalous = rec != nullptr && rec->anomaly.has_value();
+      Emit(ctx, anomalous ? "Warning" : "Normal", reasons::kTrialSucceeded,
+           name + " succeeded: " + ObjectiveMetricName(ctx.spec.objective.metric) + " " + buf +
+               (anomalous ? " but is anomalous (" +
+                                std::string(health::AnomalyKindName(rec->anomaly->kind)) +
+                                "): not learned from"
+                          : ""));
     } else {
       std::string why = rec != nullptr && rec->failure
                             ? rec->failure->category + ": " + rec->failure->summary
@@ -157,6 +168,24 @@ Status TuningCampaignReconciler::Ingest(Context& ctx) {
       Emit(ctx, "Warning", reasons::kTrialFailed, name + " failed: " + why);
     }
   }
+  return Status::Ok();
+}
+
+Status TuningCampaignReconciler::CheckHealth(Context& ctx) {
+  if (opts_.health == nullptr) return Status::Ok();
+  HealthContext& h = ctx.health;
+  h.campaign = &ctx.campaign;
+  h.spec = &ctx.spec;
+  h.session = ctx.session.get();
+  h.trial_runs = &ctx.trial_runs;
+  h.now = ctx.now;
+  HealthEmit emit = [this, &ctx](const std::string& type, const std::string& reason,
+                                 const std::string& message) { Emit(ctx, type, reason, message); };
+  PARATUNE_RETURN_IF_ERROR(opts_.health->Observe(h, emit));
+  PARATUNE_RETURN_IF_ERROR(opts_.health->Diagnose(h, emit));
+  PARATUNE_RETURN_IF_ERROR(opts_.health->Remediate(h, emit));
+  ctx.pool_changed |= h.pool_changed;
+  ctx.health_checked = true;
   return Status::Ok();
 }
 
@@ -249,6 +278,10 @@ Status TuningCampaignReconciler::WriteStatus(Context& ctx) {
   } else if ((old_phase == "Succeeded" || old_phase == "Failed") && phase == "Running") {
     Emit(ctx, "Normal", reasons::kResumed, "the spec changed: the campaign resumes");
   }
+  if (ctx.health_checked) {
+    status["nodeHealth"] = ctx.health.node_health;
+    status["remediations"] = ctx.health.remediations;
+  }
   DropEmptyStrings(&status);
   if (status == old_status) return Status::Ok();
   Json updated = ctx.campaign;
@@ -264,6 +297,7 @@ Json TrialRunFor(const Json& campaign, const TrialRecord& trial) {
                {"proposal", trial.proposal.ToJson()},
                {"prediction", trial.prediction.ToJson()}};
   if (!trial.retry_of.empty()) spec["retryOf"] = trial.retry_of;
+  if (!trial.avoid_nodes.empty()) spec["avoidNodes"] = trial.avoid_nodes;
   DropEmptyStrings(&spec);
   // The schema types these as numbers: leave out what the model could not predict.
   for (auto it = spec["prediction"].begin(); it != spec["prediction"].end();) {
@@ -298,6 +332,16 @@ TrialOutcome OutcomeFromTrialRun(const Json& trial_run) {
     for (const auto& e : events) {
       if (e.is_string()) o.events.push_back(e.get<std::string>());
     }
+  }
+  const Json& nodes = status.value("nodeNames", Json::array());
+  if (nodes.is_array()) {
+    for (const auto& n : nodes) {
+      if (n.is_string()) o.node_names.push_back(n.get<std::string>());
+    }
+  }
+  if (o.succeeded && status.contains("anomaly")) {
+    auto anomaly = health::Anomaly::FromJson(status["anomaly"]);
+    if (anomaly.ok()) o.anomaly = std::move(*anomaly);
   }
   if (!o.succeeded && o.log.empty()) {
     o.log = status.value("failure", Json::object()).value("evidence", "");

@@ -12,6 +12,9 @@
 //   4. writes status (phase, iteration, counts, baseline, best, last analysis, conditions with
 //      observedGeneration) and, once finished, publishes the best configuration to
 //      spec.output.configMapName.
+// With a CampaignHealth (options.health), between 1 and 2 it also records the finished trials
+// in the node ledger, runs diagnostics on suspect nodes and proposes / applies approved
+// remediations; status gains nodeHealth and remediations (see controllers/node_health.h).
 // An invalid spec sets SpecValid=False naming the field and creates nothing (not retried). A
 // finished campaign whose spec is edited (a larger budget) resumes. Every decision is an Event.
 // Thread-safe for different keys; the Controller serializes each key.
@@ -26,6 +29,7 @@
 #include "agents/loop/strategy_engine.h"
 #include "agents/loop/tuning_session.h"
 #include "controllers/message_pool_store.h"
+#include "controllers/node_health.h"
 #include "operator/controller.h"
 #include "operator/event_recorder.h"
 #include "operator/informer.h"
@@ -43,6 +47,12 @@ struct CampaignReconcilerOptions {
   // Look again this often while trials run (events normally arrive first).
   kube::Millis resync{60000};
   uint64_t seed = 1;
+  // Cluster health (contract section 10): anomalies, node ledger, diagnostics, remediation.
+  // Borrowed; null leaves it out.
+  CampaignHealth* health = nullptr;
+  // Off: every success is learned from (SessionOptions::detect_anomalies), e.g. for made-up
+  // measurements that have nothing to do with the performance model.
+  bool detect_anomalies = true;
 };
 
 struct CampaignInformers {
@@ -64,6 +74,7 @@ class TuningCampaignReconciler : public kube::Reconciler {
   struct Context;
   Status MarkInvalid(const kube::Json& campaign, const Status& why);
   Status Ingest(Context& ctx);
+  Status CheckHealth(Context& ctx);
   Status ProposeAndPersist(Context& ctx);
   Status LaunchOpenTrials(Context& ctx);
   Status PublishBest(Context& ctx);

@@ -92,7 +92,8 @@ json BuildCampaignStatus(const json& campaign, const TuningSession& session,
                    {"running", OpenTrials(session)},
                    {"succeeded", sum.counts.succeeded},
                    {"failed", sum.counts.failed},
-                   {"rejected", sum.counts.rejected}}}};
+                   {"rejected", sum.counts.rejected},
+                   {"anomalous", sum.counts.anomalous}}}};
   status["baseline"] = {
       {"trialName", sum.baseline ? sum.baseline->name : ""},
       {"objective", sum.baseline ? Round6(session.ObjectiveOf(*sum.baseline)) : 0.0}};

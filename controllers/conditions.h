@@ -31,6 +31,18 @@ inline constexpr const char* kConverged = "Converged";
 inline constexpr const char* kResumed = "Resumed";
 inline constexpr const char* kPublished = "Published";
 inline constexpr const char* kJobCreated = "JobCreated";
+// Cluster health (contract section 10).
+inline constexpr const char* kAnomalyDetected = "AnomalyDetected";
+inline constexpr const char* kAvoidingNodes = "AvoidingNodes";
+inline constexpr const char* kNodeSuspect = "NodeSuspect";
+inline constexpr const char* kNodeCleared = "NodeCleared";
+inline constexpr const char* kDiagnosticStarted = "DiagnosticStarted";
+inline constexpr const char* kDiagnosticResult = "DiagnosticResult";
+inline constexpr const char* kRemediationProposed = "RemediationProposed";
+inline constexpr const char* kRemediationApplied = "RemediationApplied";
+inline constexpr const char* kRemediationFailed = "RemediationFailed";
+inline constexpr const char* kApprovalRefused = "ApprovalRefused";
+inline constexpr const char* kApprovalIgnored = "ApprovalIgnored";
 }  // namespace reasons
 
 // Sets condition `type` in `conditions` (a JSON array, created when null). lastTransitionTime

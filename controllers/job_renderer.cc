@@ -44,6 +44,10 @@ std::vector<json> TrialEnv(const TrialJobInput& in) {
   env.push_back(EnvVar("PARATUNE_TRIAL", in.trial_name));
   env.push_back(EnvVar("PARATUNE_ITERATION", std::to_string(in.iteration)));
   env.push_back(EnvVar("PARATUNE_WORKLOAD", WorkloadJson(*in.campaign).dump()));
+  // The node the pod runs on (downward API): the trial's logs and the simulated cluster's
+  // per-node faults attribute to it.
+  env.push_back({{"name", "PARATUNE_NODE_NAME"},
+                 {"valueFrom", {{"fieldRef", {{"fieldPath", "spec.nodeName"}}}}}});
   for (const auto& [key, value] : in.config) {
     env.push_back(EnvVar("PARATUNE_" + ParameterEnvName(key), value.ToString()));
   }
@@ -182,6 +186,7 @@ Status RenderPodTemplate(const TrialJobInput& in, const std::string& leader_host
     }
   }
   ApplyHardware(in.campaign->hardware, &pod_spec);
+  AvoidNodes(in.avoid_nodes, &pod_spec);
   return Status::Ok();
 }
 
@@ -230,6 +235,25 @@ Result<json> RenderJobSpec(const TrialJobInput& in, const std::string& leader_ho
 }
 
 }  // namespace
+
+void AvoidNodes(const std::vector<std::string>& nodes, json* pod_spec) {
+  if (nodes.empty()) return;
+  const json expr = {{"key", "kubernetes.io/hostname"}, {"operator", "NotIn"}, {"values", nodes}};
+  json& affinity = (*pod_spec)["affinity"];
+  if (!affinity.is_object()) affinity = json::object();
+  json& node_affinity = affinity["nodeAffinity"];
+  if (!node_affinity.is_object()) node_affinity = json::object();
+  json& required = node_affinity["requiredDuringSchedulingIgnoredDuringExecution"];
+  if (!required.is_object()) required = json::object();
+  json& terms = required["nodeSelectorTerms"];
+  if (!terms.is_array() || terms.empty()) terms = json::array({json::object()});
+  for (auto& term : terms) {
+    if (!term.is_object()) term = json::object();
+    json& exprs = term["matchExpressions"];
+    if (!exprs.is_array()) exprs = json::array();
+    exprs.push_back(expr);
+  }
+}
 
 std::string GkeTpuAcceleratorName(const std::string& catalog_name) {
   static const std::map<std::string, std::string> kNames = {{"tpu-v4", "tpu-v4-podslice"},

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "agents/core/campaign.h"
 #include "agents/core/config.h"
@@ -34,6 +35,10 @@ struct TrialJobInput {
   Config config;
   bool jobset_available = false;  // discovery found jobset.x-k8s.io
   std::string default_image = kDefaultTrialImage;
+  // Nodes the trial must not run on (the ledger's suspects at launch time plus the TrialRun's
+  // spec.avoidNodes): a required node anti-affinity on kubernetes.io/hostname, merged into every
+  // nodeSelectorTerm of the template's own affinity. Empty: no constraint is added.
+  std::vector<std::string> avoid_nodes;
 };
 
 struct RenderedTrial {
@@ -51,6 +56,12 @@ Result<RenderedTrial> RenderTrial(const TrialJobInput& in);
 // The campaign's trialTemplate, or the default `paratune trial-sim` JobTemplateSpec when the
 // campaign gives none.
 nlohmann::json EffectiveTrialTemplate(const CampaignSpec& campaign, const std::string& image);
+
+// Adds `kubernetes.io/hostname NotIn nodes` to the pod spec's required node affinity: appended
+// to every existing nodeSelectorTerm (terms are ORed, so each must exclude the nodes), or as a
+// new term when there is none. Preferred affinity, pod (anti-)affinity and the template's own
+// expressions are kept. No-op for an empty list.
+void AvoidNodes(const std::vector<std::string>& nodes, nlohmann::json* pod_spec);
 
 // GKE's node-label value for a TPU catalog name ("tpu-v5e" -> "tpu-v5-lite-podslice"), or ""
 // for a name that is not a TPU.

@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "controllers/diagnostic_jobs.h"
+
 namespace paratune::controllers {
 
 namespace {
@@ -46,6 +48,7 @@ EngineFactory DefaultEngineFactory(uint64_t seed) {
 
 Result<std::unique_ptr<ControllerSet>> SetupControllers(kube::Manager* mgr,
                                                         const ControllerSetupOptions& opts) {
+  PARATUNE_RETURN_IF_ERROR(ValidateDiagnosticMode(opts.diagnostics));
   auto set = std::make_unique<ControllerSet>();
   kube::KubeClient* client = mgr->client();
   auto analyzer = MakeKnowledgeFailureAnalyzer();
@@ -68,6 +71,23 @@ Result<std::unique_ptr<ControllerSet>> SetupControllers(kube::Manager* mgr,
 
   CampaignReconcilerOptions copts;
   copts.seed = opts.seed;
+  TrialReconcilerOptions topts;
+  if (opts.node_health) {
+    set->ledger = std::make_unique<NodeLedgerStore>(client, opts.operator_namespace);
+    CampaignHealthOptions ho;
+    ho.diagnostics = opts.diagnostics;
+    ho.paratune_image = opts.trial_image;
+    set->health = std::make_unique<CampaignHealth>(client, set->ledger.get(), jobs, pods, ho);
+    copts.health = set->health.get();
+    NodeLedgerStore* ledger = set->ledger.get();
+    topts.suspect_nodes = [ledger]() -> Result<std::vector<std::string>> {
+      auto l = ledger->Load();
+      if (!l.ok()) return l.status();
+      return l->SuspectNames();
+    };
+    spdlog::info("node health: ledger configmap {}/{}, diagnostics {}", opts.operator_namespace,
+                 kNodeHealthConfigMap, opts.diagnostics);
+  }
   EngineFactory factory =
       opts.engine_factory ? opts.engine_factory : DefaultEngineFactory(opts.seed);
   set->campaign_reconciler = std::make_unique<NamespaceFilter>(
@@ -75,7 +95,6 @@ Result<std::unique_ptr<ControllerSet>> SetupControllers(kube::Manager* mgr,
                                                  set->store.get(), mgr->recorder(), set->analyzer,
                                                  factory, mgr->time(), copts),
       opts.namespaces);
-  TrialReconcilerOptions topts;
   topts.jobset_available = set->jobset_available;
   topts.default_image = opts.trial_image;
   set->trial_reconciler = std::make_unique<NamespaceFilter>(
@@ -88,6 +107,7 @@ Result<std::unique_ptr<ControllerSet>> SetupControllers(kube::Manager* mgr,
                                             set->campaign_reconciler.get());
   cc->For(campaigns);
   cc->Owns(trials, "TuningCampaign");
+  if (opts.node_health) cc->Owns(jobs, "TuningCampaign");  // diagnostic Jobs
   kube::Controller* tc = mgr->NewController({"trialrun", opts.max_concurrent_reconciles, {}},
                                             set->trial_reconciler.get());
   tc->For(trials);

@@ -11,6 +11,8 @@
 #include "controllers/campaign_reconciler.h"
 #include "controllers/job_renderer.h"
 #include "controllers/message_pool_store.h"
+#include "controllers/node_health.h"
+#include "controllers/node_ledger_store.h"
 #include "controllers/trial_reconciler.h"
 #include "operator/manager.h"
 
@@ -24,6 +26,10 @@ struct ControllerSetupOptions {
   bool detect_jobset = true;  // look for the JobSet API at start
   uint64_t seed = 1;
   EngineFactory engine_factory;  // null: CreateStrategyEngine by spec.agents.engine
+  // Cluster health (contract section 10).
+  bool node_health = true;             // the node ledger, anti-affinity, remediation
+  std::string diagnostics = "nvidia";  // off | nvidia | simulated (--diagnostics)
+  std::string operator_namespace = kDefaultOperatorNamespace;  // where the ledger lives
 };
 
 // What Setup made; owned by the caller, must outlive the manager's Run.
@@ -32,11 +38,13 @@ struct ControllerSet {
   std::shared_ptr<const FailureAnalyzer> analyzer;
   std::unique_ptr<kube::Reconciler> campaign_reconciler;
   std::unique_ptr<kube::Reconciler> trial_reconciler;
+  std::unique_ptr<NodeLedgerStore> ledger;  // null when node_health is off
+  std::unique_ptr<CampaignHealth> health;
   bool jobset_available = false;
 };
 
-// Registers both controllers on `mgr` (before mgr->Run). Fails only when the knowledge base
-// is malformed (then the fallback analyzer is used, so in practice it does not fail).
+// Registers both controllers on `mgr` (before mgr->Run). Fails with kInvalidArgument for an
+// unknown diagnostics mode; a malformed knowledge base falls back to the fallback analyzer.
 Result<std::unique_ptr<ControllerSet>> SetupControllers(kube::Manager* mgr,
                                                         const ControllerSetupOptions& opts);
 

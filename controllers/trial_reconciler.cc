@@ -2,7 +2,11 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <set>
+
 #include "agents/core/campaign.h"
+#include "agents/health/anomaly.h"
 #include "agents/model/workload.h"
 #include "controllers/collectors/metric_collector.h"
 #include "controllers/conditions.h"
@@ -120,6 +124,7 @@ Result<kube::ReconcileResult> TrialRunReconciler::Launch(Context& ctx) {
   in.config = ctx.config;
   in.jobset_available = opts_.jobset_available;
   in.default_image = opts_.default_image;
+  in.avoid_nodes = AvoidList(ctx);
   auto rendered = RenderTrial(in);
   if (!rendered.ok()) return Fail(ctx, "InvalidTemplate", rendered.status().message());
   if (rendered->service) {
@@ -140,6 +145,13 @@ Result<kube::ReconcileResult> TrialRunReconciler::Launch(Context& ctx) {
     if (recorder_ != nullptr) {
       recorder_->Event(ctx.trial, "Normal", reasons::kJobCreated,
                        "Created " + rendered->kind + " " + in.trial_name);
+      if (!in.avoid_nodes.empty()) {
+        std::string list;
+        for (const auto& n : in.avoid_nodes) list += (list.empty() ? "" : ", ") + n;
+        recorder_->Event(ctx.trial, "Normal", reasons::kAvoidingNodes,
+                         in.trial_name + " will not run on " + list +
+                             " (suspect or excluded nodes; required node anti-affinity)");
+      }
     }
   }
   Json& status = ctx.trial["status"];
@@ -188,16 +200,26 @@ Result<kube::ReconcileResult> TrialRunReconciler::Succeed(Context& ctx) {
     if (ctx.pods.empty()) return kube::ReconcileResult{false, kube::Millis(2000)};
     log = LogTail(ctx.pods.front(), pods.container);
   }
-  auto metrics = CollectTrialMetrics(ctx.campaign.metrics_collector, pods.termination_message, log,
-                                     ContextFor(ctx.campaign));
-  if (!metrics.ok()) {
+  const CollectorContext cctx = ContextFor(ctx.campaign);
+  auto collected = CollectTrialMetricsWithStepTimes(ctx.campaign.metrics_collector,
+                                                    pods.termination_message, log, cctx);
+  if (!collected.ok()) {
     return Fail(ctx, "NoMetrics",
-                "the trial succeeded but reported no metrics: " + metrics.status().message());
+                "the trial succeeded but reported no metrics: " + collected.status().message());
   }
+  std::vector<double> step_times = collected->step_times;
+  if (step_times.empty() && log.empty() && !ctx.pods.empty()) {
+    // The termination message gave the metrics but no step times: the log has them.
+    log = LogTail(ctx.pods.front(), pods.container);
+    auto from_log = CollectLogWithStepTimes(ctx.campaign.metrics_collector, log, cctx);
+    if (from_log.ok()) step_times = from_log->step_times;
+  }
+  const TrialMetrics* metrics = &collected->metrics;
   Json& status = ctx.trial["status"];
   status["phase"] = "Succeeded";
   status["metrics"] = metrics->ToJson();
   status["objective"] = metrics->Objective(ctx.campaign.objective.metric);
+  DetectStepTimeAnomaly(ctx, step_times);
   status["completionTime"] = ctx.now;
   SetCondition(&status["conditions"], kCompleted, true, "Succeeded", "the trial finished", 0,
                ctx.now);
@@ -251,6 +273,42 @@ Result<kube::ReconcileResult> TrialRunReconciler::Fail(Context& ctx, const std::
                kube::NameOf(ctx.trial), d.category, d.summary);
   PARATUNE_RETURN_IF_ERROR(WriteStatus(ctx));
   return kube::ReconcileResult{};
+}
+
+std::vector<std::string> TrialRunReconciler::AvoidList(const Context& ctx) {
+  std::set<std::string> avoid;
+  const Json& spec_avoid = ctx.trial["spec"].value("avoidNodes", Json::array());
+  if (spec_avoid.is_array()) {
+    for (const auto& n : spec_avoid) {
+      if (n.is_string() && !n.get<std::string>().empty()) avoid.insert(n.get<std::string>());
+    }
+  }
+  if (opts_.suspect_nodes) {
+    auto suspects = opts_.suspect_nodes();
+    if (suspects.ok()) {
+      avoid.insert(suspects->begin(), suspects->end());
+    } else {
+      spdlog::warn("trial {}/{}: node ledger unavailable, launching without it: {}",
+                   kube::NamespaceOf(ctx.trial), kube::NameOf(ctx.trial),
+                   suspects.status().message());
+    }
+  }
+  return {avoid.begin(), avoid.end()};
+}
+
+void TrialRunReconciler::DetectStepTimeAnomaly(Context& ctx,
+                                               const std::vector<double>& step_times) {
+  auto anomaly = health::DetectStepTimeAnomaly(step_times);
+  if (!anomaly) return;
+  PodEvidence pods = ReadPods(ctx.pods);
+  anomaly->node_names = pods.node_names;
+  ctx.trial["status"]["anomaly"] = anomaly->ToJson();
+  spdlog::warn("trial {}/{}: anomaly {}: {}", kube::NamespaceOf(ctx.trial), kube::NameOf(ctx.trial),
+               health::AnomalyKindName(anomaly->kind), anomaly->summary);
+  if (recorder_ != nullptr) {
+    recorder_->Event(ctx.trial, "Warning", reasons::kAnomalyDetected,
+                     std::string(health::AnomalyKindName(anomaly->kind)) + ": " + anomaly->summary);
+  }
 }
 
 std::string TrialRunReconciler::LogTail(const Json& pod, const std::string& container) {

@@ -2,7 +2,10 @@
 //   Pending, no Job -> renders the Job (and headless Service / JobSet) and creates it.
 //   Job running      -> phase Running, startTime, nodeNames.
 //   Job complete     -> metrics from the termination message, else the pod log via the
-//                       campaign's collector -> phase Succeeded (objective, metrics).
+//                       campaign's collector -> phase Succeeded (objective, metrics); logged
+//                       step times that drift or spike -> status.anomaly (contract section 10).
+// Every Job gets a required node anti-affinity against the ledger's suspect nodes at launch
+// time and the TrialRun's spec.avoidNodes.
 //   Job failed, or pods unschedulable too long -> gathers the evidence (termination message,
 //                       log tail, pod reason such as OOMKilled, exit code, scheduling events,
 //                       Job condition), runs the Diagnostician -> phase Failed, status.failure.
@@ -12,8 +15,10 @@
 #ifndef PARATUNE_CONTROLLERS_TRIAL_RECONCILER_H_
 #define PARATUNE_CONTROLLERS_TRIAL_RECONCILER_H_
 
+#include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "agents/loop/failure_analyzer.h"
 #include "operator/controller.h"
@@ -30,6 +35,9 @@ struct TrialReconcilerOptions {
   // A trial whose pods cannot be scheduled for this long fails as Unschedulable.
   kube::Millis unschedulable_after{180000};
   int64_t log_tail_lines = 400;
+  // The node ledger's suspect nodes at launch time (every new Job gets a required node
+  // anti-affinity against them). Null: none. An error is logged and launches without them.
+  std::function<Result<std::vector<std::string>>()> suspect_nodes;
 };
 
 // The caches the reconciler reads. Borrowed; they must outlive it.
@@ -59,6 +67,8 @@ class TrialRunReconciler : public kube::Reconciler {
   std::string LogTail(const kube::Json& pod, const std::string& container);
   std::vector<std::string> PodEvents(const kube::Json& pod);
   Status WriteStatus(Context& ctx);
+  std::vector<std::string> AvoidList(const Context& ctx);
+  void DetectStepTimeAnomaly(Context& ctx, const std::vector<double>& step_times);
 
   kube::KubeClient* client_;
   TrialInformers informers_;

@@ -196,5 +196,68 @@ TEST(JobRendererTest, GkeNames) {
   EXPECT_EQ(GkeGpuAcceleratorName("nvidia-h200"), "nvidia-h200-141gb");
 }
 
+TEST(JobRendererTest, EveryContainerKnowsItsNodeFromTheDownwardApi) {
+  CampaignSpec c = GpuCampaign();
+  auto r = RenderTrial(Input(&c));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  for (const auto& container : r->workload["spec"]["template"]["spec"]["containers"]) {
+    bool found = false;
+    for (const auto& e : container["env"]) {
+      if (e["name"] != "PARATUNE_NODE_NAME") continue;
+      found = true;
+      EXPECT_EQ(e["valueFrom"]["fieldRef"]["fieldPath"], "spec.nodeName");
+    }
+    EXPECT_TRUE(found) << container.dump();
+  }
+  // Nothing to avoid: no affinity is invented.
+  EXPECT_FALSE(r->workload["spec"]["template"]["spec"].contains("affinity"));
+}
+
+TEST(JobRendererTest, AvoidedNodesMergeIntoTheTemplatesOwnAffinity) {
+  CampaignSpec c = GpuCampaign();
+  json& pod = c.trial_template["spec"]["template"]["spec"];
+  pod["affinity"] = {
+      {"nodeAffinity",
+       {{"requiredDuringSchedulingIgnoredDuringExecution",
+         {{"nodeSelectorTerms",
+           json::array(
+               {{{"matchExpressions",
+                  json::array({{{"key", "zone"}, {"operator", "In"}, {"values", {"a"}}}})}},
+                {{"matchExpressions",
+                  json::array({{{"key", "zone"}, {"operator", "In"}, {"values", {"b"}}}})}}})}}},
+        {"preferredDuringSchedulingIgnoredDuringExecution",
+         json::array({{{"weight", 1}, {"preference", json::object()}}})}}},
+      {"podAntiAffinity", {{"x", 1}}}};
+  TrialJobInput in = Input(&c);
+  in.avoid_nodes = {"gpu-2", "gpu-3"};
+  auto r = RenderTrial(in);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const json& aff = r->workload["spec"]["template"]["spec"]["affinity"];
+  EXPECT_EQ(aff["podAntiAffinity"]["x"], 1);
+  EXPECT_EQ(aff["nodeAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"].size(), 1u);
+  const json& terms =
+      aff["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"];
+  ASSERT_EQ(terms.size(), 2u);  // ORed terms: each one must exclude the nodes
+  for (const auto& term : terms) {
+    ASSERT_EQ(term["matchExpressions"].size(), 2u) << term.dump();
+    EXPECT_EQ(term["matchExpressions"][0]["key"], "zone");
+    const json& avoid = term["matchExpressions"][1];
+    EXPECT_EQ(avoid["key"], "kubernetes.io/hostname");
+    EXPECT_EQ(avoid["operator"], "NotIn");
+    EXPECT_EQ(avoid["values"], json::array({"gpu-2", "gpu-3"}));
+  }
+  // Without template affinity, one term holds the exclusion.
+  CampaignSpec plain = GpuCampaign();
+  TrialJobInput in2 = Input(&plain);
+  in2.avoid_nodes = {"gpu-2"};
+  auto r2 = RenderTrial(in2);
+  ASSERT_TRUE(r2.ok());
+  const json& terms2 =
+      r2->workload["spec"]["template"]["spec"]["affinity"]["nodeAffinity"]
+                  ["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"];
+  ASSERT_EQ(terms2.size(), 1u);
+  EXPECT_EQ(terms2[0]["matchExpressions"][0]["values"], json::array({"gpu-2"}));
+}
+
 }  // namespace
 }  // namespace paratune::controllers

@@ -1,6 +1,7 @@
 // A fake cluster for reconciler tests: FakeKubeClient, running informers for the four kinds the
-// controllers read, and helpers that play the Job controller and kubelet (finish a trial's Job
-// with a termination message or a failure).
+// controllers read, the node-health wiring of controllers/setup.cc (ledger in namespace
+// paratune-system, simulated diagnostics), and helpers that play the Job controller and kubelet
+// (finish a trial's Job with a termination message or a failure, on a chosen node).
 #ifndef PARATUNE_TESTS_CONTROLLERS_RECONCILER_FIXTURE_H_
 #define PARATUNE_TESTS_CONTROLLERS_RECONCILER_FIXTURE_H_
 
@@ -16,6 +17,8 @@
 
 #include "controllers/campaign_reconciler.h"
 #include "controllers/message_pool_store.h"
+#include "controllers/node_health.h"
+#include "controllers/node_ledger_store.h"
 #include "controllers/trial_reconciler.h"
 #include "operator/event_recorder.h"
 #include "operator/informer.h"
@@ -36,7 +39,9 @@ inline bool WaitUntil(const std::function<bool()>& pred, int ms = 5000) {
 
 class FakeCluster {
  public:
-  FakeCluster() {
+  // detect_anomalies=false: the session learns from every success (tests whose made-up metrics
+  // have nothing to do with the performance model's predictions).
+  explicit FakeCluster(bool detect_anomalies = true) {
     kube::ReflectorOptions ro;
     ro.seed = 7;
     for (const auto* gvr : {&res::kTuningCampaigns, &res::kTrialRuns, &res::kJobs, &res::kPods}) {
@@ -53,12 +58,26 @@ class FakeCluster {
                                                      kube::RealTimeSource::Get());
     store = std::make_unique<ConfigMapPoolStore>(&client);
     analyzer = std::shared_ptr<const FailureAnalyzer>(MakeFallbackFailureAnalyzer());
+    ledger = std::make_unique<NodeLedgerStore>(&client, "paratune-system");
+    CampaignHealthOptions ho;
+    ho.diagnostics = "simulated";
+    health = std::make_unique<CampaignHealth>(&client, ledger.get(), jobs(), pods(), ho);
+    CampaignReconcilerOptions copts;
+    copts.health = health.get();
+    copts.detect_anomalies = detect_anomalies;
     campaign_reconciler = std::make_unique<TuningCampaignReconciler>(
         &client, CampaignInformers{campaigns(), trials()}, store.get(), recorder.get(), analyzer,
-        nullptr, kube::RealTimeSource::Get(), CampaignReconcilerOptions{});
+        nullptr, kube::RealTimeSource::Get(), copts);
+    TrialReconcilerOptions topts;
+    NodeLedgerStore* l = ledger.get();
+    topts.suspect_nodes = [l]() -> Result<std::vector<std::string>> {
+      auto loaded = l->Load();
+      if (!loaded.ok()) return loaded.status();
+      return loaded->SuspectNames();
+    };
     trial_reconciler = std::make_unique<TrialRunReconciler>(
         &client, TrialInformers{trials(), campaigns(), jobs(), pods()}, recorder.get(),
-        analyzer.get(), kube::RealTimeSource::Get(), TrialReconcilerOptions{});
+        analyzer.get(), kube::RealTimeSource::Get(), topts);
   }
   ~FakeCluster() {
     for (auto& t : threads_) t.request_stop();
@@ -97,14 +116,15 @@ class FakeCluster {
   // Plays the Job controller and kubelet: the Job's pod terminated with `exit_code`,
   // `reason` and `message`, and the Job condition follows.
   void FinishJob(const std::string& name, int exit_code, const std::string& reason,
-                 const std::string& message, const std::string& log = "") {
+                 const std::string& message, const std::string& log = "",
+                 const std::string& node = "gpu-0") {
     Json pod = {{"apiVersion", "v1"},
                 {"kind", "Pod"},
                 {"metadata",
                  {{"name", name + "-abcde"},
                   {"namespace", "ns"},
                   {"labels", {{"tuning.paratune.dev/trial", name}}}}},
-                {"spec", {{"nodeName", "gpu-0"}, {"containers", {{{"name", "trainer"}}}}}}};
+                {"spec", {{"nodeName", node}, {"containers", {{{"name", "trainer"}}}}}}};
     auto created = client.Create(res::kPods, "ns", pod);
     ASSERT_TRUE(created.ok()) << created.status().ToString();
     Json p = *created;
@@ -131,6 +151,8 @@ class FakeCluster {
   std::unique_ptr<kube::EventRecorder> recorder;
   std::unique_ptr<ConfigMapPoolStore> store;
   std::shared_ptr<const FailureAnalyzer> analyzer;
+  std::unique_ptr<NodeLedgerStore> ledger;
+  std::unique_ptr<CampaignHealth> health;
   std::unique_ptr<TuningCampaignReconciler> campaign_reconciler;
   std::unique_ptr<TrialRunReconciler> trial_reconciler;
 

@@ -87,7 +87,7 @@ void Step(FakeCluster& c, const std::string& campaign, int fail_iteration = -1) 
 }
 
 TEST(CampaignReconcilerTest, RunsToSucceededAndPublishesTheBest) {
-  FakeCluster c;
+  FakeCluster c(/*detect_anomalies=*/false);
   ASSERT_TRUE(c.client.Create(res::kTuningCampaigns, "ns", Campaign("llama", 4, 2)).ok());
   for (int i = 0; i < 8 && Phase(c, "llama") != "Succeeded"; ++i) Step(c, "llama");
   c.Sync();
@@ -131,7 +131,7 @@ TEST(CampaignReconcilerTest, RunsToSucceededAndPublishesTheBest) {
 }
 
 TEST(CampaignReconcilerTest, InvalidSpecCreatesNothingAndNamesTheField) {
-  FakeCluster c;
+  FakeCluster c(/*detect_anomalies=*/false);
   Json bad = Campaign("bad", 4, 1);
   bad["spec"]["budget"]["parallelTrials"] = 0;
   ASSERT_TRUE(c.client.Create(res::kTuningCampaigns, "ns", bad).ok());
@@ -147,7 +147,7 @@ TEST(CampaignReconcilerTest, InvalidSpecCreatesNothingAndNamesTheField) {
 }
 
 TEST(CampaignReconcilerTest, CrashBetweenPoolSaveAndCreateLosesAndDuplicatesNothing) {
-  FakeCluster c;
+  FakeCluster c(/*detect_anomalies=*/false);
   ASSERT_TRUE(c.client.Create(res::kTuningCampaigns, "ns", Campaign("llama", 3, 1)).ok());
   c.Sync();
   // The pool is saved, then creating the TrialRun fails (as if the operator died there).
@@ -170,7 +170,7 @@ TEST(CampaignReconcilerTest, CrashBetweenPoolSaveAndCreateLosesAndDuplicatesNoth
 }
 
 TEST(CampaignReconcilerTest, FailedTrialIsDiagnosedAndLargerBudgetResumes) {
-  FakeCluster c;
+  FakeCluster c(/*detect_anomalies=*/false);
   ASSERT_TRUE(c.client.Create(res::kTuningCampaigns, "ns", Campaign("llama", 3, 1)).ok());
   for (int i = 0; i < 8 && Phase(c, "llama") != "Succeeded"; ++i) Step(c, "llama", 2);
   ASSERT_EQ(Phase(c, "llama"), "Succeeded");

@@ -1,0 +1,180 @@
+// CampaignHealth::Diagnose: the whitelisted diagnostic checks of each suspect node as Jobs.
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "controllers/conditions.h"
+#include "controllers/diagnostic_jobs.h"
+#include "controllers/node_health.h"
+
+namespace paratune::controllers {
+
+namespace {
+
+using kube::Json;
+namespace res = kube::resources;
+
+bool IsTerminal(const Json& entry) {
+  const std::string s = entry.is_object() ? entry.value("state", "") : "";
+  return s == "Passed" || s == "Failed";
+}
+
+std::vector<std::string> EvidenceKinds(const health::NodeRecord* rec) {
+  std::vector<std::string> kinds;
+  if (rec == nullptr) return kinds;
+  for (const auto& e : rec->evidence) {
+    if (std::find(kinds.begin(), kinds.end(), e.kind) == kinds.end()) kinds.push_back(e.kind);
+  }
+  return kinds;
+}
+
+std::string Label(const Json& obj, const char* key) {
+  const Json& labels = obj.value("metadata", Json::object()).value("labels", Json::object());
+  return labels.is_object() && labels.contains(key) && labels[key].is_string()
+             ? labels[key].get<std::string>()
+             : std::string();
+}
+
+}  // namespace
+
+Result<Json> CampaignHealth::DiagnoseCheck(HealthContext& ctx, const std::string& node,
+                                           const std::string& check, const Json& previous,
+                                           std::vector<health::CheckResult>* results,
+                                           const HealthEmit& emit) {
+  const std::string ns = kube::NamespaceOf(*ctx.campaign);
+  const std::string name = DiagnosticJobName(kube::NameOf(*ctx.campaign), check, node);
+  Json entry = {{"node", node}, {"check", check}, {"jobName", name}, {"state", "Running"}};
+  kube::ObjectPtr cached = jobs_->Get({ns, name});
+  Json job;
+  if (cached) {
+    job = *cached;
+  } else {
+    auto got = client_->Get(res::kJobs, ns, name);  // the cache may lag our own create
+    if (got.ok()) job = *got;
+    if (!got.ok() && got.status().code() != StatusCode::kNotFound) return got.status();
+  }
+  if (job.is_null()) {
+    std::string peer;
+    if (check == "nccl-allreduce") {
+      for (const auto& n : NodesUsed(*ctx.trial_runs)) {
+        if (!ctx.ledger.IsSuspect(n)) {
+          peer = n;
+          break;
+        }
+      }
+      if (peer.empty()) return Json();  // no healthy peer this campaign knows of: skip
+    }
+    DiagnosticJobOptions o;
+    o.mode = opts_.diagnostics;
+    o.paratune_image = opts_.paratune_image;
+    auto rendered = RenderDiagnosticJob(*ctx.campaign, check, node, peer, o);
+    if (!rendered.ok()) {
+      EmitOnce(ctx, "diag-render|" + name, emit, "Warning", reasons::kDiagnosticResult,
+               "cannot run " + check + " on " + node + ": " + rendered.status().message());
+      return Json();
+    }
+    if (auto svc = RenderDiagnosticService(*ctx.campaign, check, node, o)) {
+      auto s = client_->Create(res::kServices, ns, *svc);
+      if (!s.ok() && s.status().code() != StatusCode::kAlreadyExists) return s.status();
+    }
+    auto created = client_->Create(res::kJobs, ns, *rendered);
+    if (!created.ok() && created.status().code() != StatusCode::kAlreadyExists) {
+      return created.status();
+    }
+    if (created.ok()) {
+      emit("Normal", reasons::kDiagnosticStarted,
+           "running diagnostic check " + check + " on suspect node " + node + " (Job " + name +
+               (peer.empty() ? "" : ", peer " + peer) + ")");
+    }
+    return entry;
+  }
+  if (IsTerminal(previous)) return previous;  // judged and recorded already
+  std::vector<Json> pods;
+  if (pods_ != nullptr) {
+    for (const auto& p : pods_->List(ns)) {
+      if (Label(*p, "job-name") == name || Label(*p, kDiagnosticJobLabel) == name) {
+        pods.push_back(*p);
+      }
+    }
+  }
+  auto log_of = [this](const Json& pod) {
+    kube::PodLogOptions lo;
+    lo.tail_lines = 400;
+    lo.limit_bytes = 256 * 1024;
+    auto log = client_->GetPodLog(kube::NamespaceOf(pod), kube::NameOf(pod), lo);
+    return log.ok() ? *log : std::string();
+  };
+  auto result = InterpretDiagnosticJob(job, pods, log_of,
+                                       health::ExpectationsFor(ctx.spec->hardware.accelerator));
+  if (!result) return entry;
+  entry["state"] = result->passed ? "Passed" : "Failed";
+  entry["summary"] = result->summary;
+  if (result->measurements.is_object()) entry["measurements"] = result->measurements;
+  results->push_back(*result);
+  emit(result->passed ? "Normal" : "Warning", reasons::kDiagnosticResult,
+       check + " on " + node + " " + (result->passed ? "passed" : "failed") + ": " +
+           result->summary);
+  return entry;
+}
+
+Status CampaignHealth::Diagnose(HealthContext& ctx, const HealthEmit& emit) {
+  const Json& old_health =
+      ctx.campaign->value("status", Json::object()).value("nodeHealth", Json::object());
+  const Json& old =
+      old_health.is_object() ? old_health.value("diagnostics", Json::array()) : Json::array();
+  std::map<std::string, Json> previous;  // "node|check"
+  Json out = Json::array();
+  for (const auto& d : old.is_array() ? old : Json::array()) {
+    const std::string node = d.value("node", "");
+    previous[node + "|" + d.value("check", "")] = d;
+    // Checks of nodes no longer suspect stay as history.
+    if (std::find(ctx.suspects.begin(), ctx.suspects.end(), node) == ctx.suspects.end()) {
+      out.push_back(d);
+    }
+  }
+  std::vector<health::CheckResult> results;
+  if (opts_.diagnostics != "off" && jobs_ != nullptr) {
+    for (const auto& node : ctx.suspects) {
+      for (const auto& check : health::ChecksFor(EvidenceKinds(ctx.ledger.Find(node)))) {
+        auto it = previous.find(node + "|" + check);
+        auto entry = DiagnoseCheck(ctx, node, check, it == previous.end() ? Json() : it->second,
+                                   &results, emit);
+        if (!entry.ok()) return entry.status();
+        if (!entry->is_null()) out.push_back(*entry);
+      }
+    }
+  }
+  ctx.node_health["diagnostics"] = out;
+  if (results.empty()) return Status::Ok();
+  auto ledger = ledger_->Modify([&](health::NodeLedger* l) {
+    for (const auto& r : results)
+      l->RecordDiagnostic(r.node, r.check, r.passed, r.summary, ctx.now);
+  });
+  if (!ledger.ok()) return ledger.status().WithPrefix("node ledger");
+  ctx.ledger = std::move(*ledger);
+  std::vector<std::string> still;
+  Json listed = Json::array();
+  for (const auto& s : ctx.node_health.value("suspectNodes", Json::array())) {
+    const std::string node = s.value("name", "");
+    if (ctx.ledger.IsSuspect(node)) {
+      still.push_back(node);
+      listed.push_back(s);
+      continue;
+    }
+    emit("Normal", reasons::kNodeCleared,
+         "node " + node +
+             " passed its diagnostic checks: no longer suspect, later trials may "
+             "run on it again");
+    // A later suspicion runs its checks afresh: drop this one's Jobs.
+    for (const auto& d : out) {
+      if (d.value("node", "") != node) continue;
+      (void)client_->Delete(res::kJobs, kube::NamespaceOf(*ctx.campaign), d.value("jobName", ""),
+                            kube::DeleteOptions{"Background", {}, "", ""});
+    }
+  }
+  ctx.suspects = still;
+  ctx.node_health["suspectNodes"] = listed;
+  return Status::Ok();
+}
+
+}  // namespace paratune::controllers

@@ -1,0 +1,113 @@
+// CampaignHealth: the cluster-health half of a TuningCampaign reconcile (contract section 10).
+// Called by TuningCampaignReconciler after the session ingested the finished trials:
+//   Observe     writes the anomalies the session found (SlowerThanPredicted) into the TrialRun's
+//               status.anomaly; records every finished trial in the node ledger (idempotent, so
+//               the ConfigMap is written once per trial); clears a suspect whose approved cordon
+//               a person has since undone (uncordoned); lists the suspects among the nodes this
+//               campaign used (status.nodeHealth.suspectNodes, a NodeSuspect Warning Event once
+//               per suspicion, NodeCleared when one ends).
+//   Diagnose    runs the whitelisted checks of each suspect (controllers/diagnostic_jobs) as
+//               Jobs with deterministic names, interprets them when done, records the verdicts
+//               (status.nodeHealth.diagnostics, ledger RecordDiagnostic); all passing clears the
+//               suspicion.
+//   Remediate   proposes CordonNode for each suspect and RetryTrial for each anomalous trial
+//               (status.remediations + RemediationProposed naming the kubectl command), and acts
+//               only on ids listed in the annotation tuning.paratune.dev/approve together with
+//               tuning.paratune.dev/approved-by. State lives in status, so an applied remediation
+//               is never applied twice, even across restarts.
+// Thread-safe for different campaigns (the Controller serializes one campaign's reconciles).
+#ifndef PARATUNE_CONTROLLERS_NODE_HEALTH_H_
+#define PARATUNE_CONTROLLERS_NODE_HEALTH_H_
+
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "agents/health/diagnostic_checks.h"
+#include "agents/health/node_ledger.h"
+#include "agents/loop/tuning_session.h"
+#include "controllers/node_ledger_store.h"
+#include "operator/informer.h"
+#include "operator/kube_client.h"
+
+namespace paratune::controllers {
+
+inline constexpr const char* kApproveAnnotation = "tuning.paratune.dev/approve";
+inline constexpr const char* kApprovedByAnnotation = "tuning.paratune.dev/approved-by";
+
+struct CampaignHealthOptions {
+  std::string diagnostics = "nvidia";  // off | nvidia | simulated (operator --diagnostics)
+  std::string paratune_image = "paratune/paratune:latest";  // simulated checks' image
+};
+
+// One campaign reconcile's view, filled by the campaign reconciler; Observe/Diagnose/Remediate
+// fill the outputs. Pointers are borrowed for the call.
+struct HealthContext {
+  const kube::Json* campaign = nullptr;
+  const CampaignSpec* spec = nullptr;
+  TuningSession* session = nullptr;
+  std::map<std::string, kube::Json>* trial_runs = nullptr;  // by name, owned by the campaign
+  std::string now;
+  // Outputs.
+  health::NodeLedger ledger;                      // as stored after Observe
+  std::vector<std::string> suspects;              // ledger suspects among the campaign's nodes
+  kube::Json node_health = kube::Json::object();  // status.nodeHealth
+  kube::Json remediations = kube::Json::array();  // status.remediations
+  bool pool_changed = false;                      // an approved RetryTrial was queued
+};
+
+// type ("Normal"/"Warning"), reason, message: one Event on the campaign.
+using HealthEmit = std::function<void(const std::string&, const std::string&, const std::string&)>;
+
+class CampaignHealth {
+ public:
+  // Borrows everything; `jobs`/`pods` may be null (then no diagnostics run).
+  CampaignHealth(kube::KubeClient* client, NodeLedgerStore* ledger, kube::Informer* jobs,
+                 kube::Informer* pods, CampaignHealthOptions opts);
+
+  Status Observe(HealthContext& ctx, const HealthEmit& emit);
+  Status Diagnose(HealthContext& ctx, const HealthEmit& emit);
+  Status Remediate(HealthContext& ctx, const HealthEmit& emit);
+
+  const CampaignHealthOptions& options() const { return opts_; }
+
+ private:
+  Status WriteBackAnomalies(HealthContext& ctx, const HealthEmit& emit);
+  std::vector<std::string> UncordonedSuspects(const HealthContext& ctx,
+                                              const health::NodeLedger& ledger);
+  void ListSuspects(HealthContext& ctx, const HealthEmit& emit);
+  Result<kube::Json> DiagnoseCheck(HealthContext& ctx, const std::string& node,
+                                   const std::string& check, const kube::Json& previous,
+                                   std::vector<health::CheckResult>* results,
+                                   const HealthEmit& emit);
+  Status ApplyApproved(HealthContext& ctx, const HealthEmit& emit);
+  Status Apply(HealthContext& ctx, kube::Json& remediation, const std::string& by,
+               const HealthEmit& emit);
+  // Emits once per (campaign uid, key) for this process's lifetime.
+  void EmitOnce(const HealthContext& ctx, const std::string& key, const HealthEmit& emit,
+                const std::string& type, const std::string& reason, const std::string& message);
+
+  kube::KubeClient* client_;
+  NodeLedgerStore* ledger_;
+  kube::Informer* jobs_;
+  kube::Informer* pods_;
+  CampaignHealthOptions opts_;
+  std::mutex mu_;
+  std::set<std::string> emitted_;  // guarded by mu_
+};
+
+// Every node named in the TrialRuns' status.nodeNames, sorted.
+std::vector<std::string> NodesUsed(const std::map<std::string, kube::Json>& trial_runs);
+// The ledger observation of a finished TrialRun (nullopt: not finished, or no node to blame).
+std::optional<health::TrialObservation> ObservationOf(const std::string& campaign_key,
+                                                      const kube::Json& trial_run);
+// The kubectl command that approves remediation `id` of the campaign.
+std::string ApproveCommand(const kube::Json& campaign, const std::string& id);
+
+}  // namespace paratune::controllers
+
+#endif  // PARATUNE_CONTROLLERS_NODE_HEALTH_H_

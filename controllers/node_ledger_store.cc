@@ -1,0 +1,86 @@
+#include "controllers/node_ledger_store.h"
+
+#include <cstdlib>
+
+namespace paratune::controllers {
+
+namespace {
+
+using kube::Json;
+namespace res = kube::resources;
+
+}  // namespace
+
+std::string OperatorNamespaceFromEnv() {
+  const char* ns = std::getenv("POD_NAMESPACE");
+  return ns != nullptr && *ns != '\0' ? ns : kDefaultOperatorNamespace;
+}
+
+NodeLedgerStore::NodeLedgerStore(kube::KubeClient* client, std::string ns, int max_attempts)
+    : client_(client), ns_(std::move(ns)), max_attempts_(max_attempts < 1 ? 1 : max_attempts) {}
+
+Result<NodeLedgerStore::Read> NodeLedgerStore::ReadLedger() {
+  auto cm = client_->Get(res::kConfigMaps, ns_, kNodeHealthConfigMap);
+  if (!cm.ok()) {
+    if (cm.status().code() == StatusCode::kNotFound) return Read();
+    return cm.status();
+  }
+  Read out;
+  out.resource_version = kube::ResourceVersionOf(*cm);
+  const Json& data = cm->value("data", Json::object());
+  if (!data.is_object() || !data.contains(kNodeHealthKey) || !data[kNodeHealthKey].is_string()) {
+    return out;  // created by hand without the key: start empty, the next write adds it
+  }
+  Json j = Json::parse(data[kNodeHealthKey].get<std::string>(), nullptr, false);
+  const std::string where = "configmap " + ns_ + "/" + kNodeHealthConfigMap + " " + kNodeHealthKey;
+  if (j.is_discarded()) return Status::Internal(where + ": not JSON");
+  auto ledger = health::NodeLedger::FromJson(j);
+  if (!ledger.ok()) return Status::Internal(where + ": " + ledger.status().message());
+  out.ledger = std::move(*ledger);
+  return out;
+}
+
+Result<health::NodeLedger> NodeLedgerStore::Load() {
+  auto read = ReadLedger();
+  if (!read.ok()) return read.status();
+  return std::move(read->ledger);
+}
+
+Result<Json> NodeLedgerStore::Write(const health::NodeLedger& ledger, const std::string& rv) {
+  Json cm = {{"apiVersion", "v1"},
+             {"kind", "ConfigMap"},
+             {"metadata",
+              {{"name", kNodeHealthConfigMap},
+               {"namespace", ns_},
+               {"labels", {{"app.kubernetes.io/name", "paratune"}}}}},
+             {"data", {{kNodeHealthKey, ledger.ToJson().dump()}}}};
+  if (rv.empty()) {
+    auto created = client_->Create(res::kConfigMaps, ns_, cm);
+    if (!created.ok() && created.status().code() == StatusCode::kAlreadyExists) {
+      return Status::Conflict("configmap " + std::string(kNodeHealthConfigMap) +
+                              " was created concurrently");
+    }
+    return created;
+  }
+  cm["metadata"]["resourceVersion"] = rv;
+  return client_->Update(res::kConfigMaps, cm);
+}
+
+Result<health::NodeLedger> NodeLedgerStore::Modify(
+    const std::function<void(health::NodeLedger*)>& change) {
+  Status last = Status::Ok();
+  for (int attempt = 0; attempt < max_attempts_; ++attempt) {
+    auto read = ReadLedger();
+    if (!read.ok()) return read.status();
+    const Json before = read->ledger.ToJson();
+    change(&read->ledger);
+    if (read->ledger.ToJson() == before) return std::move(read->ledger);
+    auto written = Write(read->ledger, read->resource_version);
+    if (written.ok()) return std::move(read->ledger);
+    last = written.status();
+    if (last.code() != StatusCode::kConflict) return last;
+  }
+  return last;
+}
+
+}  // namespace paratune::controllers

@@ -1,0 +1,59 @@
+// Where the node ledger (agents/health NodeLedger) lives: the `nodes.json` key of the ConfigMap
+// paratune-node-health in the operator's namespace (contract section 10). One ledger for every
+// campaign: a node's score adds up across campaigns. Every change is a read-modify-write guarded
+// by the ConfigMap's resourceVersion; a 409 Conflict (another writer got there first) re-reads
+// and re-applies the change, so concurrent campaign reconciles never lose each other's evidence.
+// Thread-safe when the client is (no state of its own).
+#ifndef PARATUNE_CONTROLLERS_NODE_LEDGER_STORE_H_
+#define PARATUNE_CONTROLLERS_NODE_LEDGER_STORE_H_
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "agents/health/node_ledger.h"
+#include "operator/kube_client.h"
+
+namespace paratune::controllers {
+
+inline constexpr const char* kNodeHealthConfigMap = "paratune-node-health";
+inline constexpr const char* kNodeHealthKey = "nodes.json";
+inline constexpr const char* kDefaultOperatorNamespace = "paratune-system";
+
+// $POD_NAMESPACE (the downward API sets it in the Deployment), else paratune-system.
+std::string OperatorNamespaceFromEnv();
+
+class NodeLedgerStore {
+ public:
+  // Borrows client. `ns`: the operator's namespace.
+  NodeLedgerStore(kube::KubeClient* client, std::string ns, int max_attempts = 5);
+
+  // The stored ledger (an empty one when the ConfigMap does not exist yet). Reads the API
+  // server. kInternal when nodes.json is corrupt (the error names the field).
+  Result<health::NodeLedger> Load();
+
+  // Applies `change` to the current ledger and writes it back when its JSON changed (no write
+  // otherwise). On kConflict re-reads and applies `change` again, up to max_attempts times;
+  // `change` must therefore be idempotent (NodeLedger's RecordTrial is). Returns the ledger as
+  // written (or as read, when unchanged). Errors: the client's, kConflict after the last
+  // attempt, kInternal for a corrupt ledger.
+  Result<health::NodeLedger> Modify(const std::function<void(health::NodeLedger*)>& change);
+
+  const std::string& ns() const { return ns_; }
+
+ private:
+  struct Read {
+    health::NodeLedger ledger;
+    std::string resource_version;  // "" when the ConfigMap does not exist
+  };
+  Result<Read> ReadLedger();
+  Result<kube::Json> Write(const health::NodeLedger& ledger, const std::string& rv);
+
+  kube::KubeClient* client_;
+  std::string ns_;
+  int max_attempts_;
+};
+
+}  // namespace paratune::controllers
+
+#endif  // PARATUNE_CONTROLLERS_NODE_LEDGER_STORE_H_

@@ -1,0 +1,173 @@
+// CampaignHealth::Remediate: proposals in status.remediations, and acting on approved ones only.
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <set>
+#include <sstream>
+
+#include "controllers/conditions.h"
+#include "controllers/node_health.h"
+
+namespace paratune::controllers {
+
+namespace {
+
+using kube::Json;
+namespace res = kube::resources;
+
+std::string Annotation(const Json& obj, const char* key) {
+  const Json& a = obj.value("metadata", Json::object()).value("annotations", Json::object());
+  return a.is_object() && a.contains(key) && a[key].is_string() ? a[key].get<std::string>() : "";
+}
+
+std::vector<std::string> SplitIds(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  std::string id;
+  while (std::getline(ss, id, ',')) {
+    id.erase(0, id.find_first_not_of(" \t"));
+    id.erase(id.find_last_not_of(" \t") + 1);
+    if (!id.empty()) out.push_back(id);
+  }
+  return out;
+}
+
+Json* FindById(Json& rems, const std::string& id) {
+  for (auto& r : rems) {
+    if (r.value("id", "") == id) return &r;
+  }
+  return nullptr;
+}
+
+Json Proposal(const std::string& id, const std::string& action, const std::string& node,
+              const std::string& trial, const std::string& reason, const std::string& now) {
+  return {{"id", id},         {"action", action},    {"node", node},     {"trialName", trial},
+          {"reason", reason}, {"state", "Proposed"}, {"proposedAt", now}};
+}
+
+}  // namespace
+
+Status CampaignHealth::Remediate(HealthContext& ctx, const HealthEmit& emit) {
+  const Json& old = ctx.campaign->value("status", Json::object()).value("remediations", Json());
+  Json rems = old.is_array() ? old : Json::array();
+  auto propose = [&](Json proposal) {
+    const std::string id = proposal["id"].get<std::string>();
+    if (FindById(rems, id) != nullptr) return;
+    emit("Normal", reasons::kRemediationProposed,
+         "proposed " + proposal["action"].get<std::string>() + " " + id + ": " +
+             proposal["reason"].get<std::string>() +
+             ". Nothing happens until a person approves: " + ApproveCommand(*ctx.campaign, id));
+    rems.push_back(std::move(proposal));
+  };
+  for (const auto& node : ctx.suspects) {
+    const health::NodeRecord* rec = ctx.ledger.Find(node);
+    std::string why = "node " + node + " is suspect";
+    if (rec != nullptr) {
+      const auto evidence = health::SuspectReasons(*rec, 3);
+      for (size_t i = 0; i < evidence.size(); ++i) why += (i == 0 ? ": " : "; ") + evidence[i];
+    }
+    propose(Proposal("cordon-" + node, "CordonNode", node, "", why + "; cordon it", ctx.now));
+  }
+  for (const auto& rec : ctx.session->Summary().anomalous) {
+    if (!rec.anomaly) continue;
+    const auto& nodes = rec.anomaly->node_names.empty() ? rec.node_names : rec.anomaly->node_names;
+    propose(Proposal("retry-" + rec.name, "RetryTrial", nodes.empty() ? "" : nodes.front(),
+                     rec.name,
+                     rec.name + " is anomalous (" + health::AnomalyKindName(rec.anomaly->kind) +
+                         "); re-run it on other nodes",
+                     ctx.now));
+  }
+  // A cordon proposed for a node that has since been cleared is moot.
+  for (auto& r : rems) {
+    if (r.value("state", "") == "Proposed" && r.value("action", "") == "CordonNode" &&
+        !ctx.ledger.IsSuspect(r.value("node", ""))) {
+      r["state"] = "Obsolete";
+      r["message"] = "the node is no longer suspect";
+    }
+  }
+  ctx.remediations = std::move(rems);
+  return ApplyApproved(ctx, emit);
+}
+
+Status CampaignHealth::ApplyApproved(HealthContext& ctx, const HealthEmit& emit) {
+  const std::string approve = Annotation(*ctx.campaign, kApproveAnnotation);
+  if (approve.empty()) return Status::Ok();
+  const std::string by = Annotation(*ctx.campaign, kApprovedByAnnotation);
+  if (by.empty()) {
+    EmitOnce(ctx, "refused|" + approve, emit, "Warning", reasons::kApprovalRefused,
+             std::string("approval of \"") + approve + "\" refused: " + kApprovedByAnnotation +
+                 " is missing (paratune records who approved every remediation); nothing done");
+    return Status::Ok();
+  }
+  for (const auto& id : SplitIds(approve)) {
+    Json* r = FindById(ctx.remediations, id);
+    if (r == nullptr) {
+      EmitOnce(ctx, "unknown|" + id, emit, "Warning", reasons::kApprovalIgnored,
+               "approved id \"" + id + "\" names no remediation of this campaign; ignored");
+      continue;
+    }
+    if (r->value("state", "") != "Proposed") continue;  // applied, failed or moot: never again
+    PARATUNE_RETURN_IF_ERROR(Apply(ctx, *r, by, emit));
+  }
+  return Status::Ok();
+}
+
+Status CampaignHealth::Apply(HealthContext& ctx, Json& r, const std::string& by,
+                             const HealthEmit& emit) {
+  const std::string id = r.value("id", "");
+  const std::string action = r.value("action", "");
+  std::string message;
+  bool ok = true;
+  if (action == "CordonNode") {
+    const std::string node = r.value("node", "");
+    auto patched = client_->Patch(res::kNodes, "", node, kube::PatchType::kMerge,
+                                  {{"spec", {{"unschedulable", true}}}});
+    if (!patched.ok()) {
+      // Transient errors retry the reconcile; a missing node or a denial is final.
+      const StatusCode c = patched.status().code();
+      if (c != StatusCode::kNotFound && c != StatusCode::kPermissionDenied &&
+          c != StatusCode::kInvalidArgument) {
+        return patched.status();
+      }
+      ok = false;
+      message = "cordon failed: " + patched.status().message();
+    } else {
+      message = "node " + node + " cordoned (spec.unschedulable=true)";
+    }
+  } else if (action == "RetryTrial") {
+    std::set<std::string> avoid(ctx.suspects.begin(), ctx.suspects.end());
+    if (const TrialRecord* t = ctx.session->pool().FindTrial(r.value("trialName", ""))) {
+      avoid.insert(t->node_names.begin(), t->node_names.end());
+      if (t->anomaly) avoid.insert(t->anomaly->node_names.begin(), t->anomaly->node_names.end());
+    }
+    std::vector<std::string> nodes(avoid.begin(), avoid.end());
+    Status s = ctx.session->RequestRetry(r.value("trialName", ""), nodes);
+    if (s.ok()) {
+      ctx.pool_changed = true;
+      std::string list;
+      for (const auto& n : nodes) list += (list.empty() ? "" : ", ") + n;
+      message = "re-run of " + r.value("trialName", "") + " queued, avoiding " + list;
+    } else if (s.code() == StatusCode::kFailedPrecondition &&
+               s.message().find("already") != std::string::npos) {
+      message = "re-run already queued: " + s.message();  // a restart after the pool was saved
+    } else {
+      ok = false;
+      message = "retry refused: " + s.message();
+    }
+  } else {
+    ok = false;
+    message = "unknown action " + action;
+  }
+  r["state"] = ok ? "Applied" : "Failed";
+  r["approvedBy"] = by;
+  r["approvedAt"] = ctx.now;
+  r["completedAt"] = ctx.now;
+  r["message"] = message;
+  spdlog::info("campaign {}/{}: remediation {} approved by {}: {}",
+               kube::NamespaceOf(*ctx.campaign), kube::NameOf(*ctx.campaign), id, by, message);
+  emit(ok ? "Normal" : "Warning", ok ? reasons::kRemediationApplied : reasons::kRemediationFailed,
+       id + " approved by " + by + ": " + message);
+  return Status::Ok();
+}
+
+}  // namespace paratune::controllers

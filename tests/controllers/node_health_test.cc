@@ -1,0 +1,375 @@
+// Cluster health in the controllers (contract section 10) against the fake API server: step-time
+// anomalies set aside, the node ledger ConfigMap (written once per trial, 409 retried), suspect
+// nodes avoided by later Jobs, diagnostic Jobs created once, and remediation only with approval.
+#include "controllers/node_health.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "agents/core/campaign.h"
+#include "controllers/diagnostic_jobs.h"
+#include "controllers/node_ledger_store.h"
+#include "tests/controllers/reconciler_fixture.h"
+
+namespace paratune::controllers {
+namespace {
+
+using testing::FakeCluster;
+using testing::Json;
+namespace res = kube::resources;
+
+Json Campaign(const std::string& name, int max_trials) {
+  auto j = YamlToJson(R"(
+apiVersion: tuning.paratune.dev/v1alpha1
+kind: TuningCampaign
+metadata: {name: NAME, namespace: ns}
+spec:
+  model: {preset: llama3-8b}
+  training: {framework: megatron-lm, seqLength: 8192, globalBatchSize: 512}
+  hardware: {accelerator: nvidia-h100-80gb, nodes: 1, devicesPerNode: 8}
+  searchSpace:
+    parameters:
+    - {name: tp, values: [1, 2, 4]}
+    - {name: mbs, values: [1, 2]}
+    - {name: recompute, values: [selective, full]}
+  baseline: {tp: 1, mbs: 1, recompute: full}
+  objective: {metric: mfu}
+  budget: {maxTrials: 4, parallelTrials: 1, maxFailedTrials: 3}
+)");
+  EXPECT_TRUE(j.ok());
+  Json c = *j;
+  c["metadata"]["name"] = name;
+  c["spec"]["budget"]["maxTrials"] = max_trials;
+  return c;
+}
+
+// What a finished trial's pod leaves: a termination message on a node.
+struct TrialPlay {
+  double mfu = 0.0;    // 0: the model's prediction for the trial (never anomalous by itself)
+  bool drift = false;  // logged step times that climb 40% halfway through
+  std::string node = "gpu-0";
+};
+
+std::string Message(const TrialPlay& r) {
+  std::vector<double> steps = {30.0};  // warm-up
+  for (int i = 0; i < 12; ++i) steps.push_back(r.drift && i >= 6 ? 14.0 : 10.0);
+  return Json{{"metrics",
+               {{"mfu", r.mfu},
+                {"tflopsPerDevice", r.mfu * 989},
+                {"stepTimeSeconds", 10.0},
+                {"peakMemoryGiB", 50.0}}},
+              {"stepTimesSeconds", steps}}
+      .dump();
+}
+
+// Reconciles the campaign and its trials once; finishes every Job without a pod as `plan`
+// says for that trial name.
+void Step(FakeCluster& c, const std::string& campaign,
+          const std::function<TrialPlay(const std::string&)>& plan) {
+  c.Sync();
+  auto r = c.campaign_reconciler->Reconcile({"ns", campaign});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  c.Sync();
+  for (const auto& tr : c.List(res::kTrialRuns)) {
+    ASSERT_TRUE(c.trial_reconciler->Reconcile(kube::ObjectKey::Of(tr)).ok());
+  }
+  c.Sync();
+  for (const auto& tr : c.List(res::kTrialRuns)) {
+    std::string name = kube::NameOf(tr);
+    if (c.Get(res::kJobs, name).is_null() || !c.Get(res::kPods, name + "-abcde").is_null())
+      continue;
+    TrialPlay run = plan(name);
+    if (run.mfu == 0.0) {
+      run.mfu = tr["spec"].value("prediction", Json::object()).value("mfu", 0.40);
+    }
+    c.FinishJob(name, 0, "Completed", Message(run), "", run.node);
+  }
+  c.Sync();
+  for (const auto& tr : c.List(res::kTrialRuns)) {
+    ASSERT_TRUE(c.trial_reconciler->Reconcile(kube::ObjectKey::Of(tr)).ok());
+  }
+  c.Sync();
+  r = c.campaign_reconciler->Reconcile({"ns", campaign});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+}
+
+std::string Phase(FakeCluster& c, const std::string& tr) {
+  Json t = c.Get(res::kTrialRuns, tr);
+  if (!t.is_object()) return "";
+  return t.value("status", Json::object()).value("phase", "");
+}
+
+int EventsWithReason(FakeCluster& c, const std::string& reason) {
+  int n = 0;
+  for (const auto& e : c.List(res::kEvents)) n += e.value("reason", "") == reason ? 1 : 0;
+  return n;
+}
+
+std::string EventMessage(FakeCluster& c, const std::string& reason) {
+  for (const auto& e : c.List(res::kEvents)) {
+    if (e.value("reason", "") == reason) return e.value("message", "");
+  }
+  return "";
+}
+
+// The remediation `id` of a campaign status (null when absent).
+Json Remediation(const Json& status, const std::string& id) {
+  for (const auto& r : status.value("remediations", Json::array())) {
+    if (r.value("id", "") == id) return r;
+  }
+  return Json();
+}
+
+void Annotate(FakeCluster& c, const std::string& campaign, const Json& annotations) {
+  Json tc = c.Get(res::kTuningCampaigns, campaign);
+  for (const auto& [k, v] : annotations.items()) tc["metadata"]["annotations"][k] = v;
+  ASSERT_TRUE(c.client.Update(res::kTuningCampaigns, tc).ok());
+}
+
+std::vector<std::string> AvoidedNodes(Json job) {
+  std::vector<std::string> out;
+  Json terms = job["spec"]["template"]["spec"]["affinity"]["nodeAffinity"]
+                  ["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"];
+  if (!terms.is_array() || terms.empty()) return out;
+  for (const auto& e : terms[0]["matchExpressions"]) {
+    if (e.value("key", "") == "kubernetes.io/hostname" && e.value("operator", "") == "NotIn") {
+      for (const auto& v : e["values"]) out.push_back(v);
+    }
+  }
+  return out;
+}
+
+Json GetNode(FakeCluster& c, const std::string& name) {
+  auto n = c.client.Get(res::kNodes, "", name);
+  return n.ok() ? *n : Json::object();
+}
+
+Json Node(const std::string& name) {
+  return {{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", {{"name", name}}}};
+}
+
+TEST(NodeLedgerStoreTest, WritesOnlyChangesAndRetriesConflicts) {
+  kube::FakeKubeClient client;
+  NodeLedgerStore store(&client, "paratune-system");
+  health::TrialObservation obs{"ns/a", "a-t001", {"gpu-1"}, "NodeFault", 100, std::nullopt};
+  auto first =
+      store.Modify([&](health::NodeLedger* l) { l->RecordTrial(obs, "2026-11-21T08:00:00Z"); });
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  auto cm = client.Get(res::kConfigMaps, "paratune-system", kNodeHealthConfigMap);
+  ASSERT_TRUE(cm.ok());
+  ASSERT_TRUE((*cm)["data"].contains(kNodeHealthKey));
+  const std::string rv = kube::ResourceVersionOf(*cm);
+  // The same trial again: the ledger is idempotent, so nothing is written.
+  ASSERT_TRUE(
+      store.Modify([&](health::NodeLedger* l) { l->RecordTrial(obs, "2026-11-21T08:01:00Z"); })
+          .ok());
+  EXPECT_EQ(kube::ResourceVersionOf(
+                *client.Get(res::kConfigMaps, "paratune-system", kNodeHealthConfigMap)),
+            rv);
+  // Another writer got there first once: re-read, re-applied, written.
+  client.InjectError("update", "configmaps", Status::Conflict("the object has been modified"));
+  health::TrialObservation second{"ns/b", "b-t001", {"gpu-1"}, "NodeFault", 100, std::nullopt};
+  auto retried =
+      store.Modify([&](health::NodeLedger* l) { l->RecordTrial(second, "2026-11-21T08:02:00Z"); });
+  ASSERT_TRUE(retried.ok()) << retried.status().ToString();
+  EXPECT_TRUE(retried->IsSuspect("gpu-1"));
+  auto loaded = store.Load();
+  ASSERT_TRUE(loaded.ok());
+  EXPECT_TRUE(loaded->IsSuspect("gpu-1"));
+  // Conflicts every time: the caller learns it (the reconcile is retried later).
+  client.InjectError("update", "configmaps", Status::Conflict("modified"), 10);
+  health::TrialObservation third{"ns/c", "c-t001", {"gpu-3"}, "", 100, std::nullopt};
+  auto lost =
+      store.Modify([&](health::NodeLedger* l) { l->RecordTrial(third, "2026-11-21T08:03:00Z"); });
+  EXPECT_EQ(lost.status().code(), StatusCode::kConflict);
+}
+
+TEST(NodeLedgerStoreTest, CorruptLedgerIsAnErrorNamingTheConfigMap) {
+  kube::FakeKubeClient client;
+  Json cm = {{"apiVersion", "v1"},
+             {"kind", "ConfigMap"},
+             {"metadata", {{"name", kNodeHealthConfigMap}, {"namespace", "paratune-system"}}},
+             {"data", {{kNodeHealthKey, "{not json"}}}};
+  ASSERT_TRUE(client.Create(res::kConfigMaps, "paratune-system", cm).ok());
+  NodeLedgerStore store(&client, "paratune-system");
+  auto loaded = store.Load();
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_NE(loaded.status().message().find("paratune-node-health"), std::string::npos);
+}
+
+TEST(NodeHealthTest, AnomalousTrialIsNotTheBestAndItsRetryNeedsApproval) {
+  FakeCluster c;
+  ASSERT_TRUE(c.client.Create(res::kTuningCampaigns, "ns", Campaign("llama", 5)).ok());
+  // t002 would be the best by far, but its step times drift on gpu-2.
+  auto plan = [](const std::string& tr) {
+    if (tr == "llama-t002") return TrialPlay{0.62, true, "gpu-2"};
+    return TrialPlay{0.40, false, "gpu-0"};
+  };
+  for (int i = 0; i < 6 && Phase(c, "llama-t002") != "Succeeded"; ++i) Step(c, "llama", plan);
+  Json t2 = c.Get(res::kTrialRuns, "llama-t002");
+  ASSERT_EQ(t2["status"].value("phase", ""), "Succeeded") << t2.dump(2);
+  ASSERT_TRUE(t2["status"].contains("anomaly")) << t2["status"].dump(2);
+  EXPECT_EQ(t2["status"]["anomaly"]["kind"], "StepTimeDrift");
+  EXPECT_EQ(t2["status"]["anomaly"]["nodeNames"], Json::array({"gpu-2"}));
+  Step(c, "llama", plan);
+  Json st = c.Get(res::kTuningCampaigns, "llama")["status"];
+  EXPECT_NE(st["best"].value("trialName", ""), "llama-t002") << st.dump(2);
+  EXPECT_EQ(st["trials"]["anomalous"], 1);
+  Json retry = Remediation(st, "retry-llama-t002");
+  ASSERT_FALSE(retry.is_null()) << st.dump(2);
+  EXPECT_EQ(retry.value("state", ""), "Proposed");
+  EXPECT_EQ(retry.value("action", ""), "RetryTrial");
+  EXPECT_NE(EventMessage(c, "RemediationProposed").find("kubectl annotate tc llama"),
+            std::string::npos);
+  // No approval yet: no re-run exists.
+  for (const auto& tr : c.List(res::kTrialRuns)) {
+    EXPECT_NE(tr["spec"].value("retryOf", ""), "llama-t002");
+  }
+  Annotate(c, "llama",
+           {{kApproveAnnotation, "retry-llama-t002"}, {kApprovedByAnnotation, "alice"}});
+  Step(c, "llama", plan);
+  Step(c, "llama", plan);
+  st = c.Get(res::kTuningCampaigns, "llama")["status"];
+  retry = Remediation(st, "retry-llama-t002");
+  ASSERT_FALSE(retry.is_null());
+  EXPECT_EQ(retry.value("state", ""), "Applied") << retry.dump();
+  EXPECT_EQ(retry.value("approvedBy", ""), "alice");
+  EXPECT_FALSE(retry.value("approvedAt", "").empty());
+  Json rerun;
+  for (const auto& tr : c.List(res::kTrialRuns)) {
+    if (tr["spec"].value("retryOf", "") == "llama-t002") rerun = tr;
+  }
+  ASSERT_FALSE(rerun.is_null()) << "an approved RetryTrial makes a TrialRun with retryOf";
+  EXPECT_EQ(rerun["spec"]["avoidNodes"], Json::array({"gpu-2"}));
+  Json job = c.Get(res::kJobs, kube::NameOf(rerun));
+  ASSERT_FALSE(job.is_null());
+  auto avoided = AvoidedNodes(job);
+  EXPECT_NE(std::find(avoided.begin(), avoided.end(), "gpu-2"), avoided.end());
+  EXPECT_EQ(EventsWithReason(c, "RemediationApplied"), 1);
+}
+
+TEST(NodeHealthTest, SuspectNodeIsAvoidedDiagnosedAndCordonedOnlyWithApproval) {
+  FakeCluster c;
+  for (const char* n : {"gpu-0", "gpu-2"})
+    ASSERT_TRUE(c.client.Create(res::kNodes, "", Node(n)).ok());
+  ASSERT_TRUE(c.client.Create(res::kTuningCampaigns, "ns", Campaign("llama", 6)).ok());
+  // Two drifting trials on gpu-2 make it suspect (anomalies weigh 2 each, threshold 3).
+  auto plan = [](const std::string& tr) {
+    if (tr == "llama-t002" || tr == "llama-t003") return TrialPlay{0.40, true, "gpu-2"};
+    return TrialPlay{0.40, false, "gpu-0"};
+  };
+  for (int i = 0; i < 8 && Phase(c, "llama-t003") != "Succeeded"; ++i) Step(c, "llama", plan);
+  Step(c, "llama", plan);
+  Json st = c.Get(res::kTuningCampaigns, "llama")["status"];
+  ASSERT_EQ(st["nodeHealth"]["suspectNodes"].size(), 1u) << st.dump(2);
+  EXPECT_EQ(st["nodeHealth"]["suspectNodes"][0]["name"], "gpu-2");
+  EXPECT_FALSE(st["nodeHealth"]["suspectNodes"][0]["reasons"].empty());
+  // The ledger ConfigMap says so too, and is not rewritten by reconciles that add nothing.
+  auto ledger = c.ledger->Load();
+  ASSERT_TRUE(ledger.ok());
+  EXPECT_TRUE(ledger->IsSuspect("gpu-2"));
+  EXPECT_FALSE(ledger->IsSuspect("gpu-0"));
+  const std::string ledger_rv = kube::ResourceVersionOf(
+      *c.client.Get(res::kConfigMaps, "paratune-system", kNodeHealthConfigMap));
+  // Later trials avoid it.
+  Json t4 = c.Get(res::kJobs, "llama-t004");
+  ASSERT_FALSE(t4.is_null());
+  EXPECT_EQ(AvoidedNodes(t4), std::vector<std::string>{"gpu-2"});
+  // Diagnostics: one Job per check, created once.
+  std::set<std::string> diag_jobs;
+  for (const auto& j : c.List(res::kJobs)) {
+    const Json labels = j["metadata"].value("labels", Json::object());
+    if (labels.contains(kDiagnosticCheckLabel)) {
+      EXPECT_EQ(labels.value(kNodeLabel, ""), "gpu-2");
+      diag_jobs.insert(kube::NameOf(j));
+    }
+  }
+  ASSERT_FALSE(diag_jobs.empty());
+  EXPECT_EQ(st["nodeHealth"]["diagnostics"].size(), diag_jobs.size());
+  const int started = EventsWithReason(c, "DiagnosticStarted");
+  EXPECT_EQ(started, static_cast<int>(diag_jobs.size()));
+  // Reconciles that change nothing: no second Job, Event or ledger write.
+  for (int i = 0; i < 2; ++i) {
+    c.Sync();
+    ASSERT_TRUE(c.campaign_reconciler->Reconcile({"ns", "llama"}).ok());
+  }
+  int diag_after = 0;
+  for (const auto& j : c.List(res::kJobs))
+    diag_after +=
+        j["metadata"].value("labels", Json::object()).contains(kDiagnosticCheckLabel) ? 1 : 0;
+  EXPECT_EQ(diag_after, static_cast<int>(diag_jobs.size()));
+  EXPECT_EQ(EventsWithReason(c, "DiagnosticStarted"), started);
+  EXPECT_EQ(EventsWithReason(c, "NodeSuspect"), 1);
+  EXPECT_EQ(kube::ResourceVersionOf(
+                *c.client.Get(res::kConfigMaps, "paratune-system", kNodeHealthConfigMap)),
+            ledger_rv);
+  // A check that fails is recorded and keeps the suspicion.
+  Json job = c.Get(res::kJobs, *diag_jobs.begin());
+  job["status"] = {{"conditions",
+                    {{{"type", "Failed"},
+                      {"status", "True"},
+                      {"reason", "BackoffLimitExceeded"},
+                      {"message", "Job has reached the specified backoff limit"}}}}};
+  ASSERT_TRUE(c.client.UpdateStatus(res::kJobs, job).ok());
+  c.Sync();
+  ASSERT_TRUE(c.campaign_reconciler->Reconcile({"ns", "llama"}).ok());
+  st = c.Get(res::kTuningCampaigns, "llama")["status"];
+  bool failed_seen = false;
+  for (const auto& d : st["nodeHealth"]["diagnostics"]) {
+    if (d.value("jobName", "") == *diag_jobs.begin())
+      failed_seen = d.value("state", "") == "Failed";
+  }
+  EXPECT_TRUE(failed_seen) << st["nodeHealth"].dump(2);
+  EXPECT_EQ(st["nodeHealth"]["suspectNodes"].size(), 1u);
+
+  // Cordon proposed; an approval without approved-by is refused and does nothing.
+  Json cordon = Remediation(st, "cordon-gpu-2");
+  ASSERT_FALSE(cordon.is_null()) << st.dump(2);
+  EXPECT_EQ(cordon.value("state", ""), "Proposed");
+  Annotate(c, "llama", {{kApproveAnnotation, "cordon-gpu-2,bogus"}});
+  c.Sync();
+  ASSERT_TRUE(c.campaign_reconciler->Reconcile({"ns", "llama"}).ok());
+  EXPECT_EQ(EventsWithReason(c, "ApprovalRefused"), 1);
+  EXPECT_FALSE(GetNode(c, "gpu-2").value("spec", Json::object()).value("unschedulable", false));
+  EXPECT_EQ(Remediation(c.Get(res::kTuningCampaigns, "llama")["status"], "cordon-gpu-2")
+                .value("state", ""),
+            "Proposed");
+  // With approved-by: cordoned once, recorded; the unknown id is reported and ignored.
+  Annotate(c, "llama", {{kApprovedByAnnotation, "alice"}});
+  c.Sync();
+  ASSERT_TRUE(c.campaign_reconciler->Reconcile({"ns", "llama"}).ok());
+  Json node = GetNode(c, "gpu-2");
+  EXPECT_TRUE(node.value("spec", Json::object()).value("unschedulable", false)) << node.dump(2);
+  EXPECT_FALSE(GetNode(c, "gpu-0").value("spec", Json::object()).value("unschedulable", false));
+  st = c.Get(res::kTuningCampaigns, "llama")["status"];
+  cordon = Remediation(st, "cordon-gpu-2");
+  EXPECT_EQ(cordon.value("state", ""), "Applied");
+  EXPECT_EQ(cordon.value("approvedBy", ""), "alice");
+  EXPECT_FALSE(cordon.value("completedAt", "").empty());
+  EXPECT_EQ(EventsWithReason(c, "ApprovalIgnored"), 1);
+  const std::string node_rv = kube::ResourceVersionOf(node);
+  for (int i = 0; i < 2; ++i) {
+    c.Sync();
+    ASSERT_TRUE(c.campaign_reconciler->Reconcile({"ns", "llama"}).ok());
+  }
+  EXPECT_EQ(kube::ResourceVersionOf(GetNode(c, "gpu-2")), node_rv) << "patched once";
+  EXPECT_EQ(EventsWithReason(c, "RemediationApplied"), 1);
+
+  // A person uncordons the node after repairing it: the suspicion ends.
+  node = GetNode(c, "gpu-2");
+  node["spec"]["unschedulable"] = false;
+  ASSERT_TRUE(c.client.Update(res::kNodes, node).ok());
+  c.Sync();
+  ASSERT_TRUE(c.campaign_reconciler->Reconcile({"ns", "llama"}).ok());
+  st = c.Get(res::kTuningCampaigns, "llama")["status"];
+  EXPECT_TRUE(st["nodeHealth"]["suspectNodes"].empty()) << st["nodeHealth"].dump(2);
+  EXPECT_EQ(EventsWithReason(c, "NodeCleared"), 1);
+  EXPECT_FALSE(c.ledger->Load()->IsSuspect("gpu-2"));
+}
+
+}  // namespace
+}  // namespace paratune::controllers
