@@ -8,7 +8,13 @@
 //                                   $PARATUNE_HEALTH_PROBE_BIND_ADDRESS)
 //   --log-format json|text          (default text)
 //   --max-concurrent-reconciles N   workers per controller (default 4)
-//   --trial-image IMAGE             image of the default trial-sim template
+//   --trial-image IMAGE             image of the default trial-sim template (and of the
+//                                   simulated diagnostic checks)
+//   --diagnostics off|nvidia|simulated  what diagnostic checks of suspect nodes run
+//                                   (default nvidia; simulated: `paratune node-check CHECK`)
+//   --node-health true|false        node ledger, anti-affinity and remediation (default true)
+//   --operator-namespace NS         where the node-health ledger ConfigMap lives (default
+//                                   $POD_NAMESPACE, else paratune-system)
 // Exit status: 0 on clean shutdown, 2 on bad flags, 1 otherwise.
 #include <spdlog/spdlog.h>
 #include <unistd.h>
@@ -21,7 +27,9 @@
 #include <string>
 
 #include "agents/loop/llm_engine.h"
+#include "controllers/diagnostic_jobs.h"
 #include "controllers/llm_api_key.h"
+#include "controllers/node_ledger_store.h"
 #include "controllers/setup.h"
 #include "operator/manager.h"
 #include "operator/rest_client.h"
@@ -46,6 +54,9 @@ struct Flags {
   std::string log_format = "text";
   int max_concurrent_reconciles = 4;
   std::string trial_image = paratune::controllers::kDefaultTrialImage;
+  std::string diagnostics = "nvidia";
+  std::string node_health = "true";
+  std::string operator_namespace = paratune::controllers::OperatorNamespaceFromEnv();
 };
 
 Result<Flags> ParseFlags(int argc, char** argv) {
@@ -58,7 +69,10 @@ Result<Flags> ParseFlags(int argc, char** argv) {
       {"--metrics-bind-address", &f.metrics_address},
       {"--health-probe-bind-address", &f.probe_address},
       {"--log-format", &f.log_format},
-      {"--trial-image", &f.trial_image}};
+      {"--trial-image", &f.trial_image},
+      {"--diagnostics", &f.diagnostics},
+      {"--node-health", &f.node_health},
+      {"--operator-namespace", &f.operator_namespace}};
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i], value;
     size_t eq = arg.find('=');
@@ -90,6 +104,14 @@ Result<Flags> ParseFlags(int argc, char** argv) {
     if (it == strings.end()) return Status::Invalid("unknown flag " + arg);
     *it->second = value;
   }
+  if (Status d = paratune::controllers::ValidateDiagnosticMode(f.diagnostics); !d.ok()) {
+    return Status::Invalid("--diagnostics: must be off, nvidia or simulated, got \"" +
+                           f.diagnostics + "\"");
+  }
+  if (f.node_health != "true" && f.node_health != "false") {
+    return Status::Invalid("--node-health: must be true or false, got \"" + f.node_health + "\"");
+  }
+  if (f.operator_namespace.empty()) return Status::Invalid("--operator-namespace: empty");
   if (f.log_format != "json" && f.log_format != "text") {
     return Status::Invalid("--log-format: must be json or text, got \"" + f.log_format + "\"");
   }
@@ -165,6 +187,9 @@ int Run(const Flags& flags) {
   if (namespaces.size() > 1) so.namespaces = namespaces;
   so.max_concurrent_reconciles = flags.max_concurrent_reconciles;
   so.trial_image = flags.trial_image;
+  so.diagnostics = flags.diagnostics;
+  so.node_health = flags.node_health == "true";
+  so.operator_namespace = flags.operator_namespace;
   mo.reflector.ns = so.watch_namespace;
   auto mgr = kube::Manager::Create(mo, client->get(), time, &metrics);
   if (!mgr.ok()) {
@@ -176,9 +201,11 @@ int Run(const Flags& flags) {
     spdlog::error("controllers: {}", set.status().message());
     return 1;
   }
-  spdlog::info("paratune-operator starting: namespaces={} leader-elect={} probes={} workers={}",
-               flags.namespaces.empty() ? "all" : flags.namespaces, flags.leader_elect,
-               mo.probe_address, flags.max_concurrent_reconciles);
+  spdlog::info(
+      "paratune-operator starting: namespaces={} leader-elect={} probes={} workers={} "
+      "diagnostics={} node-health={}",
+      flags.namespaces.empty() ? "all" : flags.namespaces, flags.leader_elect, mo.probe_address,
+      flags.max_concurrent_reconciles, flags.diagnostics, flags.node_health);
   std::stop_source& stop = kube::InstallSignalHandlers();
   Status s = (*mgr)->Run(stop.get_token());
   if (!s.ok()) {
