@@ -2,6 +2,7 @@
 
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -124,6 +125,35 @@ int LocalCluster::Script(const std::string& args) const {
   std::string cmd = env_ + " " + PARATUNE_SOURCE_DIR + "/hack/local-cluster.sh " + args + " " +
                     PARATUNE_BINARY_DIR + " >>" + dir_ + "/script.log 2>&1";
   return std::system(cmd.c_str());
+}
+
+int LocalCluster::Kubectl(const std::string& args, std::string* out) const {
+  std::string cmd =
+      "KUBECONFIG=" + dir_ + "/kubeconfig kubectl " + args + " 2>>" + dir_ + "/script.log";
+  if (out == nullptr) return std::system((cmd + " >/dev/null").c_str());
+  out->clear();
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr) return -1;
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof(buf), p)) > 0;) out->append(buf, n);
+  int rc = pclose(p);
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+Status LocalCluster::InstallCrdsAndRbac() {
+  static std::once_flag once;
+  static Status result;
+  std::call_once(once, [this] {
+    const std::string src = PARATUNE_SOURCE_DIR;
+    if (Kubectl("apply -f " + src + "/crds/") != 0 ||
+        Kubectl("wait --for condition=established --timeout=60s -f " + src + "/crds/") != 0 ||
+        Kubectl("apply -f " + src + "/manifests/00-namespace.yaml -f " + src +
+                "/manifests/rbac.yaml") != 0) {
+      result = Status::Unavailable("kubectl apply of crds/ and manifests/ failed; see " + dir_ +
+                                   "/script.log");
+    }
+  });
+  return result;
 }
 
 RestConfig LocalCluster::ConfigFor(const std::string& kubeconfig) const {

@@ -33,6 +33,13 @@ class LocalCluster {
   Status RestartApiserver();
   // Runs hack/local-cluster.sh with this cluster's environment.
   int Script(const std::string& args) const;
+  // Runs kubectl with the admin kubeconfig; returns its exit status. When `out` is given it
+  // receives stdout (stderr goes to script.log either way).
+  int Kubectl(const std::string& args, std::string* out = nullptr) const;
+  // Applies crds/ (waiting until established), manifests/00-namespace.yaml and
+  // manifests/rbac.yaml as `hack/local-cluster.sh deploy` does, without starting an operator.
+  // Done once per process; later calls return the first result. Thread-safe.
+  Status InstallCrdsAndRbac();
   const std::string& dir() const { return dir_; }
 
  private:
