@@ -1,12 +1,20 @@
 #!/usr/bin/env bash
-# End to end, as a user would do it (contract section 9), on a fresh local control plane of its
-# own (separate ports and state dir, so it can run beside a developer's cluster):
-#   1. an invalid campaign is marked SpecValid=False naming the field, and creates nothing;
-#   2. a GPU campaign (manifests/samples/llama3-8b-h100x8.yaml, smaller budget) and a TPU
-#      campaign run to Succeeded with trial-sim trials and publish their best configuration;
-#   3. the operator is killed (SIGKILL) mid-campaign and restarted: no trial is lost or
-#      duplicated (every TrialRun has one Job, iterations are unique, the pool and status agree);
-#   4. the operator ran under its ServiceAccount's token (RBAC of manifests/): no 403 in its log.
+# End to end, as a user would do it, on a fresh local control plane of its own (separate ports
+# and state dir, so it can run beside a developer's cluster):
+#   0. every campaign in manifests/samples/ parses (`paratune estimate -f`) and the API server
+#      accepts every sample (`kubectl apply --dry-run=server`, CRD schema included);
+#   1. install with the Helm chart: charts/paratune rendered by hack/render-chart (Helm's
+#      text/template + Sprig) for this server's version and `kubectl apply`-ed; the operator runs
+#      as a local process with the rendered Deployment's arguments and the token of the rendered
+#      ServiceAccount (a real ServiceAccount token: RBAC is exactly the chart's);
+#   2. an invalid campaign is marked SpecValid=False naming the field, and creates nothing;
+#   3. the simulated sample (manifests/samples/simulated-llama3-8b-anywhere.yaml, smaller budget)
+#      and a TPU campaign run to Succeeded with trial-sim trials and publish their best
+#      configuration; status, events and the report (hack/campaign-report.sh) say so;
+#   4. the operator is killed (SIGKILL) mid-campaign and restarted (it waits for the Lease): no
+#      trial is lost or duplicated (every TrialRun has one Job, iterations are unique);
+#   5. no RBAC denial in the operator log; its /metrics counted reconciles and API requests;
+#   6. uninstall: `kubectl delete` of the rendered objects, CRDs last; nothing of ours is left.
 # Usage: hack/e2e.sh BUILD_DIR. Exit 0 when every check passes.
 set -euo pipefail
 build=${1:-build}
@@ -15,9 +23,13 @@ case "$build" in /*) ;; *) build="$root/$build" ;; esac
 export PARATUNE_CLUSTER_DIR=${PARATUNE_E2E_DIR:-$build/e2e-cluster}
 export PARATUNE_API_PORT=${PARATUNE_E2E_API_PORT:-6743}
 export PARATUNE_ETCD_PORT=${PARATUNE_E2E_ETCD_PORT:-2679}
-export PARATUNE_HEALTH_PROBE_BIND_ADDRESS=127.0.0.1:${PARATUNE_E2E_PROBE_PORT:-18081}
+export PARATUNE_KUBELET_PORT=${PARATUNE_E2E_KUBELET_PORT:-10350}
+probe=127.0.0.1:${PARATUNE_E2E_PROBE_PORT:-18081}
+export PARATUNE_HEALTH_PROBE_BIND_ADDRESS=$probe
 export KUBECONFIG=$PARATUNE_CLUSTER_DIR/kubeconfig
+dir=$PARATUNE_CLUSTER_DIR
 ns=paratune-e2e
+opns=paratune-system
 deadline_s=${PARATUNE_E2E_TIMEOUT:-420}
 t0=$(date +%s)
 failures=0
@@ -27,52 +39,108 @@ fail() { say "FAIL: $*"; failures=$((failures + 1)); }
 pass() { say "ok: $*"; }
 cluster() { "$root/hack/local-cluster.sh" "$1" "$build"; }
 jp() { kubectl -n "$ns" get "$1" "$2" -o "jsonpath=$3" 2>/dev/null; }
+wait_for() {  # wait_for SECONDS DESCRIPTION COMMAND...: polls until COMMAND succeeds
+  local until=$(( $(date +%s) + $1 )); local what=$2; shift 2
+  while [ "$(date +%s)" -lt "$until" ]; do "$@" && return 0; sleep 1; done
+  fail "timed out waiting for $what"; return 1
+}
 
 for bin in paratune paratune-operator paratune-kubelet-sim; do
   [ -x "$build/bin/$bin" ] || { echo "e2e: $build/bin/$bin not built" >&2; exit 1; }
 done
+
+# 0a. Every sample campaign parses.
+for f in "$root"/manifests/samples/*.yaml; do
+  grep -q '^kind: TuningCampaign' "$f" || continue
+  if out=$("$build/bin/paratune" estimate -f "$f" -o json 2>&1) &&
+     python3 -c 'import json,sys; assert "fits" in json.loads(sys.argv[1])' "$out" 2>/dev/null; then
+    pass "sample $(basename "$f") parses (paratune estimate)"
+  else
+    fail "sample $(basename "$f"): paratune estimate -f: $out"
+  fi
+done
+
 cluster down >/dev/null 2>&1 || true
-rm -rf "$PARATUNE_CLUSTER_DIR"
-trap 'status=$?; [ $status -ne 0 ] && [ -f "$PARATUNE_CLUSTER_DIR/operator.log" ] && tail -40 "$PARATUNE_CLUSTER_DIR/operator.log"; cluster down >/dev/null 2>&1 || true; exit $status' EXIT
+rm -rf "$dir"
+trap 'status=$?; [ $status -ne 0 ] && [ -f "$dir/operator.log" ] && tail -40 "$dir/operator.log"; cluster down >/dev/null 2>&1 || true; exit $status' EXIT
 cluster up
-cluster deploy
+
+# 1. Install with the chart, rendered for this server's version (1.20: PDB as policy/v1beta1),
+#    diagnostics simulated (the simulated nodes run `paratune node-check`).
+kube_version=$(kubectl version -o json | python3 -c 'import json,sys; print(json.load(sys.stdin)["serverVersion"]["gitVersion"])')
+rc=$("$root/hack/render-chart/render.sh" --path)
+"$rc" template "$root/charts/paratune" --name paratune -n "$opns" --kube-version "$kube_version" \
+  --set namespace.create=true --set diagnostics.mode=simulated > "$dir/paratune.yaml"
+# Uninstall deletes the CRDs last: keep them apart.
+python3 - "$dir/paratune.yaml" "$dir/paratune-crds.yaml" "$dir/paratune-objects.yaml" <<'PY'
+import sys
+docs = [d for d in open(sys.argv[1]).read().split("\n---\n") if "\nkind:" in "\n" + d]
+crds = [d for d in docs if "\nkind: CustomResourceDefinition" in "\n" + d]
+open(sys.argv[2], "w").write("\n---\n".join(crds) + "\n")
+open(sys.argv[3], "w").write("\n---\n".join(d for d in docs if d not in crds) + "\n")
+PY
+kubectl apply -f "$dir/paratune.yaml" >/dev/null
+kubectl wait --for condition=established --timeout=30s -f "$dir/paratune-crds.yaml" >/dev/null
+pass "chart rendered for $kube_version and applied: $(grep -c '^kind:' "$dir/paratune.yaml") objects"
+
+# The rendered ServiceAccount's token (the token controller fills its Secret).
+sa_token() {
+  local s; s=$(kubectl -n "$opns" get serviceaccount paratune-operator -o jsonpath='{.secrets[0].name}' 2>/dev/null)
+  [ -n "$s" ] && kubectl -n "$opns" get secret "$s" -o jsonpath='{.data.token}' 2>/dev/null | base64 -d > "$dir/sa.token" &&
+    [ -s "$dir/sa.token" ]
+}
+wait_for 30 "the token of ServiceAccount $opns/paratune-operator" sa_token
+cat > "$dir/sa.kubeconfig" <<KC
+apiVersion: v1
+kind: Config
+clusters:
+- cluster:
+    certificate-authority-data: $(kubectl config view --raw -o jsonpath='{.clusters[0].cluster.certificate-authority-data}')
+    server: $(kubectl config view --raw -o jsonpath='{.clusters[0].cluster.server}')
+  name: paratune-local
+contexts:
+- context: {cluster: paratune-local, user: paratune-operator}
+  name: paratune-local
+current-context: paratune-local
+users:
+- name: paratune-operator
+  user:
+    token: $(cat "$dir/sa.token")
+KC
+chmod 600 "$dir/sa.kubeconfig"
+# The Deployment's own arguments; only the listen addresses move to loopback ports of ours.
+mapfile -t op_args < <("$rc" get "$dir/paratune.yaml" Deployment/paratune-operator \
+  '.spec.template.spec.containers[0].args' | python3 -c 'import json,sys; print("\n".join(json.load(sys.stdin)))')
+start_operator() {
+  POD_NAMESPACE=$opns setsid "$build/bin/paratune-operator" "${op_args[@]}" --kubeconfig "$dir/sa.kubeconfig" \
+    --metrics-bind-address=0 --health-probe-bind-address="$probe" >> "$dir/operator.log" 2>&1 < /dev/null &
+  echo $! > "$dir/operator.pid"
+  disown  # a SIGKILL below is on purpose: no "Killed" notice from the shell
+}
+start_operator
+ready() { curl -sf "http://$probe/readyz" >/dev/null 2>&1; }
+wait_for 30 "the operator's /readyz" ready && pass "operator up: ${op_args[*]} (ServiceAccount token)"
+
 kubectl create namespace "$ns" >/dev/null
 # The namespace's default ServiceAccount must exist before pods can be created.
 for _ in $(seq 50); do kubectl -n "$ns" get serviceaccount default >/dev/null 2>&1 && break; sleep 0.2; done
 
-# Samples, with budgets small enough for a 2-core machine.
-gpu=llama3-8b-h100x8
-sed -e 's/maxTrials: 20/maxTrials: 6/' -e 's/parallelTrials: 1/parallelTrials: 2/' \
-  "$root/manifests/samples/$gpu.yaml" > "$PARATUNE_CLUSTER_DIR/gpu.yaml"
-tpu_sample=$(ls "$root"/manifests/samples/*tpu*.yaml 2>/dev/null | head -1 || true)
-if [ -n "$tpu_sample" ]; then
-  tpu=$(awk '/^metadata:/{m=1} m && /name:/{print $2; exit}' "$tpu_sample")
-  sed -e 's/maxTrials: [0-9]*/maxTrials: 4/' -e 's/parallelTrials: [0-9]*/parallelTrials: 1/' \
-    "$tpu_sample" > "$PARATUNE_CLUSTER_DIR/tpu.yaml"
+# 0b. The API server (CRD schemas included) accepts every sample.
+if out=$(kubectl -n "$ns" apply --dry-run=server -f "$root/manifests/samples/" 2>&1); then
+  pass "the API server accepts every sample ($(echo "$out" | wc -l) objects, dry run)"
 else
-  tpu=gemma-tpu-v5e
-  cat > "$PARATUNE_CLUSTER_DIR/tpu.yaml" <<'YAML'
-apiVersion: tuning.paratune.dev/v1alpha1
-kind: TuningCampaign
-metadata: {name: gemma-tpu-v5e}
-spec:
-  model: {preset: llama3-8b}
-  training: {framework: maxtext, seqLength: 2048, globalBatchSize: 64}
-  hardware: {accelerator: tpu-v5e, tpuTopology: 4x4}
-  searchSpace:
-    parameters:
-    - {name: iciFsdp, values: [4, 8, 16]}
-    - {name: iciTensor, values: [1, 2, 4]}
-    - {name: remat, values: [full, minimal]}
-    - {name: perDeviceBatchSize, values: [1, 2, 4]}
-  objective: {metric: tokensPerSecondPerDevice}
-  budget: {maxTrials: 4, parallelTrials: 1, trialTimeout: 5m}
-  metrics: {collector: maxtext}
-  output: {configMapName: gemma-tpu-v5e-best}
-YAML
+  fail "kubectl apply --dry-run=server -f manifests/samples/: $out"
 fi
 
-# 1. Invalid: tp is not a parameter value type the search space allows.
+# Samples, with budgets small enough for a 2-core machine.
+sim=llama3-8b-simulated
+sed -e 's/maxTrials: [0-9]*/maxTrials: 6/' -e 's/parallelTrials: [0-9]*/parallelTrials: 2/' \
+  "$root/manifests/samples/simulated-llama3-8b-anywhere.yaml" > "$dir/sim.yaml"
+tpu=llama2-7b-tpu-v5e-4x4
+sed -e 's/maxTrials: [0-9]*/maxTrials: 4/' -e 's/parallelTrials: [0-9]*/parallelTrials: 1/' \
+  "$root/manifests/samples/$tpu.yaml" > "$dir/tpu.yaml"
+
+# 2. Invalid: tensorParallelism is not a parameter of the vocabulary.
 kubectl -n "$ns" apply -f - >/dev/null <<'YAML'
 apiVersion: tuning.paratune.dev/v1alpha1
 kind: TuningCampaign
@@ -85,14 +153,8 @@ spec:
     parameters:
     - {name: tensorParallelism, values: [1, 2]}
 YAML
-kubectl -n "$ns" apply -f "$PARATUNE_CLUSTER_DIR/gpu.yaml" -f "$PARATUNE_CLUSTER_DIR/tpu.yaml" >/dev/null
-say "applied $gpu, $tpu and invalid"
-
-wait_for() {  # wait_for SECONDS DESCRIPTION COMMAND...: polls until COMMAND succeeds
-  local until=$(( $(date +%s) + $1 )); local what=$2; shift 2
-  while [ "$(date +%s)" -lt "$until" ]; do "$@" && return 0; sleep 1; done
-  fail "timed out waiting for $what"; return 1
-}
+kubectl -n "$ns" apply -f "$dir/sim.yaml" -f "$dir/tpu.yaml" >/dev/null
+say "applied $sim, $tpu and invalid"
 
 invalid_marked() { [ "$(jp tc invalid '{.status.conditions[?(@.type=="SpecValid")].status}')" = False ]; }
 if wait_for 60 "invalid SpecValid=False" invalid_marked; then
@@ -103,19 +165,20 @@ if wait_for 60 "invalid SpecValid=False" invalid_marked; then
   [ "$n" -eq 0 ] && pass "invalid campaign created no trial" || fail "invalid campaign created $n trials"
 fi
 
-# 3. Kill the operator once the GPU campaign has launched trials, then restart it.
-two_trials() { [ "$(kubectl -n "$ns" get tr -l tuning.paratune.dev/campaign=$gpu -o name | wc -l)" -ge 2 ]; }
-if wait_for 120 "$gpu to launch two trials" two_trials; then
-  kill -9 "$(cat "$PARATUNE_CLUSTER_DIR/operator.pid")"
+# 4. Kill the operator once the simulated campaign has launched trials, then restart it.
+two_trials() { [ "$(kubectl -n "$ns" get tr -l tuning.paratune.dev/campaign=$sim -o name | wc -l)" -ge 2 ]; }
+if wait_for 120 "$sim to launch two trials" two_trials; then
+  kill -9 "$(cat "$dir/operator.pid")"
   say "operator killed (SIGKILL) with $(kubectl -n "$ns" get tr -o name | wc -l) trials in flight"
-  sleep 3
-  cluster deploy >/dev/null
-  say "operator restarted"
+  sleep 1
+  start_operator
+  say "operator restarted (takes over the Lease when it expires)"
 fi
 
+# 3. Both campaigns finish; status, events, the published configuration and the report.
 finished() { local p; p=$(jp tc "$1" '{.status.phase}'); [ "$p" = Succeeded ] || [ "$p" = Failed ]; }
 remaining=$(( deadline_s - ($(date +%s) - t0) ))
-for c in "$gpu" "$tpu"; do
+for c in "$sim" "$tpu"; do
   wait_for "$remaining" "$c to finish" finished "$c" || true
   phase=$(jp tc "$c" '{.status.phase}')
   best=$(jp tc "$c" '{.status.best.trialName}')
@@ -143,10 +206,45 @@ for c in "$gpu" "$tpu"; do
 done
 kubectl -n "$ns" get tc,tr
 
-if grep -qE 'PermissionDenied|[Ff]orbidden|HTTP 403' "$PARATUNE_CLUSTER_DIR/operator.log"; then
-  fail "the operator hit RBAC denials:"; grep -m5 -E 'PermissionDenied|[Ff]orbidden|HTTP 403' "$PARATUNE_CLUSTER_DIR/operator.log"
+if PARATUNE_BIN="$build/bin/paratune" "$root/hack/campaign-report.sh" -n "$ns" "$sim" "$dir/report" \
+     > "$dir/report.txt" 2>&1 && grep -qF "$(jp tc "$sim" '{.status.best.trialName}')" "$dir/report/report.md" &&
+   grep -q '<svg' "$dir/report/objective.svg"; then
+  pass "report of $sim: $dir/report/report.md and objective.svg name the best trial"
 else
-  pass "no RBAC denial in the operator log (it ran with its ServiceAccount's token)"
+  fail "hack/campaign-report.sh $sim: $(tail -5 "$dir/report.txt")"
+fi
+
+# 5. RBAC and metrics.
+if grep -qE 'PermissionDenied|[Ff]orbidden|HTTP 403' "$dir/operator.log"; then
+  fail "the operator hit RBAC denials:"; grep -m5 -E 'PermissionDenied|[Ff]orbidden|HTTP 403' "$dir/operator.log"
+else
+  pass "no RBAC denial in the operator log (it ran with the chart's ServiceAccount token)"
+fi
+metrics=$(curl -sf "http://$probe/metrics" || true)
+reconciles=$(echo "$metrics" | awk '/^controller_runtime_reconcile_total/ {s += $2} END {print s + 0}')
+requests=$(echo "$metrics" | awk '/^rest_client_requests_total/ {s += $2} END {print s + 0}')
+[ "${reconciles%.*}" -gt 0 ] && [ "${requests%.*}" -gt 0 ] \
+  && pass "/metrics after the restart: $reconciles reconciles, $requests API requests" \
+  || fail "/metrics lacks reconcile or request counts"
+
+# 6. Uninstall as `helm uninstall` would: the release's objects, then the CRDs (which takes the
+#    campaigns, and through owner references their trials, Jobs, pods and ConfigMaps, with them).
+kubectl delete -f "$dir/paratune-objects.yaml" --wait=true --timeout=90s >/dev/null
+kill "$(cat "$dir/operator.pid")" 2>/dev/null || true  # its Deployment is gone
+kubectl delete -f "$dir/paratune-crds.yaml" --wait=true --timeout=90s >/dev/null
+leftovers() {
+  { kubectl get crd -o name | grep tuning.paratune.dev || true
+    kubectl get namespace "$opns" -o name 2>/dev/null || true
+    kubectl get clusterroles,clusterrolebindings -l app.kubernetes.io/name=paratune -o name
+    kubectl get jobs,pods,services,configmaps -A -l tuning.paratune.dev/campaign -o name
+    kubectl -n "$ns" get configmaps -o name | grep -v kube-root-ca.crt || true
+  } 2>/dev/null
+}
+gone() { [ -z "$(leftovers)" ]; }
+if wait_for 90 "the uninstall to remove everything" gone; then
+  pass "uninstalled: no CRD, namespace, RBAC, trial Job, pod or ConfigMap of ours left"
+else
+  fail "left after uninstall: $(leftovers | tr '\n' ' ')"
 fi
 
 say "done: $failures failure(s)"
