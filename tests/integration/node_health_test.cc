@@ -1,0 +1,215 @@
+// Cluster health end to end on a real control plane (contract section 10): the controllers run
+// in-process with the operator ServiceAccount's credentials (so manifests/rbac.yaml is what they
+// get), and this test plays the kubelet of two nodes of its own: it binds each trial pod to a
+// node and finishes it with a termination message whose logged step times drift on the sick
+// node. The campaign must find the sick node, list it as suspect, keep later trials off it,
+// propose a cordon, ignore an approval without approved-by, and cordon the Node once approved.
+#include "controllers/node_health.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <thread>
+
+#include "controllers/node_ledger_store.h"
+#include "controllers/setup.h"
+#include "operator/manager.h"
+#include "operator/rest_client.h"
+#include "operator/time_source.h"
+#include "tests/integration/cluster_fixture.h"
+
+namespace paratune::kube {
+namespace {
+
+using namespace std::chrono_literals;
+
+const GroupVersionResource kBindings{"", "v1", "bindings", true, "Binding"};
+
+int Kubectl(testing::LocalCluster* cluster, const std::string& args) {
+  std::string cmd = "KUBECONFIG=" + cluster->dir() + "/kubeconfig kubectl " + args + " >/dev/null";
+  return std::system(cmd.c_str());
+}
+
+bool Eventually(const std::function<bool()>& pred, std::chrono::milliseconds limit) {
+  auto until = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < until) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(200ms);
+  }
+  return pred();
+}
+
+Json Campaign(const std::string& ns) {
+  return {
+      {"apiVersion", "tuning.paratune.dev/v1alpha1"},
+      {"kind", "TuningCampaign"},
+      {"metadata", {{"name", "nh"}, {"namespace", ns}}},
+      {"spec",
+       {{"model", {{"preset", "llama3-8b"}}},
+        {"training", {{"framework", "megatron-lm"}, {"seqLength", 8192}, {"globalBatchSize", 512}}},
+        // No real node carries this label: only this test's "kubelet" runs the pods.
+        {"hardware",
+         {{"accelerator", "nvidia-h100-80gb"},
+          {"nodes", 1},
+          {"devicesPerNode", 8},
+          {"nodeSelector", {{"paratune.dev/node-health-test", ns}}}}},
+        {"searchSpace",
+         {{"parameters",
+           {{{"name", "tp"}, {"values", {1, 2, 4}}},
+            {{"name", "mbs"}, {"values", {1, 2}}},
+            {{"name", "recompute"}, {"values", {"selective", "full"}}}}}}},
+        {"baseline", {{"tp", 1}, {"mbs", 1}, {"recompute", "full"}}},
+        {"budget", {{"maxTrials", 5}, {"parallelTrials", 1}, {"maxFailedTrials", 3}}}}}};
+}
+
+std::string TerminationMessage(bool drift) {
+  Json steps = Json::array({30.0});
+  for (int i = 0; i < 12; ++i) steps.push_back(drift && i >= 6 ? 14.0 : 10.0);
+  return Json{{"metrics", {{"mfu", 0.41}, {"tflopsPerDevice", 405.0}, {"stepTimeSeconds", 10.0}}},
+              {"stepTimesSeconds", steps}}
+      .dump();
+}
+
+// The kubelet stand-in of this test: binds unbound trial pods (iteration 2 and 3 to the sick
+// node) and finishes them.
+void PlayKubelet(KubeClient* admin, const std::string& ns, const std::string& healthy,
+                 const std::string& sick) {
+  auto pods = admin->List(resources::kPods, ns, {});
+  if (!pods.ok()) return;
+  for (const auto& pod : pods->items) {
+    const Json& labels = pod["metadata"].value("labels", Json::object());
+    const std::string trial = labels.value("tuning.paratune.dev/trial", "");
+    if (trial.empty()) continue;
+    const bool bad = trial == "nh-t002" || trial == "nh-t003";
+    const std::string node = pod["spec"].value("nodeName", "");
+    if (node.empty()) {
+      Json binding = {
+          {"apiVersion", "v1"},
+          {"kind", "Binding"},
+          {"metadata", {{"name", NameOf(pod)}, {"namespace", ns}}},
+          {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", bad ? sick : healthy}}}};
+      (void)admin->Create(kBindings, ns, binding);
+      continue;
+    }
+    if (pod["status"].value("phase", "") == "Succeeded") continue;
+    Json done = pod;
+    done["status"]["phase"] = "Succeeded";
+    done["status"]["startTime"] = FormatRfc3339(RealTimeSource::Get()->SystemNow());
+    const std::string container = pod["spec"]["containers"][0].value("name", "");
+    done["status"]["containerStatuses"] =
+        Json::array({{{"name", container},
+                      {"image", pod["spec"]["containers"][0].value("image", "")},
+                      {"imageID", ""},
+                      {"ready", false},
+                      {"restartCount", 0},
+                      {"state",
+                       {{"terminated",
+                         {{"exitCode", 0},
+                          {"reason", "Completed"},
+                          {"message", TerminationMessage(node == sick)}}}}}}});
+    (void)admin->UpdateStatus(resources::kPods, done);
+  }
+}
+
+Json Node(const std::string& name) {
+  return {{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", {{"name", name}}}};
+}
+
+TEST(NodeHealthIntegrationTest, SickNodeIsFoundAvoidedAndCordonedAfterApproval) {
+  PARATUNE_REQUIRE_CLUSTER(cluster);
+  const std::string src = PARATUNE_SOURCE_DIR;
+  ASSERT_EQ(Kubectl(cluster, "apply -f " + src + "/crds/"), 0);
+  ASSERT_EQ(Kubectl(cluster, "wait --for condition=established --timeout=60s -f " + src + "/crds/"),
+            0);
+  ASSERT_EQ(Kubectl(cluster, "apply -f " + src + "/manifests/00-namespace.yaml -f " + src +
+                                 "/manifests/rbac.yaml"),
+            0);
+  KubeClient* admin = cluster->Admin();
+  const std::string ns = cluster->NewNamespace("nodehealth");
+  const std::string healthy = ns + "-gpu-0", sick = ns + "-gpu-1";
+  for (const auto& n : {healthy, sick})
+    ASSERT_TRUE(admin->Create(resources::kNodes, "", Node(n)).ok());
+
+  auto op = RestKubeClient::Create(cluster->OperatorConfig(), RealTimeSource::Get(), nullptr);
+  ASSERT_TRUE(op.ok());
+  ManagerOptions mo;
+  mo.probe_address = "";
+  mo.reflector.ns = ns;
+  auto mgr = Manager::Create(mo, op->get(), RealTimeSource::Get(), nullptr);
+  ASSERT_TRUE(mgr.ok());
+  controllers::ControllerSetupOptions so;
+  so.watch_namespace = ns;
+  so.detect_jobset = false;
+  so.diagnostics = "simulated";
+  so.operator_namespace = ns;  // the ledger of this test only
+  auto set = controllers::SetupControllers(mgr->get(), so);
+  ASSERT_TRUE(set.ok()) << set.status().ToString();
+  std::stop_source stop;
+  std::thread run([&] { (void)(*mgr)->Run(stop.get_token()); });
+
+  ASSERT_TRUE(admin->Create(resources::kTuningCampaigns, ns, Campaign(ns)).ok());
+  auto campaign_status = [&] {
+    auto tc = admin->Get(resources::kTuningCampaigns, ns, "nh");
+    return tc.ok() ? tc->value("status", Json::object()) : Json::object();
+  };
+  auto remediation_state = [&](const std::string& id) {
+    for (const auto& r : campaign_status().value("remediations", Json::array())) {
+      if (r.value("id", "") == id) return r.value("state", "");
+    }
+    return std::string();
+  };
+  const std::string cordon = "cordon-" + sick;
+  EXPECT_TRUE(Eventually(
+      [&] {
+        PlayKubelet(admin, ns, healthy, sick);
+        return remediation_state(cordon) == "Proposed";
+      },
+      120s))
+      << campaign_status().dump(2);
+  Json st = campaign_status();
+  ASSERT_FALSE(st["nodeHealth"]["suspectNodes"].empty()) << st.dump(2);
+  EXPECT_EQ(st["nodeHealth"]["suspectNodes"][0]["name"], sick);
+  EXPECT_GE(st["trials"].value("anomalous", 0), 1);
+  // The ledger ConfigMap holds the suspicion for every campaign.
+  auto cm = admin->Get(resources::kConfigMaps, ns, controllers::kNodeHealthConfigMap);
+  ASSERT_TRUE(cm.ok());
+  EXPECT_NE((*cm)["data"].value(controllers::kNodeHealthKey, "").find(sick), std::string::npos);
+  // Trials launched after the suspicion keep off the sick node.
+  EXPECT_TRUE(Eventually(
+      [&] {
+        PlayKubelet(admin, ns, healthy, sick);
+        auto job = admin->Get(resources::kJobs, ns, "nh-t004");
+        return job.ok() && job->dump().find("\"NotIn\"") != std::string::npos &&
+               job->dump().find(sick) != std::string::npos;
+      },
+      60s));
+  // An approval without approved-by does nothing.
+  auto annotate = [&](const Json& annotations) {
+    return admin->Patch(resources::kTuningCampaigns, ns, "nh", PatchType::kMerge,
+                        {{"metadata", {{"annotations", annotations}}}});
+  };
+  ASSERT_TRUE(annotate({{controllers::kApproveAnnotation, cordon}}).ok());
+  std::this_thread::sleep_for(3s);
+  EXPECT_FALSE((*admin->Get(resources::kNodes, "", sick))["spec"].value("unschedulable", false));
+  EXPECT_EQ(remediation_state(cordon), "Proposed");
+  // Approved by a person: the Node is cordoned, with the operator's own credentials.
+  ASSERT_TRUE(annotate({{controllers::kApprovedByAnnotation, "alice"}}).ok());
+  EXPECT_TRUE(Eventually(
+      [&] {
+        auto node = admin->Get(resources::kNodes, "", sick);
+        return node.ok() && (*node)["spec"].value("unschedulable", false);
+      },
+      30s));
+  EXPECT_TRUE(Eventually([&] { return remediation_state(cordon) == "Applied"; }, 10s));
+  EXPECT_FALSE((*admin->Get(resources::kNodes, "", healthy))["spec"].value("unschedulable", false));
+
+  stop.request_stop();
+  run.join();
+  for (const auto& n : {healthy, sick}) (void)admin->Delete(resources::kNodes, "", n);
+}
+
+}  // namespace
+}  // namespace paratune::kube
