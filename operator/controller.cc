@@ -89,10 +89,25 @@ bool Controller::ProcessNextReadyItem() {
   return true;
 }
 
+// A reconciler that throws must not take the process (and every other key) down with it:
+// like controller-runtime's RecoverPanic, the exception becomes an error, which is logged,
+// counted and retried with backoff.
+Result<ReconcileResult> Controller::RecoveringReconcile(const std::string& key) {
+  try {
+    return reconciler_->Reconcile(ObjectKey::Parse(key));
+  } catch (const std::exception& e) {
+    spdlog::error("controller {}: {}: reconciler threw: {}", opts_.name, key, e.what());
+    return Status::Internal(std::string("reconciler threw: ") + e.what());
+  } catch (...) {
+    spdlog::error("controller {}: {}: reconciler threw a non-standard exception", opts_.name, key);
+    return Status::Internal("reconciler threw a non-standard exception");
+  }
+}
+
 void Controller::Process(const std::string& key) {
   const Labels name{{"controller", opts_.name}};
   auto start = std::chrono::steady_clock::now();
-  Result<ReconcileResult> r = reconciler_->Reconcile(ObjectKey::Parse(key));
+  Result<ReconcileResult> r = RecoveringReconcile(key);
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::string outcome;
   if (!r.ok()) {

@@ -3,7 +3,8 @@
 // level-based: it re-reads state (from the informers) and returns when to look again.
 //   - ok, requeue_after > 0: Forget + AddAfter(requeue_after)
 //   - ok, requeue: AddRateLimited; ok otherwise: Forget
-//   - error: AddRateLimited (5 ms .. 1000 s per key, 10 qps / burst 100 overall), counted as an
+//   - error (or an exception thrown by the reconciler, caught and logged): AddRateLimited (5 ms ..
+//   1000 s per key, 10 qps / burst 100 overall), counted as an
 //     error; errors with kInvalidArgument are terminal (not retried): the reconciler is expected
 //     to have recorded them in a condition.
 // Metrics: reconcile total by result, errors, latency histogram, queue depth, per controller.
@@ -79,6 +80,7 @@ class Controller {
   void Enqueue(const ObjectKey& key);
   void WorkerLoop();
   void Process(const std::string& key);
+  Result<ReconcileResult> RecoveringReconcile(const std::string& key);
 
   ControllerOptions opts_;
   Reconciler* reconciler_;

@@ -108,11 +108,12 @@ void LeaderElector::Run(std::stop_token stop, const std::function<void()>& on_st
       break;
     }
   }
-  bool stopping = stop.stop_requested();
-  if (stopping && opts_.release_on_cancel) Release();
+  // Stop the work done under the Lease BEFORE giving it up: a successor may start at once after
+  // Release, and two leaders reconciling at the same time is what election exists to prevent.
+  on_stopped_leading();
+  if (stop.stop_requested() && opts_.release_on_cancel) Release();
   leader_.store(false);
   if (metrics_ != nullptr) metrics_->Set(kLeaderGauge, labels, 0);
-  on_stopped_leading();
 }
 
 }  // namespace paratune::kube

@@ -34,7 +34,9 @@ class LeaderElector {
                 MetricsRegistry* metrics);
 
   // Campaigns until leading, calls on_started_leading (on this thread; it must return promptly,
-  // e.g. start workers), renews until stop or loss, then calls on_stopped_leading. Returns when
+  // e.g. start workers), renews until stop or loss, then calls on_stopped_leading (which must
+  // stop the leader's work) and only after it returns releases the Lease (on stop, with
+  // release_on_cancel), so leaders never overlap. Returns when
   // stop is requested or leadership is lost (the caller should then exit: client-go's contract).
   void Run(std::stop_token stop, const std::function<void()>& on_started_leading,
            const std::function<void()>& on_stopped_leading);

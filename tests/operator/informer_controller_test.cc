@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <stdexcept>
 #include <thread>
 
 #include "operator/controller.h"
@@ -150,6 +151,26 @@ TEST_F(InformerTest, ControllerRetriesErrorsWithBackoff) {
   EXPECT_EQ(ctrl.queue().NumRequeues("ns/a"), 0) << "success forgets the backoff";
   EXPECT_EQ(metrics_.Value(kReconcileErrors, {{"controller", "c"}}), 2);
   EXPECT_EQ(metrics_.HistogramCount(kReconcileTime, {{"controller", "c"}}), 3);
+}
+
+class ThrowingReconciler : public Reconciler {
+ public:
+  Result<ReconcileResult> Reconcile(const ObjectKey&) override {
+    if (throws-- > 0) throw std::runtime_error("cannot use value() with null");
+    return ReconcileResult{};
+  }
+  int throws = 1;
+};
+
+TEST_F(InformerTest, ReconcilerExceptionIsAnErrorRetriedNotACrash) {
+  ThrowingReconciler rec;
+  Controller ctrl({"c", 1, {}}, &rec, &clock_, &metrics_);
+  ctrl.queue().Add("ns/a");
+  ASSERT_TRUE(ctrl.ProcessNextReadyItem());  // would std::terminate without the recovery
+  EXPECT_EQ(metrics_.Value(kReconcileErrors, {{"controller", "c"}}), 1);
+  clock_.Advance(5ms);
+  ASSERT_TRUE(ctrl.ProcessNextReadyItem()) << "retried with backoff";
+  EXPECT_EQ(metrics_.Value(kReconcileTotal, {{"controller", "c"}, {"result", "success"}}), 1);
 }
 
 TEST_F(InformerTest, WorkersNeverReconcileOneKeyConcurrently) {

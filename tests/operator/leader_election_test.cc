@@ -59,6 +59,32 @@ TEST(LeaderElectionTest, ReleasedLeaseIsTakenAtOnce) {
   EXPECT_TRUE(b.TryAcquireOrRenew()) << "released on shutdown: no 15 s wait";
 }
 
+TEST(LeaderElectionTest, ReleasesTheLeaseOnlyAfterTheLeaderWorkStopped) {
+  FakeKubeClient client;
+  FakeTimeSource clock;
+  LeaderElector a(&client, Opts("a"), &clock, nullptr);
+  std::stop_source stop;
+  std::atomic<bool> started{false};
+  std::string holder_while_stopping;
+  std::thread t([&] {
+    a.Run(
+        stop.get_token(), [&] { started = true; },
+        [&] {
+          // Workers still drain here: nobody else may lead yet.
+          holder_while_stopping =
+              (*client.Get(resources::kLeases, "paratune-system", "paratune-operator"))["spec"]
+                  .value("holderIdentity", "");
+        });
+  });
+  while (!started) std::this_thread::yield();
+  stop.request_stop();
+  t.join();
+  EXPECT_EQ(holder_while_stopping, "a");
+  Json lease = *client.Get(resources::kLeases, "paratune-system", "paratune-operator");
+  EXPECT_EQ(lease["spec"].value("holderIdentity", ""), "") << "released after the work stopped";
+  EXPECT_FALSE(a.IsLeader());
+}
+
 TEST(LeaderElectionTest, LosesLeadershipWhenRenewalsFailPastDeadline) {
   FakeKubeClient client;
   FakeTimeSource clock;
