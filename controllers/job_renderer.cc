@@ -112,6 +112,24 @@ void RequestDevices(json* containers, const std::string& resource, int64_t count
   first["resources"]["limits"][resource] = std::to_string(count);
 }
 
+// True when some container of the template explicitly asks for 0 of `resource` (limits or
+// requests "0"): a CPU dry run of the campaign (trial-sim on any node), so the pod must not be
+// pinned to accelerator nodes.
+bool AsksForNone(const json& containers, const std::string& resource) {
+  for (const auto& c : containers) {
+    if (!c.is_object() || !c.contains("resources") || !c["resources"].is_object()) continue;
+    for (const char* section : {"limits", "requests"}) {
+      const json& r = c["resources"].value(section, json::object());
+      if (!r.is_object() || !r.contains(resource)) continue;
+      const json& v = r[resource];
+      if ((v.is_string() && v.get<std::string>() == "0") || (v.is_number() && v == 0)) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
 void AddToleration(json* pod_spec, const json& toleration) {
   json& tols = (*pod_spec)["tolerations"];
   if (!tols.is_array()) tols = json::array();
@@ -128,6 +146,7 @@ void ApplyHardware(const HardwareSpec& hw, json* pod_spec) {
   for (const auto& [k, v] : hw.node_selector) sel[k] = v;
   for (const auto& t : hw.tolerations) AddToleration(pod_spec, t);
   json* containers = &(*pod_spec)["containers"];
+  if (AsksForNone(*containers, hw.IsTpu() ? "google.com/tpu" : "nvidia.com/gpu")) return;
   if (hw.IsTpu()) {
     sel["cloud.google.com/gke-tpu-accelerator"] = GkeTpuAcceleratorName(hw.accelerator);
     if (!hw.tpu_topology.empty()) sel["cloud.google.com/gke-tpu-topology"] = hw.tpu_topology;

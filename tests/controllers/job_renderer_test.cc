@@ -110,6 +110,21 @@ TEST(JobRendererTest, GpuJobCarriesEnvLabelsOwnerAndDeadline) {
   EXPECT_TRUE(dedicated);
 }
 
+// A template that asks for 0 GPUs is a CPU dry run (manifests/samples/simulated-*.yaml): no
+// accelerator selector, no GPU toleration, no GPU request; the user's own selector stays.
+TEST(JobRendererTest, ZeroGpuTemplateIsNotPinnedToAcceleratorNodes) {
+  CampaignSpec c = GpuCampaign();
+  c.trial_template["spec"]["template"]["spec"]["containers"][0]["resources"] = {
+      {"limits", {{"cpu", "500m"}, {"nvidia.com/gpu", "0"}}}};
+  auto r = RenderTrial(Input(&c));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const json& pod = r->workload["spec"]["template"]["spec"];
+  EXPECT_FALSE(pod["nodeSelector"].contains("cloud.google.com/gke-accelerator"));
+  EXPECT_EQ(pod["nodeSelector"]["pool"], "train");
+  for (const auto& t : pod["tolerations"]) EXPECT_NE(t["key"], "nvidia.com/gpu");
+  EXPECT_EQ(pod["containers"][0]["resources"]["limits"]["nvidia.com/gpu"], "0");
+}
+
 TEST(JobRendererTest, RenderingIsDeterministic) {
   CampaignSpec c = GpuCampaign();
   auto a = RenderTrial(Input(&c));
