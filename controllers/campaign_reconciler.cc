@@ -10,6 +10,7 @@
 #include "controllers/campaign_status.h"
 #include "controllers/conditions.h"
 #include "controllers/job_renderer.h"
+#include "controllers/status_writer.h"
 #include "controllers/trial_reconciler.h"
 
 namespace paratune::controllers {
@@ -124,13 +125,13 @@ Status TuningCampaignReconciler::MarkInvalid(const Json& campaign, const Status&
   status["phase"] = "Failed";
   status["observedGeneration"] = generation;
   status["message"] = why.message();
-  if (status == campaign.value("status", Json::object())) return Status::Ok();
+  if (status == ObjectField(campaign, "status")) return Status::Ok();
   if (changed && recorder_ != nullptr) {
     recorder_->Event(campaign, "Warning", reasons::kInvalidSpec, Short(why.message(), 1000));
   }
   spdlog::warn("campaign {}/{}: invalid spec: {}", kube::NamespaceOf(campaign),
                kube::NameOf(campaign), why.message());
-  return client_->UpdateStatus(res::kTuningCampaigns, updated).status();
+  return controllers::WriteStatus(client_, res::kTuningCampaigns, updated).status();
 }
 
 Status TuningCampaignReconciler::Ingest(Context& ctx) {
@@ -141,7 +142,7 @@ Status TuningCampaignReconciler::Ingest(Context& ctx) {
   for (const auto& name : open) {
     auto it = ctx.trial_runs.find(name);
     if (it == ctx.trial_runs.end()) continue;
-    const std::string phase = it->second.value("status", Json::object()).value("phase", "");
+    const std::string phase = ObjectField(it->second, "status").value("phase", "");
     if (!IsTerminalTrialPhase(phase)) continue;
     TrialOutcome outcome = OutcomeFromTrialRun(it->second);
     Status s = ctx.session->RecordOutcome(outcome);
@@ -257,7 +258,7 @@ Status TuningCampaignReconciler::PublishBest(Context& ctx) {
 }
 
 Status TuningCampaignReconciler::WriteStatus(Context& ctx) {
-  const Json old_status = ctx.campaign.value("status", Json::object());
+  const Json old_status = ObjectField(ctx.campaign, "status");
   Json status = BuildCampaignStatus(ctx.campaign, *ctx.session, ctx.now);
   const std::string old_phase = old_status.value("phase", "");
   const std::string phase = status.value("phase", "");
@@ -287,7 +288,7 @@ Status TuningCampaignReconciler::WriteStatus(Context& ctx) {
   Json updated = ctx.campaign;
   updated["status"] = status;
   DropEmptyStrings(&updated["status"]);
-  return client_->UpdateStatus(res::kTuningCampaigns, updated).status();
+  return controllers::WriteStatus(client_, res::kTuningCampaigns, updated).status();
 }
 
 Json TrialRunFor(const Json& campaign, const TrialRecord& trial) {
@@ -316,7 +317,7 @@ Json TrialRunFor(const Json& campaign, const TrialRecord& trial) {
 TrialOutcome OutcomeFromTrialRun(const Json& trial_run) {
   TrialOutcome o;
   o.name = kube::NameOf(trial_run);
-  const Json& status = trial_run.value("status", Json::object());
+  const Json& status = ObjectField(trial_run, "status");
   o.succeeded = status.value("phase", "") == "Succeeded";
   if (o.succeeded && status.contains("metrics")) {
     auto m = TrialMetrics::FromJson(status["metrics"]);

@@ -77,7 +77,7 @@ std::string CampaignPhase(const TuningSession& session, std::string* message,
 
 json BuildCampaignStatus(const json& campaign, const TuningSession& session,
                          const std::string& now) {
-  const json old = campaign.value("status", json::object());
+  const json old = ObjectField(campaign, "status");
   const int64_t generation = campaign["metadata"].value("generation", int64_t{0});
   std::string message, reason;
   const std::string phase = CampaignPhase(session, &message, &reason);

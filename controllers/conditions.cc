@@ -57,4 +57,11 @@ bool IsConditionTrue(const nlohmann::json& conditions, const std::string& type) 
   return c != nullptr && c->value("status", "") == "True";
 }
 
+const nlohmann::json& ObjectField(const nlohmann::json& obj, const std::string& key) {
+  static const nlohmann::json kEmpty = nlohmann::json::object();
+  if (!obj.is_object()) return kEmpty;
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_object() ? *it : kEmpty;
+}
+
 }  // namespace paratune::controllers

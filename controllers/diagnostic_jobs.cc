@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "agents/model/catalog.h"
+#include "controllers/conditions.h"
 
 namespace paratune::controllers {
 
@@ -252,7 +253,7 @@ namespace {
 
 // "Complete" or "Failed" when the Job's condition of that type is True, else "".
 std::string JobOutcome(const kube::Json& job, std::string* reason) {
-  const json& status = job.value("status", json::object());
+  const json& status = ObjectField(job, "status");
   for (const auto& c : status.value("conditions", json::array())) {
     if (!c.is_object() || c.value("status", "") != "True") continue;
     const std::string type = c.value("type", "");
@@ -301,7 +302,7 @@ std::vector<const kube::Json*> ReadOrder(const kube::Json& job, const std::vecto
 }
 
 std::string TerminationMessage(const kube::Json& pod) {
-  const json& status = pod.value("status", json::object());
+  const json& status = ObjectField(pod, "status");
   for (const auto& cs : status.value("containerStatuses", json::array())) {
     const json& term = cs.value("state", json::object()).value("terminated", json::object());
     if (term.is_object() && term.value("message", "") != "") return term.value("message", "");

@@ -118,8 +118,7 @@ Result<Json> CampaignHealth::DiagnoseCheck(HealthContext& ctx, const std::string
 }
 
 Status CampaignHealth::Diagnose(HealthContext& ctx, const HealthEmit& emit) {
-  const Json& old_health =
-      ctx.campaign->value("status", Json::object()).value("nodeHealth", Json::object());
+  const Json& old_health = ObjectField(*ctx.campaign, "status").value("nodeHealth", Json::object());
   const Json& old =
       old_health.is_object() ? old_health.value("diagnostics", Json::array()) : Json::array();
   std::map<std::string, Json> previous;  // "node|check"

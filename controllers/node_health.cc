@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "controllers/conditions.h"
+#include "controllers/status_writer.h"
 #include "operator/kube_client.h"
 
 namespace paratune::controllers {
@@ -26,7 +27,7 @@ std::vector<std::string> Strings(const Json& arr) {
 }
 
 Json OldNodeHealth(const Json& campaign) {
-  const Json status = campaign.value("status", Json::object());
+  const Json status = ObjectField(campaign, "status");
   return status.is_object() && status.contains("nodeHealth") && status["nodeHealth"].is_object()
              ? status["nodeHealth"]
              : Json::object();
@@ -47,7 +48,7 @@ std::string CampaignKey(const Json& campaign) {
 std::vector<std::string> NodesUsed(const std::map<std::string, Json>& trial_runs) {
   std::set<std::string> nodes;
   for (const auto& [name, tr] : trial_runs) {
-    for (const auto& n : Strings(tr.value("status", Json::object()).value("nodeNames", Json()))) {
+    for (const auto& n : Strings(ObjectField(tr, "status").value("nodeNames", Json()))) {
       nodes.insert(n);
     }
   }
@@ -56,7 +57,7 @@ std::vector<std::string> NodesUsed(const std::map<std::string, Json>& trial_runs
 
 std::optional<health::TrialObservation> ObservationOf(const std::string& campaign_key,
                                                       const Json& trial_run) {
-  const Json& status = trial_run.value("status", Json::object());
+  const Json& status = ObjectField(trial_run, "status");
   if (!status.is_object()) return std::nullopt;
   const std::string phase = status.value("phase", "");
   if (phase != "Succeeded" && phase != "Failed") return std::nullopt;
@@ -102,7 +103,7 @@ void CampaignHealth::EmitOnce(const HealthContext& ctx, const std::string& key,
 
 Status CampaignHealth::WriteBackAnomalies(HealthContext& ctx, const HealthEmit& emit) {
   for (auto& [name, tr] : *ctx.trial_runs) {
-    const Json& status = tr.value("status", Json::object());
+    const Json& status = ObjectField(tr, "status");
     if (!status.is_object() || status.value("phase", "") != "Succeeded" ||
         status.contains("anomaly")) {
       continue;
@@ -113,7 +114,7 @@ Status CampaignHealth::WriteBackAnomalies(HealthContext& ctx, const HealthEmit& 
       anomaly->node_names = Strings(status.value("nodeNames", Json()));
     Json updated = tr;
     updated["status"]["anomaly"] = anomaly->ToJson();
-    auto written = client_->UpdateStatus(res::kTrialRuns, updated);
+    auto written = controllers::WriteStatus(client_, res::kTrialRuns, updated);
     if (!written.ok()) return written.status().WithPrefix("trialrun " + name + " anomaly");
     tr = *written;
     emit("Warning", reasons::kAnomalyDetected,
@@ -129,7 +130,7 @@ Status CampaignHealth::WriteBackAnomalies(HealthContext& ctx, const HealthEmit& 
 std::vector<std::string> CampaignHealth::UncordonedSuspects(const HealthContext& ctx,
                                                             const health::NodeLedger& ledger) {
   std::vector<std::string> out;
-  const Json& rems = ctx.campaign->value("status", Json::object()).value("remediations", Json());
+  const Json& rems = ObjectField(*ctx.campaign, "status").value("remediations", Json());
   if (!rems.is_array()) return out;
   for (const auto& r : rems) {
     if (r.value("action", "") != "CordonNode" || r.value("state", "") != "Applied") continue;

@@ -48,7 +48,7 @@ Json Proposal(const std::string& id, const std::string& action, const std::strin
 }  // namespace
 
 Status CampaignHealth::Remediate(HealthContext& ctx, const HealthEmit& emit) {
-  const Json& old = ctx.campaign->value("status", Json::object()).value("remediations", Json());
+  const Json& old = ObjectField(*ctx.campaign, "status").value("remediations", Json());
   Json rems = old.is_array() ? old : Json::array();
   auto propose = [&](Json proposal) {
     const std::string id = proposal["id"].get<std::string>();

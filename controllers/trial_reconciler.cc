@@ -11,6 +11,7 @@
 #include "controllers/collectors/metric_collector.h"
 #include "controllers/conditions.h"
 #include "controllers/job_renderer.h"
+#include "controllers/status_writer.h"
 #include "controllers/trial_evidence.h"
 
 namespace paratune::controllers {
@@ -71,7 +72,7 @@ Result<kube::ReconcileResult> TrialRunReconciler::Reconcile(const kube::ObjectKe
   if (!cached) return kube::ReconcileResult{};  // deleted: owner references clean up
   Context ctx;
   ctx.trial = *cached;
-  ctx.original_status = ctx.trial.value("status", Json::object());
+  ctx.original_status = ObjectField(ctx.trial, "status");
   if (!ctx.trial["status"].is_object()) ctx.trial["status"] = Json::object();
   if (IsTerminalTrialPhase(ctx.trial["status"].value("phase", ""))) return kube::ReconcileResult{};
   ctx.now = kube::FormatRfc3339(time_->SystemNow());
@@ -336,7 +337,7 @@ std::vector<std::string> TrialRunReconciler::PodEvents(const Json& pod) {
 Status TrialRunReconciler::WriteStatus(Context& ctx) {
   DropEmptyStrings(&ctx.trial["status"]);
   if (ctx.trial["status"] == ctx.original_status) return Status::Ok();
-  auto written = client_->UpdateStatus(kube::resources::kTrialRuns, ctx.trial);
+  auto written = controllers::WriteStatus(client_, kube::resources::kTrialRuns, ctx.trial);
   return written.status();
 }
 
