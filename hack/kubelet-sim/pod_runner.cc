@@ -6,9 +6,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "hack/kubelet-sim/node_env.h"
 
@@ -95,12 +98,25 @@ std::string PodRunner::LogPath(const std::string& ns, const std::string& pod,
 }
 
 Status PodRunner::PatchStatus(const Json& pod, const Json& status) {
-  auto r = client_->Patch(kube::resources::kPods, kube::NamespaceOf(pod), kube::NameOf(pod),
-                          kube::PatchType::kMerge, Json{{"status", status}}, {}, "status");
-  if (!r.ok() && r.status().code() != StatusCode::kNotFound) {
-    spdlog::warn("pod {}/{}: status update failed: {}", kube::NamespaceOf(pod), kube::NameOf(pod),
-                 kube::StatusText(r.status()));
+  // Like the kubelet's status manager, a status that could not be written (the API server is
+  // restarting) is written again until it lands or the pod is gone: a finished container must
+  // not look Running forever. Backs off 0.2 s .. 5 s, gives up after about two minutes.
+  auto delay = std::chrono::milliseconds(200);
+  Result<Json> r = Status::Unavailable("not tried");
+  for (int attempt = 0; attempt < 30; ++attempt) {
+    r = client_->Patch(kube::resources::kPods, kube::NamespaceOf(pod), kube::NameOf(pod),
+                       kube::PatchType::kMerge, Json{{"status", status}}, {}, "status");
+    if (r.ok() || r.status().code() == StatusCode::kNotFound) return Status::Ok();
+    const StatusCode code = r.status().code();
+    if (code != StatusCode::kUnavailable && code != StatusCode::kInternal &&
+        code != StatusCode::kDeadlineExceeded) {
+      break;
+    }
+    std::this_thread::sleep_for(delay);
+    delay = std::min<std::chrono::milliseconds>(delay * 2, std::chrono::seconds(5));
   }
+  spdlog::warn("pod {}/{}: status update failed: {}", kube::NamespaceOf(pod), kube::NameOf(pod),
+               kube::StatusText(r.status()));
   return r.status();
 }
 
