@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "agents/core/json_fields.h"
+
 namespace paratune {
 
 namespace {
@@ -23,7 +25,7 @@ Result<ModelShape> ResolveModel(const ModelSpec& spec) {
   if (!spec.preset.empty()) {
     const ModelShape* preset = FindModelPreset(spec.preset);
     if (preset == nullptr) {
-      return Status::Invalid("spec.model.preset: unknown preset \"" + spec.preset +
+      return Status::Invalid("spec.model.preset: unknown preset \"" + TextExcerpt(spec.preset) +
                              "\" (known: " + KnownPresetNames() + ")");
     }
     m = *preset;
