@@ -15,6 +15,8 @@
 //   --node-health true|false        node ledger, anti-affinity and remediation (default true)
 //   --operator-namespace NS         where the node-health ledger ConfigMap lives (default
 //                                   $POD_NAMESPACE, else paratune-system)
+//   --kube-api-qps Q, --kube-api-burst B  client-side rate limit towards the API server
+//                                   (default 20 and 30, as client-go; raise for many campaigns)
 // Exit status: 0 on clean shutdown, 2 on bad flags, 1 otherwise.
 #include <spdlog/spdlog.h>
 #include <unistd.h>
@@ -53,6 +55,8 @@ struct Flags {
                                   : ":8081";
   std::string log_format = "text";
   int max_concurrent_reconciles = 4;
+  double kube_api_qps = 20;
+  int kube_api_burst = 30;
   std::string trial_image = paratune::controllers::kDefaultTrialImage;
   std::string diagnostics = "nvidia";
   std::string node_health = "true";
@@ -98,6 +102,16 @@ Result<Flags> ParseFlags(int argc, char** argv) {
       if (f.max_concurrent_reconciles < 1 || f.max_concurrent_reconciles > 256) {
         return Status::Invalid("--max-concurrent-reconciles: must be in [1, 256]");
       }
+      continue;
+    }
+    if (arg == "--kube-api-qps" || arg == "--kube-api-burst") {
+      char* end = nullptr;
+      const double v = std::strtod(value.c_str(), &end);
+      if (value.empty() || end == nullptr || *end != '\0' || !(v >= 1 && v <= 10000)) {
+        return Status::Invalid(arg + ": must be a number in [1, 10000], got \"" + value + "\"");
+      }
+      if (arg == "--kube-api-qps") f.kube_api_qps = v;
+      if (arg == "--kube-api-burst") f.kube_api_burst = static_cast<int>(v);
       continue;
     }
     auto it = strings.find(arg);
@@ -154,6 +168,8 @@ int Run(const Flags& flags) {
     return 2;
   }
   config->user_agent = "paratune-operator/0.1";
+  config->qps = flags.kube_api_qps;
+  config->burst = flags.kube_api_burst;
   kube::MetricsRegistry metrics;
   kube::TimeSource* time = kube::RealTimeSource::Get();
   auto client = kube::RestKubeClient::Create(*config, time, &metrics);
