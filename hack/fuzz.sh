@@ -2,7 +2,8 @@
 # Builds the libFuzzer targets of fuzz/ with clang (ASan + UBSan) in their own tree and runs
 # each for SECONDS. Usage: hack/fuzz.sh [BUILD_DIR] [SECONDS] [TARGET...]
 #   BUILD_DIR  the clang tree (default build-fuzz); never the gcc build dir.
-#   SECONDS    fuzzing time per target (default 25).
+#   SECONDS    fuzzing time per target (default 25); with PARATUNE_FUZZ_RUNS=N set, N runs
+#              per target from seed 1 instead (deterministic: what make test uses).
 #   TARGET     run only these (default: every target in fuzz/corpus/).
 # Seeds come from fuzz/corpus/<target> (read only); what the fuzzer adds goes to
 # BUILD_DIR/fuzz-corpus/<target>, crash inputs to BUILD_DIR/fuzz-artifacts/<target>/.
@@ -79,7 +80,14 @@ for t in "${targets[@]}"; do
   artifacts="$build/fuzz-artifacts/$t/"
   log="$build/fuzz-$t.log"
   mkdir -p "$work" "$artifacts"
-  args=(-max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=1024
+  # PARATUNE_FUZZ_RUNS (make test): a fixed number of runs from a fixed seed, so CI explores the
+  # same inputs on every machine and run; otherwise (make bench) SECONDS of open exploration.
+  if [ -n "${PARATUNE_FUZZ_RUNS:-}" ]; then
+    budget=(-runs="$PARATUNE_FUZZ_RUNS" -seed=1)
+  else
+    budget=(-max_total_time="$seconds")
+  fi
+  args=("${budget[@]}" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=1024
         -max_len="$(max_len_of "$t")" -print_final_stats=1 -artifact_prefix="$artifacts")
   dict=$(dict_of "$t")
   [ -n "$dict" ] && args+=(-dict="$dict")

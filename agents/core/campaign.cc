@@ -556,7 +556,48 @@ Result<CampaignSpec> CampaignFromJson(const nlohmann::json& object,
   return c;
 }
 
+namespace {
+
+// yaml-cpp 0.7 loops forever, allocating, when a document's first token is ',' (e.g. the
+// 3-byte document ",b\n"; found by campaign_yaml_fuzzer). A plain scalar cannot start with ','
+// and a flow collection has not begun there, so such a document is never valid YAML: refuse it
+// before yaml-cpp sees it. Looks at the first significant character of the stream and of each
+// document that follows "---" or "...", skipping blank, comment and directive lines.
+Status CheckDocumentStarts(const std::string& text) {
+  bool expecting = true;  // at the start of a document
+  size_t line_no = 0;
+  size_t pos = text.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;  // a byte-order mark
+  while (pos <= text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    std::string_view line(text.data() + pos, end - pos);
+    ++line_no;
+    if (line.substr(0, 3) == "---" || line.substr(0, 3) == "...") {
+      expecting = true;
+      line.remove_prefix(3);
+    }
+    if (expecting) {
+      size_t first = line.find_first_not_of(" \t\r");
+      if (first != std::string_view::npos) {
+        const char c = line[first];
+        if (c == ',') {
+          return Status::Invalid("yaml: line " + std::to_string(line_no) +
+                                 ": a document cannot start with ','");
+        }
+        const bool skip = c == '#' || (c == '%' && first == 0);
+        if (!skip) expecting = false;
+      }
+    }
+    if (end == text.size()) break;
+    pos = end + 1;
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Result<nlohmann::json> YamlToJson(const std::string& text) {
+  PARATUNE_RETURN_IF_ERROR(CheckDocumentStarts(text));
   try {
     std::vector<YAML::Node> docs = YAML::LoadAll(text);
     const auto size = static_cast<int64_t>(text.size());
