@@ -161,6 +161,11 @@ std::set<std::string> SplitNamespaces(const std::string& text) {
 int Run(const Flags& flags) {
   using namespace paratune;
   ConfigureLogging(flags.log_format);
+  // Before any thread starts (the HTTP client's pool, informers): SIGTERM/SIGINT are blocked in
+  // every thread and taken by the handler's sigwait. A thread created earlier would keep the
+  // default action, and a SIGTERM delivered to it killed the process at once, without stopping
+  // the workers or giving the Lease up (the reliability suite's graceful-stop check).
+  std::stop_source& stop = kube::InstallSignalHandlers();
   auto config =
       flags.kubeconfig.empty() ? kube::DefaultConfig() : kube::LoadKubeconfig(flags.kubeconfig);
   if (!config.ok()) {
@@ -222,7 +227,6 @@ int Run(const Flags& flags) {
       "diagnostics={} node-health={}",
       flags.namespaces.empty() ? "all" : flags.namespaces, flags.leader_elect, mo.probe_address,
       flags.max_concurrent_reconciles, flags.diagnostics, flags.node_health);
-  std::stop_source& stop = kube::InstallSignalHandlers();
   Status s = (*mgr)->Run(stop.get_token());
   if (!s.ok()) {
     spdlog::error("manager stopped: {}", s.message());

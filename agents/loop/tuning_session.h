@@ -39,7 +39,7 @@ struct SessionOptions {
   int64_t min_successes_before_convergence = 5;
   double noise_fraction = 0.02;  // relative run-to-run noise of the objective
   uint64_t seed = 1;
-  size_t max_space_points = 50000;  // larger spaces are sampled (every sample spec in
+  size_t max_space_points = 20000;  // larger spaces are sampled (every sample spec in
                                     // bench/ and manifests/ has <= 1,728 points)
   // Cluster health (issue 9): succeeded trials far below the calibrated prediction, or whose
   // step times drift or spike, are set aside as anomalies instead of being learned from.
