@@ -26,12 +26,21 @@ import json, sys
 d = sys.argv[1]
 trs = json.load(open(d + "/trials.json"))["items"]
 tc = json.load(open(d + "/campaign.json"))
+metric_of = json.load(open(d + "/campaign.json"))["spec"].get("objective", {}).get("metric", "mfu")
+def prediction(p):
+    # The TrialRun's spec.prediction, with the campaign's objective as "objective" (the report's
+    # "predicted" column), as the offline simulate JSON has it.
+    p = dict(p or {})
+    if metric_of in p and "objective" not in p:
+        p["objective"] = p[metric_of]
+    return p
 def row(t):
     st = t.get("status", {})
     return {"name": t["metadata"]["name"], "iteration": t["spec"].get("iteration", 0),
             "config": t["spec"].get("config", {}), "phase": st.get("phase", "Pending"),
             "metrics": st.get("metrics", {}), "failure": st.get("failure"),
-            "rationale": t["spec"].get("proposal", {}).get("rationale", "")}
+            "rationale": t["spec"].get("proposal", {}).get("rationale", ""),
+            "prediction": prediction(t["spec"].get("prediction", {}))}
 trials = sorted((row(t) for t in trs), key=lambda r: r["iteration"])
 by = {r["name"]: r for r in trials}
 s = tc.get("status", {})
