@@ -2,8 +2,10 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <cctype>
 #include <climits>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <mutex>
 #include <set>
@@ -558,38 +560,65 @@ Result<CampaignSpec> CampaignFromJson(const nlohmann::json& object,
 
 namespace {
 
-// yaml-cpp 0.7 loops forever, allocating, when a document's first token is ',' (e.g. the
-// 3-byte document ",b\n"; found by campaign_yaml_fuzzer). A plain scalar cannot start with ','
-// and a flow collection has not begun there, so such a document is never valid YAML: refuse it
-// before yaml-cpp sees it. Looks at the first significant character of the stream and of each
-// document that follows "---" or "...", skipping blank, comment and directive lines.
-Status CheckDocumentStarts(const std::string& text) {
-  bool expecting = true;  // at the start of a document
+// yaml-cpp 0.7 loops forever, allocating gigabytes, when a ',' (flow entry) token appears in
+// block context where a node or key is expected: the 3-byte document ",b\n", or "a:\n  b: 1\n ,c:"
+// (both found by campaign_yaml_fuzzer). Outside a flow collection ([...] or {...}) a ',' can
+// never begin a line's content (a plain scalar cannot start with ','), so such a line is never
+// valid YAML: refuse it, with its line, before yaml-cpp sees the text. Tracks the flow depth
+// (brackets outside quotes and comments) and skips the content of block scalars (| and >).
+Status CheckBlockCommas(const std::string& text) {
+  int depth = 0;                 // open [ and { so far
+  int block_scalar_indent = -1;  // indent of the line that opened a | or > scalar; -1: none
   size_t line_no = 0;
-  size_t pos = text.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;  // a byte-order mark
-  while (pos <= text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string::npos) end = text.size();
-    std::string_view line(text.data() + pos, end - pos);
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
     ++line_no;
-    if (line.substr(0, 3) == "---" || line.substr(0, 3) == "...") {
-      expecting = true;
-      line.remove_prefix(3);
+    if (line_no == 1 && line.compare(0, 3, "\xEF\xBB\xBF") == 0) line.erase(0, 3);  // a BOM
+    const size_t first = line.find_first_not_of(" \t\r");
+    if (first == std::string::npos) continue;
+    const int indent = static_cast<int>(first);
+    if (block_scalar_indent >= 0) {
+      if (indent > block_scalar_indent) continue;  // content of the block scalar
+      block_scalar_indent = -1;
     }
-    if (expecting) {
-      size_t first = line.find_first_not_of(" \t\r");
-      if (first != std::string_view::npos) {
-        const char c = line[first];
-        if (c == ',') {
-          return Status::Invalid("yaml: line " + std::to_string(line_no) +
-                                 ": a document cannot start with ','");
-        }
-        const bool skip = c == '#' || (c == '%' && first == 0);
-        if (!skip) expecting = false;
+    size_t pos = first;
+    if (line.compare(pos, 3, "---") == 0 || line.compare(pos, 3, "...") == 0) pos += 3;
+    const size_t content = line.find_first_not_of(" \t\r", pos);
+    if (content == std::string::npos) continue;
+    if (line[content] == ',' && depth == 0) {
+      return Status::Invalid("yaml: line " + std::to_string(line_no) +
+                             ": ',' outside a flow collection ([...] or {...})");
+    }
+    char quote = 0;
+    char last = 0;
+    for (size_t i = content; i < line.size(); ++i) {
+      const char c = line[i];
+      if (quote != 0) {
+        if (c == quote) quote = 0;
+        continue;
+      }
+      if (c == '#' && (i == 0 || line[i - 1] == ' ' || line[i - 1] == '\t')) break;
+      if ((c == '"' || c == '\'') && (i == content || std::strchr(" [{,:", line[i - 1]))) {
+        quote = c;
+      } else if (c == '[' || c == '{') {
+        ++depth;
+      } else if ((c == ']' || c == '}') && depth > 0) {
+        --depth;
+      }
+      if (c != ' ' && c != '\t' && c != '\r') last = c;
+    }
+    // "key: |", "key: >-", "- |2": the following more-indented lines are literal text.
+    const size_t bar = line.find_last_of("|>");
+    if (depth == 0 && quote == 0 && bar != std::string::npos && bar >= content) {
+      const size_t rest = line.find_first_not_of("+-0123456789 \t\r", bar + 1);
+      const bool opens = (rest == std::string::npos || line[rest] == '#') &&
+                         (bar == content || line[bar - 1] == ' ');
+      if (opens && (last == '|' || last == '>' || last == '-' || last == '+' ||
+                    std::isdigit(static_cast<unsigned char>(last)))) {
+        block_scalar_indent = indent;
       }
     }
-    if (end == text.size()) break;
-    pos = end + 1;
   }
   return Status::Ok();
 }
@@ -597,7 +626,7 @@ Status CheckDocumentStarts(const std::string& text) {
 }  // namespace
 
 Result<nlohmann::json> YamlToJson(const std::string& text) {
-  PARATUNE_RETURN_IF_ERROR(CheckDocumentStarts(text));
+  PARATUNE_RETURN_IF_ERROR(CheckBlockCommas(text));
   try {
     std::vector<YAML::Node> docs = YAML::LoadAll(text);
     const auto size = static_cast<int64_t>(text.size());
