@@ -63,7 +63,7 @@ struct LedgerOptions {
   double collective_timeout_weight = 0.75;  // x confidence / 100; implicates the fabric too
   double anomaly_weight = 2.0;              // SlowerThanPredicted / StepTimeDrift / Spikes
   double healthy_credit = 0.5;              // taken from every node of a healthy trial
-  double min_score = 0;                    // a long healthy past cannot hide a new fault
+  double min_score = 0;                     // a long healthy past cannot hide a new fault
   size_t max_evidence = 20;
   size_t max_remembered_trials = 4000;  // idempotency memory (oldest forgotten first)
   // The checks whose passing clears a suspicion that no failed check supports.
