@@ -1,5 +1,6 @@
 // Diagnosis accuracy on the labelled failure logs (tests/knowledge/logs) and retrieval latency
 // of the knowledge base. Prints one Markdown section for bench/RESULTS.md.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -49,6 +50,96 @@ void PrintAccuracy(const std::vector<paratune::CaseOutcome>& outcomes) {
                   o.c->category.c_str(), o.diagnosis.category.c_str(), o.diagnosis.summary.c_str());
     }
   }
+}
+
+// Accuracy on one split of the public corpus: category, retryable (every case is labelled) and
+// parameters (over the cases that label them).
+void PrintPublicSplit(const std::string& split, const std::vector<paratune::CaseOutcome>& all) {
+  std::map<std::string, Tally> by;
+  Tally t, params;
+  for (const auto& o : all) {
+    if (o.c->split != split) continue;
+    for (Tally* x : {&by[o.c->category], &t}) {
+      ++x->n;
+      x->category += o.category_ok;
+      x->retryable += o.retryable_ok;
+    }
+    if (o.c->parameters_labelled) {
+      ++params.n;
+      params.parameters += o.parameters_ok;
+    }
+  }
+  if (t.n == 0) return;
+  std::printf(
+      "### %s half (%d logs)\n\n| expected category | logs | category correct | "
+      "retryable correct |\n|---|---|---|---|\n",
+      split.c_str(), t.n);
+  for (const auto& [cat, x] : by) {
+    std::printf("| %s | %d | %d | %d |\n", cat.c_str(), x.n, x.category, x.retryable);
+  }
+  std::printf("| **all** | %d | %d (%.1f%%) | %d (%.1f%%) |\n\n", t.n, t.category,
+              100.0 * t.category / t.n, t.retryable, 100.0 * t.retryable / t.n);
+  std::printf("Parameters right on %d of the %d %s logs that label them (%.1f%%).\n\n",
+              params.parameters, params.n, split.c_str(),
+              params.n > 0 ? 100.0 * params.parameters / params.n : 0.0);
+  for (const auto& o : all) {
+    if (o.c->split != split) continue;
+    if (!o.category_ok || !o.parameters_ok || !o.retryable_ok) {
+      std::printf(
+          "- miss: <%s> expected %s%s, got %s%s (%s)\n", o.c->url.c_str(), o.c->category.c_str(),
+          o.c->retryable ? (*o.c->retryable ? " retryable" : " not retryable") : "",
+          o.diagnosis.category.c_str(), o.diagnosis.retryable ? " retryable" : " not retryable",
+          o.diagnosis.signature.empty() ? "no signature" : o.diagnosis.signature.c_str());
+    }
+  }
+  std::printf("\n");
+}
+
+// Milliseconds per MiB to diagnose `log` (best of 3).
+double MsPerMiB(const paratune::Diagnostician& d, const std::string& log) {
+  double best = 1e18;
+  for (int r = 0; r < 3; ++r) {
+    paratune::DiagnosisInput in;
+    in.log = log;
+    auto t0 = Clock::now();
+    (void)d.Diagnose(in);
+    best = std::min(best, MicrosSince(t0, 1) / 1000);
+  }
+  return best * (1 << 20) / static_cast<double>(log.size());
+}
+
+void PrintPublicCorpus(const paratune::Diagnostician& d) {
+  using namespace paratune;
+  auto cases = LoadPublicCorpus(PARATUNE_SOURCE_DIR "/tests/knowledge/data/public/cases.yaml");
+  if (!cases.ok()) {
+    std::printf("## Diagnosis on public logs\n\n(corpus not loaded: %s)\n\n",
+                cases.status().ToString().c_str());
+    return;
+  }
+  std::printf("## Diagnosis on public logs\n\n");
+  std::printf(
+      "%zu failure logs quoted from public GitHub issues and pull requests "
+      "(tests/knowledge/data/public, one URL per log). Split by the parity of the FNV-1a hash of "
+      "the URL before any signature was written; signatures were written from the dev half only, "
+      "so the held-out half measures generalization.\n\n",
+      cases->size());
+  auto outcomes = EvaluateCases(d, *cases);
+  PrintPublicSplit("heldout", outcomes);
+  PrintPublicSplit("dev", outcomes);
+  // Hostile input: diagnosis time must stay linear in the log size.
+  const std::string ident(4000, 'x');
+  std::string one_line, long_lines, real_lines, multibyte;
+  while (one_line.size() < (1u << 20)) one_line += "aaaaError_bbbb.cccc ";
+  while (long_lines.size() < (1u << 20)) long_lines += ident + "Error\n";
+  while (real_lines.size() < (1u << 20))
+    real_lines += (*cases)[real_lines.size() % cases->size()].log;
+  while (multibyte.size() < (1u << 20)) multibyte += "\xe6\x97\xa5\xe6\x9c\xac\xf0\x9f\x94\xa5";
+  std::printf("| hostile input (about 1 MiB) | diagnosis time |\n|---|---|\n");
+  std::printf("| one line, no newline | %.1f ms/MiB |\n", MsPerMiB(d, one_line));
+  std::printf("| 4 KB identifier-like lines ending in Error | %.1f ms/MiB |\n",
+              MsPerMiB(d, long_lines));
+  std::printf("| the public logs repeated | %.1f ms/MiB |\n", MsPerMiB(d, real_lines));
+  std::printf("| multi-byte UTF-8 only, one line | %.1f ms/MiB |\n\n", MsPerMiB(d, multibyte));
 }
 
 }  // namespace
@@ -104,5 +195,6 @@ int main() {
     std::printf("- `%s` -> %s\n", q.c_str(), h.empty() ? "(none)" : h[0].id.c_str());
   }
   std::printf("\n");
+  PrintPublicCorpus(**diag);
   return 0;
 }

@@ -98,7 +98,7 @@ int RunDiagnose(const Args& args) {
   if (!diag.ok()) return ReportError(cmd, diag.status());
   FailureDiagnosis d = (*diag)->Diagnose(in);
   if (args.JsonOutput()) {
-    std::cout << d.ToJson().dump(2) << "\n";
+    std::cout << d.ToJson().dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {
     PrintHuman(d);
   }

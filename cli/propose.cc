@@ -99,7 +99,8 @@ int RunPropose(const Args& args) {
   auto set = Propose(in, **kb);
   if (!set.ok()) return ReportError(cmd, set.status());
   if (args.JsonOutput()) {
-    std::cout << set->ToJson().dump(2) << "\n";
+    std::cout << set->ToJson().dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+              << "\n";
   } else {
     PrintHuman(*set);
   }

@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "agents/core/utf8.h"
 #include "controllers/campaign_status.h"
 #include "controllers/conditions.h"
 #include "controllers/job_renderer.h"
@@ -25,7 +26,7 @@ bool IsOpen(const TrialRecord& t) {
 }
 
 std::string Short(const std::string& s, size_t n = 240) {
-  return s.size() <= n ? s : s.substr(0, n - 3) + "...";
+  return Utf8Head(s, n, "...");
 }
 
 }  // namespace

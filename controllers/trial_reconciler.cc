@@ -6,6 +6,7 @@
 #include <set>
 
 #include "agents/core/campaign.h"
+#include "agents/core/utf8.h"
 #include "agents/health/anomaly.h"
 #include "agents/model/workload.h"
 #include "controllers/collectors/metric_collector.h"
@@ -24,7 +25,7 @@ namespace res = kube::resources;
 constexpr size_t kMaxObservedText = 8 * 1024;
 
 std::string Tail(const std::string& s, size_t n) {
-  return s.size() <= n ? s : s.substr(s.size() - n);
+  return Utf8Tail(s, n);  // whole, valid UTF-8 only: the status is JSON
 }
 
 CollectorContext ContextFor(const CampaignSpec& spec) {

@@ -218,7 +218,10 @@ Result<std::string> RestKubeClientImpl::DoRaw(const char* verb, const http::meth
   Status st;
   http::http_request req = MakeRequest(method, path, query, &st);
   if (!st.ok()) return st;
-  if (body != nullptr) req.set_body(body->dump(), ctype);
+  // Replace invalid UTF-8 rather than throw: log text ends up in status fields.
+  if (body != nullptr) {
+    req.set_body(body->dump(-1, ' ', false, Json::error_handler_t::replace), ctype);
+  }
   SteadyTime start = time_->Now();
   try {
     http::http_response resp = client_.request(req).get();

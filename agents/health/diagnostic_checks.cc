@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "agents/core/utf8.h"
 #include "agents/model/catalog.h"
 
 namespace paratune::health {
@@ -223,7 +224,7 @@ bool NotAvailable(const std::string& field) { return !field.empty() && field[0] 
 
 Status LineError(const std::string& check, size_t line_no, const std::string& line,
                  const std::string& what) {
-  std::string shown = line.size() > 120 ? line.substr(0, 120) + "..." : line;
+  std::string shown = Utf8Head(line, 123, "...");
   return Status::Invalid(check + ": output line " + std::to_string(line_no) + " \"" + shown +
                          "\": " + what);
 }

@@ -1,6 +1,7 @@
 #include "agents/knowledge/diagnosis_eval.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <fstream>
 #include <sstream>
 
@@ -19,14 +20,11 @@ Result<std::string> ReadFile(const std::string& path) {
   return ss.str();
 }
 
-Result<LabelledCase> ParseCase(const nlohmann::json& j, const std::string& path,
-                               const std::string& dir) {
-  JsonFields f(j, path);
-  PARATUNE_RETURN_IF_ERROR(f.CheckKnownKeys({"file", "category", "parameters", "retryable",
-                                             "config", "podReason", "exitCode", "events"}));
-  LabelledCase c;
-  PARATUNE_RETURN_IF_ERROR(f.ReadString("file", &c.file));
+// The labels shared by both formats.
+Status ParseLabels(const JsonFields& f, LabelledCase* out) {
+  LabelledCase& c = *out;
   PARATUNE_RETURN_IF_ERROR(f.ReadString("category", &c.category));
+  c.parameters_labelled = f.Has("parameters");
   PARATUNE_RETURN_IF_ERROR(f.ReadStringList("parameters", &c.parameters));
   PARATUNE_RETURN_IF_ERROR(f.ReadString("podReason", &c.pod_reason));
   PARATUNE_RETURN_IF_ERROR(f.ReadStringList("events", &c.events));
@@ -43,6 +41,18 @@ Result<LabelledCase> ParseCase(const nlohmann::json& j, const std::string& path,
     if (!cfg.ok()) return cfg.status();
     c.config = *cfg;
   }
+  return Status::Ok();
+}
+
+Result<LabelledCase> ParseCase(const nlohmann::json& j, const std::string& path,
+                               const std::string& dir) {
+  JsonFields f(j, path);
+  PARATUNE_RETURN_IF_ERROR(f.CheckKnownKeys({"file", "category", "parameters", "retryable",
+                                             "config", "podReason", "exitCode", "events"}));
+  LabelledCase c;
+  PARATUNE_RETURN_IF_ERROR(f.ReadString("file", &c.file));
+  PARATUNE_RETURN_IF_ERROR(ParseLabels(f, &c));
+  c.parameters_labelled = true;  // the project's own set always labels them ([] = none)
   auto log = ReadFile(dir + "/" + c.file);
   if (!log.ok()) return log.status().WithPrefix(f.Path("file"));
   c.log = *log;
@@ -57,7 +67,48 @@ bool ParametersOk(const std::vector<std::string>& expected, const std::vector<st
   });
 }
 
+Result<LabelledCase> ParsePublicCase(const nlohmann::json& j, const std::string& path) {
+  JsonFields f(j, path);
+  PARATUNE_RETURN_IF_ERROR(f.CheckKnownKeys({"url", "log", "category", "parameters", "retryable",
+                                             "config", "podReason", "exitCode", "events"}));
+  LabelledCase c;
+  PARATUNE_RETURN_IF_ERROR(f.ReadString("url", &c.url));
+  if (c.url.rfind("https://", 0) != 0) return Status::Invalid(f.Path("url") + ": required");
+  PARATUNE_RETURN_IF_ERROR(f.ReadString("log", &c.log));
+  PARATUNE_RETURN_IF_ERROR(ParseLabels(f, &c));
+  c.file = c.url;
+  c.split = PublicCorpusSplit(c.url);
+  return c;
+}
+
 }  // namespace
+
+std::string PublicCorpusSplit(const std::string& url) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char ch : url) {
+    h ^= ch;
+    h *= 0x100000001b3ULL;
+  }
+  return (h & 1) != 0 ? "heldout" : "dev";
+}
+
+Result<std::vector<LabelledCase>> LoadPublicCorpus(const std::string& path) {
+  auto text = ReadFile(path);
+  if (!text.ok()) return text.status();
+  auto j = YamlToJson(*text);
+  if (!j.ok()) return j.status().WithPrefix(path);
+  if (!j->is_object() || !(*j)["cases"].is_array()) {
+    return Status::Invalid(path + ": cases: must be a list");
+  }
+  std::vector<LabelledCase> out;
+  const nlohmann::json& cases = (*j)["cases"];
+  for (size_t i = 0; i < cases.size(); ++i) {
+    auto c = ParsePublicCase(cases[i], "cases[" + std::to_string(i) + "]");
+    if (!c.ok()) return c.status().WithPrefix(path);
+    out.push_back(std::move(*c));
+  }
+  return out;
+}
 
 Result<std::vector<LabelledCase>> LoadLabelledCases(const std::string& dir) {
   auto text = ReadFile(dir + "/labels.yaml");
@@ -91,7 +142,7 @@ std::vector<CaseOutcome> EvaluateCases(const Diagnostician& d,
     o.c = &c;
     o.diagnosis = d.Diagnose(in);
     o.category_ok = o.diagnosis.category == c.category;
-    o.parameters_ok = ParametersOk(c.parameters, o.diagnosis.parameters);
+    o.parameters_ok = !c.parameters_labelled || ParametersOk(c.parameters, o.diagnosis.parameters);
     o.retryable_ok = !c.retryable || *c.retryable == o.diagnosis.retryable;
     out.push_back(std::move(o));
   }

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
-#include <regex>
 #include <sstream>
 
+#include "agents/core/utf8.h"
 #include "agents/knowledge/attribution.h"
 #include "agents/knowledge/workload_fields.h"
 
@@ -25,9 +25,7 @@ std::string Trim(const std::string& s) {
   size_t b = s.find_first_not_of(" \t\r");
   if (b == std::string::npos) return "";
   size_t e = s.find_last_not_of(" \t\r");
-  std::string out = s.substr(b, e - b + 1);
-  if (out.size() > kEvidenceLineLength) out = out.substr(0, kEvidenceLineLength) + "...";
-  return out;
+  return Utf8Head(std::string_view(s).substr(b, e - b + 1), kEvidenceLineLength, "...");
 }
 
 // Events first (scheduling happens before the container runs), then the log, then what the
@@ -38,8 +36,7 @@ std::vector<std::string> InputLines(const DiagnosisInput& in) {
   std::istringstream ss(in.log);
   std::string line;
   while (std::getline(ss, line)) {
-    if (line.size() > kMaxLineLength) line.resize(kMaxLineLength);
-    lines.push_back(line);
+    lines.emplace_back(Utf8Prefix(line, kMaxLineLength));
   }
   if (!in.pod_reason.empty()) lines.push_back("pod terminated, reason: " + in.pod_reason);
   return lines;
@@ -66,19 +63,44 @@ Match FindCause(const std::vector<FailureSignature>& sigs, const std::vector<std
   return best;
 }
 
-const std::regex& ErrorTypeRegex() {
-  static const std::regex kRe(R"(([A-Za-z_][A-Za-z0-9_.]*(?:Error|Exception|Failed))\b)");
-  return kRe;
+bool IsWordChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// The first exception type on the line: an identifier ([A-Za-z_][A-Za-z0-9_.]*) ending in
+// Error, Exception or Failed at a word boundary ("torch.OutOfMemoryError"). "" when none. One
+// pass per suffix (a backtracking regex here was quadratic on long identifier-like lines).
+std::string FindErrorType(const std::string& line) {
+  size_t best_end = std::string::npos;
+  size_t best_begin = 0;
+  for (const char* suffix : {"Error", "Exception", "Failed"}) {
+    const size_t n = std::char_traits<char>::length(suffix);
+    for (size_t at = line.find(suffix); at != std::string::npos; at = line.find(suffix, at + 1)) {
+      const size_t end = at + n;
+      if (end < line.size() && IsWordChar(line[end])) continue;
+      size_t begin = at;
+      while (begin > 0 && (IsWordChar(line[begin - 1]) || line[begin - 1] == '.')) --begin;
+      while (begin < at &&
+             !(std::isalpha(static_cast<unsigned char>(line[begin])) || line[begin] == '_')) {
+        ++begin;
+      }
+      if (begin == at) continue;  // a bare "Error" names no type
+      if (best_end == std::string::npos || begin < best_begin) {
+        best_begin = begin;
+        best_end = end;
+      }
+      break;
+    }
+  }
+  return best_end == std::string::npos ? "" : line.substr(best_begin, best_end - best_begin);
 }
 
 // The exception type named on the matching line or the few after it (a traceback's last line).
 std::string ErrorType(const std::vector<std::string>& lines, size_t at, size_t lookahead,
                       const std::string& fallback, size_t* type_line) {
   for (size_t i = at; i < lines.size() && i <= at + lookahead; ++i) {
-    std::smatch m;
-    if (std::regex_search(lines[i], m, ErrorTypeRegex())) {
+    std::string type = FindErrorType(lines[i]);
+    if (!type.empty()) {
       *type_line = i;
-      return m[1].str();
+      return type;
     }
   }
   *type_line = at;
@@ -116,9 +138,9 @@ FailureDiagnosis Unmatched(const DiagnosisInput& in, const std::vector<std::stri
   std::string error = "exit code " + std::to_string(in.exit_code);
   // The last exception line is the best guess of what ended the run.
   for (size_t i = lines.size(); i-- > 0;) {
-    std::smatch m;
-    if (std::regex_search(lines[i], m, ErrorTypeRegex())) {
-      error = m[1].str();
+    std::string type = FindErrorType(lines[i]);
+    if (!type.empty()) {
+      error = type;
       d.evidence = Trim(lines[i]);
       d.confidence = 30;
       break;

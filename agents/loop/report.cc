@@ -7,6 +7,8 @@
 #include <sstream>
 #include <vector>
 
+#include "agents/core/utf8.h"
+
 namespace paratune {
 
 namespace {
@@ -41,7 +43,7 @@ std::string Cell(std::string s, size_t max = 160) {
   for (char& ch : s) {
     if (ch == '|' || ch == '\n') ch = ' ';
   }
-  if (s.size() > max) s = s.substr(0, max - 3) + "...";
+  if (s.size() > max) s = Utf8Head(s, max, "...");
   return s;
 }
 

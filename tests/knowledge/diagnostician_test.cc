@@ -170,5 +170,103 @@ TEST_F(DiagnosticianTest, CreateRejectsNullKnowledgeBase) {
   EXPECT_FALSE(Diagnostician::Create(nullptr).ok());
 }
 
+// Kubernetes terminations and framework errors phrased the way the cluster and the frameworks
+// phrase them (issue 15): category, and retryable only where a re-run can succeed.
+TEST_F(DiagnosticianTest, KubernetesTerminationsAreNamed) {
+  auto oom = Run("", nullptr, "OOMKilled");
+  EXPECT_EQ(oom.category, "HostOOM");
+  EXPECT_FALSE(oom.retryable);
+  DiagnosisInput killed;
+  killed.exit_code = 137;
+  EXPECT_EQ(diag_->Diagnose(killed).category, "HostOOM");
+  auto evicted = Run("The node was low on resource: memory. Container trainer was using 91Gi.",
+                     nullptr, "Evicted");
+  EXPECT_EQ(evicted.category, "NodeFault");
+  EXPECT_TRUE(evicted.retryable);
+  auto config = Run("Error: secret \"hf-token\" not found", nullptr, "CreateContainerConfigError");
+  EXPECT_FALSE(config.retryable);
+  auto deadline = Run("", nullptr, "DeadlineExceeded");
+  EXPECT_EQ(deadline.category, "Timeout");
+}
+
+TEST_F(DiagnosticianTest, MissingImagesAreNotRetryableButRegistryHiccupsAre) {
+  auto missing =
+      Run("Failed to pull image \"nvcr.io/nvidia/nemo:99.01\": rpc error: code = NotFound desc = "
+          "failed to resolve reference \"nvcr.io/nvidia/nemo:99.01\": not found",
+          nullptr, "ImagePullBackOff");
+  EXPECT_EQ(missing.category, "ImagePull");
+  EXPECT_FALSE(missing.retryable);
+  auto denied =
+      Run("pull access denied for trainer, repository does not exist or may require "
+          "'docker login'");
+  EXPECT_FALSE(denied.retryable);
+  auto limited = Run(
+      "Failed to pull image \"pytorch/pytorch:2.5\": toomanyrequests: You have reached your pull "
+      "rate limit.",
+      nullptr, "ErrImagePull");
+  EXPECT_EQ(limited.category, "ImagePull");
+  EXPECT_TRUE(limited.retryable);
+  auto timeout = Run("Get https://registry-1.docker.io/v2/: net/http: TLS handshake timeout",
+                     nullptr, "ImagePullBackOff");
+  EXPECT_TRUE(timeout.retryable);
+}
+
+TEST_F(DiagnosticianTest, JaxAndXlaErrorsSeparateMeshHbmAndHost) {
+  Config mesh{{"iciData", ParamValue::Int(1)},
+              {"iciFsdp", ParamValue::Int(8)},
+              {"iciTensor", ParamValue::Int(4)}};
+  auto m =
+      Run("AssertionError: Number of devices 16 does not match the product of the parallelism 32",
+          &mesh);
+  EXPECT_EQ(m.category, "InvalidParallelism");
+  ASSERT_FALSE(m.parameters.empty());
+  EXPECT_EQ(m.parameters.front(), "iciFsdp");
+  auto hbm = Run(
+      "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: XLA:TPU compile permanent error. "
+      "Ran out of memory in memory space hbm. Used 21.95G of 15.48G hbm.");
+  EXPECT_EQ(hbm.category, "TpuResourceExhausted");
+  EXPECT_FALSE(hbm.retryable);
+  auto host = Run(
+      "XlaRuntimeError: RESOURCE_EXHAUSTED: Error allocating host memory: out of memory on host "
+      "while loading the checkpoint");
+  EXPECT_EQ(host.category, "HostOOM");
+}
+
+TEST_F(DiagnosticianTest, DistributedRuntimeFailuresAreCollectiveAndRetryable) {
+  for (const char* log :
+       {"torch.distributed.DistNetworkError: The client socket has timed out after 300000ms "
+        "while trying to connect to (trainer-0, 29500).",
+        "torch.distributed.elastic.rendezvous.api.RendezvousConnectionError: The connection to "
+        "the C10d store has failed.",
+        "torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1333, unhandled "
+        "system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.18.1"}) {
+    auto d = Run(log);
+    EXPECT_EQ(d.category, "CollectiveTimeout") << log;
+    EXPECT_TRUE(d.retryable) << log;
+  }
+}
+
+TEST_F(DiagnosticianTest, FrameworkDivisibilityChecksNameTheParameter) {
+  Config tp8{{"tp", ParamValue::Int(8)}, {"mbs", ParamValue::Int(2)}};
+  auto ds = Run("AssertionError: num_heads (52) must be divisible by mp_size (8)", &tp8);
+  EXPECT_EQ(ds.category, "InvalidParallelism");
+  ASSERT_FALSE(ds.parameters.empty());
+  EXPECT_EQ(ds.parameters.front(), "tp");
+  auto batch =
+      Run("AssertionError: Check batch related parameters. train_batch_size is not equal to "
+          "micro_batch_per_gpu * gradient_acc_step * world_size 8 != 2 * 1 * 1",
+          &tp8);
+  EXPECT_EQ(batch.category, "InvalidParallelism");
+  ASSERT_FALSE(batch.parameters.empty());
+  EXPECT_EQ(batch.parameters.front(), "mbs");
+  Config pp8{{"pp", ParamValue::Int(8)}};
+  auto layers =
+      Run("AssertionError: num_layers=60 should be divisible by "
+          "config.pipeline_model_parallel_size=8",
+          &pp8);
+  ASSERT_FALSE(layers.parameters.empty());
+  EXPECT_EQ(layers.parameters.front(), "pp");
+}
+
 }  // namespace
 }  // namespace paratune
