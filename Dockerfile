@@ -10,7 +10,7 @@
 FROM debian:bookworm-slim AS build
 RUN apt-get update && apt-get install -y --no-install-recommends \
       build-essential cmake pkg-config libcpprest-dev libyaml-cpp-dev nlohmann-json3-dev \
-      libssl-dev libspdlog-dev libfmt-dev libgtest-dev libgmock-dev \
+      libssl-dev libspdlog-dev libfmt-dev libgtest-dev libgmock-dev zlib1g-dev \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .

@@ -2,7 +2,8 @@
 # Installs the Debian packages paratune builds and tests with, only those that are missing.
 set -euo pipefail
 pkgs=(build-essential cmake ccache pkg-config libcpprest-dev libyaml-cpp-dev nlohmann-json3-dev
-      libssl-dev libspdlog-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev clang-format
+      libssl-dev libspdlog-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev
+      clang-format
       clang-tidy python3
       # libFuzzer targets (hack/fuzz.sh): clang and its runtime (libFuzzer, ASan, UBSan).
       clang libclang-rt-14-dev llvm

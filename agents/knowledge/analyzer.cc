@@ -1,5 +1,6 @@
 #include "agents/knowledge/analyzer.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace paratune {
@@ -61,17 +62,71 @@ void ProfileEvidence(const ProfileSummary& p, const ProfileAnalysis& a,
   if (!ops.empty()) ev->push_back("Top operations: " + ops + ".");
 }
 
-// The bottleneck from the figures, in order of what most constrains the next move.
+// Share of the top operations' time (the first kTopOps) spent in collectives: 0.5 or more means
+// collectives dominate what the profile shows, whatever the duty cycle.
+constexpr size_t kTopOps = 5;
+
+double TopCollectiveShare(const ProfileSummary* p) {
+  if (p == nullptr) return 0;
+  double coll = 0, all = 0;
+  for (size_t i = 0; i < p->top_ops.size() && i < kTopOps; ++i) {
+    all += p->top_ops[i].time_fraction;
+    if (p->top_ops[i].IsCollective()) coll += p->top_ops[i].time_fraction;
+  }
+  return all > 0 ? coll / all : 0;
+}
+
+// True when the top non-collective operations are limited by memory bandwidth.
+bool MemoryBoundTop(const ProfileSummary* p, const ProfileAnalysis& a) {
+  if (p == nullptr) return false;
+  double mem = 0, compute = 0;
+  for (size_t i = 0; i < p->top_ops.size() && i < kTopOps; ++i) {
+    const ProfileOp& op = p->top_ops[i];
+    if (op.IsCollective()) continue;
+    bool hbm = op.bottleneck == "hbm" || op.bottleneck == "vmem" ||
+               (op.hbm_bandwidth_utilization >= 0.6 && op.flops_utilization < 0.3);
+    (hbm ? mem : compute) += op.time_fraction;
+  }
+  return mem > compute || a.hbm_bound_fraction >= 0.35;
+}
+
+std::string Communication(const ProfileSummary* p, const ProfileAnalysis& a, double top_share) {
+  std::string why = top_share >= 0.5
+                        ? "collectives take " + Pct(top_share) + " of the top operations' time (" +
+                              p->top_ops[0].name + " " + Pct(p->top_ops[0].time_fraction) + ")"
+                        : "collectives take " + Pct(a.communication_fraction) + " of the step";
+  if (p != nullptr && p->device_duty_cycle > 0.9) {
+    why += "; the " + Pct(p->device_duty_cycle) +
+           " duty cycle counts time spent in collectives, so it does not mean compute-bound";
+  }
+  return "Communication-bound: " + why + ".";
+}
+
+// The bottleneck from the figures, in order of what most constrains the next move:
+// a pipeline bubble; collectives dominating the top operations (even at a high duty cycle, and
+// ahead of idle time, which then is mostly waiting on peers); HBM capacity pressure with
+// memory-bound top operations (even when some collectives exist); an idle device (input); a
+// large collective share; capacity alone; memory-bound operations; else compute.
 std::string Classify(const AnalysisInput& in, const ProfileAnalysis& a,
                      std::vector<std::string>* ev) {
   const ProfileSummary* p = in.profile;
-  const bool top_is_collective =
-      p != nullptr && !p->top_ops.empty() && p->top_ops[0].IsCollective();
+  const double top_share = TopCollectiveShare(p);
   const int64_t pp = GetInt(in.config, "pp", 1);
   if (a.idle_fraction > 0.10 && pp > 1) {
     ev->push_back("Devices idle " + Pct(a.idle_fraction) + " of the step with pp " +
                   std::to_string(pp) + ": the pipeline bubble.");
     return "pipeline";
+  }
+  if (top_share >= 0.5) {
+    ev->push_back(Communication(p, a, top_share));
+    return "communication";
+  }
+  if (a.hbm_peak_fraction >= 0.90 && MemoryBoundTop(p, a)) {
+    ev->push_back("HBM-bound: HBM holds " + Pct(a.hbm_peak_fraction) +
+                  " of capacity and the top operations are limited by memory bandwidth (" +
+                  Pct(a.hbm_bound_fraction) + " of the step); collectives take only " +
+                  Pct(a.communication_fraction) + ", so they are not what to relieve first.");
+    return "hbm";
   }
   if (a.idle_fraction > 0.25) {
     ev->push_back("Devices idle " + Pct(a.idle_fraction) +
@@ -79,16 +134,8 @@ std::string Classify(const AnalysisInput& in, const ProfileAnalysis& a,
                   "dataloader or launch overhead).");
     return "input";
   }
-  if (top_is_collective || a.communication_fraction >= 0.25) {
-    std::string why = top_is_collective
-                          ? "the top operation is a collective (" + p->top_ops[0].name + ", " +
-                                Pct(p->top_ops[0].time_fraction) + ")"
-                          : "collectives take " + Pct(a.communication_fraction) + " of the step";
-    if (p != nullptr && p->device_duty_cycle > 0.9) {
-      why += "; the " + Pct(p->device_duty_cycle) +
-             " duty cycle counts time spent in collectives, so it does not mean compute-bound";
-    }
-    ev->push_back("Communication-bound: " + why + ".");
+  if (a.communication_fraction >= 0.25) {
+    ev->push_back(Communication(p, a, top_share));
     return "communication";
   }
   if (a.hbm_peak_fraction >= 0.90) {
@@ -109,9 +156,31 @@ std::string Classify(const AnalysisInput& in, const ProfileAnalysis& a,
                   ".");
     return in.estimate->bottleneck;
   }
+  std::string util = a.matmul_flops_utilization > 0
+                         ? " at " + Pct(a.matmul_flops_utilization) + " FLOP utilization"
+                         : "";
   ev->push_back("Compute-bound: matmul and attention take " + Pct(a.matmul_fraction) +
-                " of the step and collectives only " + Pct(a.communication_fraction) + ".");
+                " of the step" + util + " and collectives only " + Pct(a.communication_fraction) +
+                ".");
   return "compute";
+}
+
+// How far the deciding figure is past its threshold, 0..1.
+double Clarity(const ProfileAnalysis& a) {
+  auto ramp = [](double v, double lo, double hi) {
+    return std::clamp((v - lo) / (hi - lo), 0.0, 1.0);
+  };
+  const std::string& b = a.bottleneck;
+  if (b == "communication")
+    return std::max(ramp(a.top_collective_share, 0.3, 0.9),
+                    ramp(a.communication_fraction, 0.15, 0.5));
+  if (b == "hbm")
+    return std::max(ramp(a.hbm_peak_fraction, 0.85, 1.0), ramp(a.hbm_bound_fraction, 0.2, 0.6));
+  if (b == "memory-capacity") return ramp(a.hbm_peak_fraction, 0.85, 1.0);
+  if (b == "pipeline") return ramp(a.idle_fraction, 0.05, 0.35);
+  if (b == "input") return ramp(a.idle_fraction, 0.2, 0.6);
+  return std::max(ramp(a.matmul_fraction, 0.3, 0.8), ramp(a.matmul_flops_utilization, 0.3, 0.7)) *
+         (1 - ramp(a.communication_fraction, 0.05, 0.25));
 }
 
 }  // namespace
@@ -151,7 +220,9 @@ ProfileAnalysis Analyze(const AnalysisInput& in) {
                          " chips of the current topology: the old mesh no longer fits and must "
                          "be re-factored.");
   }
+  a.top_collective_share = TopCollectiveShare(in.profile);
   a.bottleneck = Classify(in, a, &a.evidence);
+  a.clarity = Clarity(a);
   return a;
 }
 
@@ -165,7 +236,9 @@ nlohmann::json ProfileAnalysis::ToJson() const {
             {"idleFraction", idle_fraction},
             {"hbmPeakFraction", hbm_peak_fraction},
             {"matmulFraction", matmul_fraction},
-            {"hbmBoundFraction", hbm_bound_fraction}}}};
+            {"hbmBoundFraction", hbm_bound_fraction},
+            {"topCollectiveShare", top_collective_share}}},
+          {"unknowns", unknowns}};
 }
 
 }  // namespace paratune

@@ -36,9 +36,14 @@ struct ProfileAnalysis {
   double idle_fraction = 0;  // 1 - duty cycle
   double hbm_peak_fraction = 0;
   double matmul_fraction = 0, matmul_flops_utilization = 0;
-  double hbm_bound_fraction = 0;  // non-collective ops limited by HBM bandwidth
-  int64_t mesh_product = 0;       // TPU: product of ici axes in the config
-  bool mesh_mismatch = false;     // TPU: mesh product != chips (topology changed)
+  double hbm_bound_fraction = 0;    // non-collective ops limited by HBM bandwidth
+  double top_collective_share = 0;  // collectives' share of the top operations' time
+  // How decisively the figures point at `bottleneck`, 0..1 (feeds proposal confidence).
+  double clarity = 0;
+  // What the inputs could not tell (no model shape, no profile): one sentence each.
+  std::vector<std::string> unknowns;
+  int64_t mesh_product = 0;    // TPU: product of ici axes in the config
+  bool mesh_mismatch = false;  // TPU: mesh product != chips (topology changed)
 
   nlohmann::json ToJson() const;  // {"bottleneck", "evidence": "..."} (contract section 6)
 };

@@ -1,6 +1,7 @@
 #include "agents/knowledge/diagnostician.h"
 
 #include <algorithm>
+#include <bitset>
 #include <cctype>
 #include <sstream>
 
@@ -54,9 +55,11 @@ Match FindCause(const std::vector<FailureSignature>& sigs, const std::vector<std
   for (size_t i = 0; i < lines.size(); ++i) {
     if (lines[i].find_first_not_of(" \t\r") == std::string::npos) continue;
     std::string lower = Lower(lines[i]);
+    std::bitset<256> present;
+    for (char c : lower) present.set(static_cast<unsigned char>(c));
     for (const auto& sig : sigs) {
       if (best.sig != nullptr && sig.tier >= best.sig->tier) continue;
-      if (sig.Matches(lines[i], lower)) best = {&sig, i};
+      if (sig.Matches(lines[i], lower, present)) best = {&sig, i};
     }
     if (best.sig != nullptr && best.sig->tier == SignatureTier::kRoot) break;
   }

@@ -64,7 +64,17 @@ double MetricsBandwidth(const nlohmann::json& m) {
 }
 
 // Leaves of the op_profile tree (the XLA ops), with the category of their parent node.
-void CollectLeaves(const nlohmann::json& node, const std::string& parent,
+// The op's share of the profiled time: metrics.time (TensorBoard's fraction) or, in XProf's
+// exports, metrics.rawTime (picoseconds) over the root's rawTime.
+double TimeFraction(const nlohmann::json& m, double total_raw) {
+  if (m.contains("time") && m["time"].is_number()) return m["time"].get<double>();
+  if (total_raw > 0 && m.contains("rawTime") && m["rawTime"].is_number()) {
+    return m["rawTime"].get<double>() / total_raw;
+  }
+  return 0;
+}
+
+void CollectLeaves(const nlohmann::json& node, const std::string& parent, double total_raw,
                    std::vector<ProfileOp>* out) {
   if (!node.is_object()) return;
   const nlohmann::json& children = node.value("children", nlohmann::json::array());
@@ -77,14 +87,14 @@ void CollectLeaves(const nlohmann::json& node, const std::string& parent,
                               ? node["xla"].value("category", parent)
                               : parent;
     op.category = CategorizeOpName(xla_cat + " " + name);
-    op.time_fraction = m.value("time", 0.0);
+    op.time_fraction = TimeFraction(m, total_raw);
     op.flops_utilization = std::clamp(m.value("flops", 0.0), 0.0, 1.0);
     op.hbm_bandwidth_utilization = std::clamp(MetricsBandwidth(m), 0.0, 1.0);
     op.bottleneck = Bottleneck(op);
     if (op.time_fraction > 0) out->push_back(op);
     return;
   }
-  for (const auto& c : children) CollectLeaves(c, name, out);
+  for (const auto& c : children) CollectLeaves(c, name, total_raw, out);
 }
 
 // Overview-page numbers, by the names the profile plugin uses or the contract's.
@@ -173,8 +183,14 @@ Result<ProfileSummary> ParseXlaOpProfile(const std::string& text) {
         "profile plugin op_profile JSON)");
   }
   std::vector<ProfileOp> ops;
-  CollectLeaves(*root, "", &ops);
-  if (ops.empty()) return Status::Invalid("profile (xla-op-profile): no op with metrics.time");
+  const nlohmann::json& rm = root->value("metrics", nlohmann::json::object());
+  const double total_raw = rm.is_object() && rm.contains("rawTime") && rm["rawTime"].is_number()
+                               ? rm["rawTime"].get<double>()
+                               : 0;
+  CollectLeaves(*root, "", total_raw, &ops);
+  if (ops.empty()) {
+    return Status::Invalid("profile (xla-op-profile): no op with metrics.time or metrics.rawTime");
+  }
   ProfileSummary p;
   for (const auto& op : ops) {
     if (op.IsCollective()) p.communication_fraction += op.time_fraction;

@@ -9,6 +9,7 @@
 #ifndef PARATUNE_AGENTS_KNOWLEDGE_KNOWLEDGE_BASE_H_
 #define PARATUNE_AGENTS_KNOWLEDGE_KNOWLEDGE_BASE_H_
 
+#include <bitset>
 #include <map>
 #include <memory>
 #include <regex>
@@ -52,6 +53,10 @@ struct FailureSignature {
 
   // True when `line` matches one of the patterns. `lower` is the line in lower case.
   bool Matches(const std::string& line, const std::string& lower) const;
+  // The same, given the set of bytes `lower` contains (a needle with a byte the line lacks is
+  // skipped without a search: keeps scanning linear and cheap on hostile long lines).
+  bool Matches(const std::string& line, const std::string& lower,
+               const std::bitset<256>& present) const;
 };
 
 // A finished campaign's lesson, searchable by later proposals ("past optimizations").

@@ -217,18 +217,49 @@ bool ValidGpu(const Config& c, const MoveContext& ctx) {
   return gbs <= 0 || gbs % (I(c, "mbs") * dp) == 0;
 }
 
+// Keys whose value differs between `a` and `b`, including keys present in only one of them.
+bool ChangesOnlySearchedKeys(const Config& from, const Config& to, const CampaignSpec& spec) {
+  if (spec.search_space.empty()) return true;
+  for (const auto& [k, v] : to) {
+    auto it = from.find(k);
+    if (it != from.end() && it->second == v) continue;
+    const SearchParameter* sp = spec.FindSearchParameter(k);
+    if (sp == nullptr) return false;  // an axis the campaign does not search
+    if (std::find(sp->values.begin(), sp->values.end(), v) == sp->values.end()) return false;
+  }
+  for (const auto& [k, v] : from) {
+    if (!to.count(k) && spec.FindSearchParameter(k) == nullptr) return false;
+  }
+  return true;
+}
+
+// TPU global batch = perDeviceBatchSize x chips (MaxText); it must not change. After a topology
+// change the old configuration cannot run at all: the campaign's globalBatchSize over the new
+// chips, or the old per-chip batch when the search space cannot reach that.
+bool KeepsTpuGlobalBatch(const Config& c, const MoveContext& ctx) {
+  const int64_t pdbs = I(c, "perDeviceBatchSize");
+  const int64_t cur = ctx.current != nullptr ? I(*ctx.current, "perDeviceBatchSize") : pdbs;
+  if (ctx.analysis->mesh_mismatch) {
+    const int64_t gbs = ctx.spec->training.global_batch_size;
+    return pdbs == cur || (gbs > 0 && pdbs * ctx.devices == gbs);
+  }
+  return pdbs == cur;
+}
+
 bool Valid(const Config& c, const MoveContext& ctx) {
-  if (!ctx.spec->CheckInSearchSpace(c, "config").ok()) {
-    // Keys outside the search space (profiled extras) are allowed; searched keys must hold
-    // allowed values.
-    for (const auto& [k, v] : c) {
-      const SearchParameter* sp = ctx.spec->FindSearchParameter(k);
-      if (sp != nullptr && std::find(sp->values.begin(), sp->values.end(), v) == sp->values.end()) {
-        return false;
-      }
+  for (const auto& [k, v] : c) {
+    const SearchParameter* sp = ctx.spec->FindSearchParameter(k);
+    if (sp != nullptr && std::find(sp->values.begin(), sp->values.end(), v) == sp->values.end()) {
+      return false;
     }
   }
-  if (ctx.tpu) return MeshProduct(c) == ctx.devices && I(c, "perDeviceBatchSize") >= 1;
+  if (ctx.current != nullptr && !ChangesOnlySearchedKeys(*ctx.current, c, *ctx.spec)) {
+    return false;
+  }
+  if (ctx.tpu) {
+    return MeshProduct(c) == ctx.devices && I(c, "perDeviceBatchSize") >= 1 &&
+           KeepsTpuGlobalBatch(c, ctx);
+  }
   return ValidGpu(c, ctx);
 }
 
@@ -284,7 +315,10 @@ Step MakeStep(const Config& c, const std::string& key, const ParamValue& to,
   return s;
 }
 
-// TPU: halve axis `a` and double axis `b` (the mesh product stays the chips).
+// TPU: divide axis `a` by f and multiply axis `b` by f (the mesh product stays the chips).
+// Per-layer axes (tensor, sequence) put collectives on every layer's critical path; fsdp
+// all-gathers weights and reduce-scatters gradients (overlappable, grows with the fsdp degree);
+// data only all-reduces gradients once per step.
 std::vector<Step> TransferSteps(const Config& c, const char* a, const char* b, int64_t f,
                                 const MoveContext& ctx) {
   const double comm = ctx.analysis->communication_fraction;
@@ -296,22 +330,28 @@ std::vector<Step> TransferSteps(const Config& c, const char* a, const char* b, i
   Config n = c;
   n[a] = ParamValue::Int(I(c, a) / f);
   n[b] = ParamValue::Int(I(c, b) * f);
+  const std::string from(a), to(b);
   Step s1 = NewStep(a, n[a]), s2 = NewStep(b, n[b]);
-  s1.saved = layer(a) ? 0.35 * comm : 0;
-  s2.saved = layer(b) ? -(0.35 * comm + 0.03) : (std::string(b) == "iciFsdp" ? -0.01 : 0.01);
+  s1.saved = layer(from) ? 0.35 * comm : (from == "iciFsdp" ? 0.15 * comm : 0);
+  s2.saved = layer(to) ? -(0.35 * comm + 0.03) : (to == "iciFsdp" ? -0.15 * comm - 0.01 : 0.01);
   s1.state_ratio = static_cast<double>(state_shard(c)) / state_shard(n);
   s1.act_ratio = static_cast<double>(act_shard(c)) / act_shard(n);
-  s1.reason =
-      "moving a factor " + std::to_string(f) + " from " + a + " to " + b +
-      (layer(a) ? " removes per-layer collectives a small model cannot hide"
-                : (std::string(b) == "iciFsdp" ? " shards parameters and optimizer state further"
-                                               : " trades sharding for less communication"));
-  s1.cost = std::string(b) == "iciFsdp"
-                ? "more all-gather traffic"
-                : (layer(b) ? "per-layer collectives" : "more memory per chip");
+  std::string what = "moving a factor " + std::to_string(f) + " from " + from + " to " + to;
+  if (layer(from) && !layer(to)) {
+    s1.reason = what + " removes per-layer collectives from the critical path";
+  } else if (layer(to)) {
+    s1.reason = what + " shards activations per layer, paying per-layer collectives";
+  } else if (to == "iciFsdp") {
+    s1.reason = what + " shards parameters and optimizer state further";
+  } else {
+    s1.reason = what + " trades sharding for fewer weight all-gathers";
+  }
+  s1.cost = layer(to) ? "per-layer collectives on the critical path"
+                      : (to == "iciFsdp" ? "more all-gather traffic" : "more memory per chip");
   s1.query = "TPU mesh sharding iciFsdp iciTensor iciSequence axis";
-  s1.targets = (layer(a) && ctx.analysis->bottleneck == "communication") ||
-               (s1.state_ratio < 1 && ctx.analysis->bottleneck == "memory-capacity");
+  const std::string& bn = ctx.analysis->bottleneck;
+  s1.targets = (bn == "communication" && !layer(to) && (layer(from) || from == "iciFsdp")) ||
+               ((bn == "memory-capacity" || bn == "hbm") && s1.state_ratio * s1.act_ratio < 1);
   return {s1, s2};
 }
 

@@ -30,11 +30,17 @@ struct MoveContext {
   bool tpu = false;
   int64_t devices = 0;
   int64_t devices_per_node = 8;
+  const Config* current = nullptr;  // the profiled configuration (global batch, changed keys)
 };
 
 // Valid configurations one or two moves from `current` (or from a repaired mesh when the TPU
-// topology changed), deduplicated, without `current` itself. Respects the search space for
-// searched keys and the device count.
+// topology changed), deduplicated, without `current` itself. Every candidate:
+//  - changes only keys of the campaign's search space, to values it lists (when the campaign
+//    lists any): no axis appears that the campaign does not search;
+//  - uses the same devices;
+//  - keeps the global batch: on GPUs mbs x dp must divide training.globalBatchSize (gradient
+//    accumulation makes up the rest); on TPUs the global batch is perDeviceBatchSize x chips, so
+//    perDeviceBatchSize stays (or matches globalBatchSize / chips after a topology change).
 std::vector<MoveCandidate> GenerateCandidates(const Config& current, const MoveContext& ctx);
 
 }  // namespace paratune

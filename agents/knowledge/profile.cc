@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "agents/core/json_fields.h"
+#include "agents/knowledge/gzip_text.h"
 #include "agents/knowledge/profile_parsers.h"
 
 namespace paratune {
@@ -127,7 +128,14 @@ const std::vector<std::string>& ProfileFormats() {
   return k;
 }
 
-Result<ProfileSummary> ParseProfile(const std::string& text, const std::string& format) {
+Result<ProfileSummary> ParseProfile(const std::string& raw, const std::string& format) {
+  std::string inflated;
+  if (IsGzip(raw)) {  // e.g. torch.profiler's *.pt.trace.json.gz
+    auto g = Gunzip(raw);
+    if (!g.ok()) return g.status().WithPrefix("profile");
+    inflated = std::move(*g);
+  }
+  const std::string& text = inflated.empty() ? raw : inflated;
   if (format == "summary") {
     nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
     if (j.is_discarded()) return Status::Invalid("profile: not valid JSON");

@@ -34,7 +34,9 @@ std::string Join(const std::vector<std::string>& parts, const std::string& sep) 
 
 struct Scored {
   MoveCandidate cand;
-  double gain = 0, step = 0, duty = 0, mem_fraction = 0, mem_gib = 0, confidence = 0;
+  double gain = 0, step = 0, duty = 0, mem_fraction = 0, mem_gib = 0;
+  bool relieves = false;   // moves the figure behind the named bottleneck the right way
+  std::string accounting;  // the model's per-axis figures, current -> proposed
 };
 
 struct Context {
@@ -47,17 +49,53 @@ struct Context {
   bool tpu = false;
 };
 
+double Collectives(const TimeBreakdown& t) {
+  return t.tensor_parallel + t.context_parallel + t.pipeline_p2p + t.data_parallel +
+         t.expert_parallel;
+}
+
+// Whether the model says candidate `e` relieves `bottleneck` relative to the current `cur`.
+bool Relieves(const std::string& bottleneck, const Estimate& cur, const Estimate& e) {
+  if (bottleneck == "communication") return Collectives(e.time) < 0.97 * Collectives(cur.time);
+  if (bottleneck == "hbm" || bottleneck == "memory-capacity")
+    return e.peak_memory_gib < 0.97 * cur.peak_memory_gib;
+  if (bottleneck == "pipeline") return e.time.pipeline_bubble < 0.97 * cur.time.pipeline_bubble;
+  if (bottleneck == "compute") return e.time.compute < 0.99 * cur.time.compute;
+  return false;  // input: no parallelism axis feeds the host faster
+}
+
+std::string Accounting(const Estimate& cur, const Estimate& e) {
+  auto ms = [](double s) { return Fmt("%.0f", s * 1000); };
+  const TimeBreakdown &a = cur.time, &b = e.time;
+  std::string t = "model: exposed collectives " + ms(Collectives(a)) + " -> " + ms(Collectives(b)) +
+                  " ms (tensor/sequence " + ms(a.tensor_parallel + a.context_parallel) + " -> " +
+                  ms(b.tensor_parallel + b.context_parallel) + ", data/fsdp " +
+                  ms(a.data_parallel) + " -> " + ms(b.data_parallel) + ")";
+  if (a.pipeline_bubble + b.pipeline_bubble > 0)
+    t += ", bubble " + ms(a.pipeline_bubble) + " -> " + ms(b.pipeline_bubble) + " ms";
+  t += ", compute " + ms(a.compute) + " -> " + ms(b.compute) + " ms, memory " +
+       Fmt("%.1f", cur.peak_memory_gib) + " -> " + Fmt("%.1f", e.peak_memory_gib) +
+       " GiB per device";
+  return t;
+}
+
 std::optional<Scored> ScoreWithModel(const MoveCandidate& c, const Context& ctx) {
   Estimate e = EstimateConfig(*ctx.in->workload, c.config);
   if (!e.fits || e.step_time_seconds <= 0) return std::nullopt;
   if (e.capacity_gib > 0 && e.peak_memory_gib > kMemoryLimit * e.capacity_gib) return std::nullopt;
-  Scored s{c};
+  Scored s;
+  s.cand = c;
   s.step = e.step_time_seconds * ctx.scale;
   s.gain = ctx.base_step > 0 ? ctx.base_step / s.step - 1 : 0;
   s.duty = e.step_time_seconds > 0 ? 1 - e.time.pipeline_bubble / e.step_time_seconds : 0;
   s.mem_gib = e.peak_memory_gib;
   s.mem_fraction = e.capacity_gib > 0 ? e.peak_memory_gib / e.capacity_gib : 0;
-  s.confidence = ctx.in->profile != nullptr && ctx.scale > 0.8 && ctx.scale < 1.25 ? 0.75 : 0.6;
+  if (ctx.current && ctx.current->step_time_seconds > 0) {
+    s.relieves = Relieves(ctx.analysis->bottleneck, *ctx.current, e);
+    s.accounting = Accounting(*ctx.current, e);
+  } else {
+    s.relieves = c.targets_bottleneck;
+  }
   return s;
 }
 
@@ -65,16 +103,33 @@ std::optional<Scored> ScoreWithRules(const MoveCandidate& c, const Context& ctx)
   const ProfileSummary* p = ctx.in->profile;
   double peak =
       ctx.analysis->hbm_peak_fraction > 0 ? ctx.analysis->hbm_peak_fraction : kAssumedHbmPeak;
-  Scored s{c};
+  Scored s;
+  s.cand = c;
   s.mem_fraction = peak * c.memory_factor;
   if (s.mem_fraction > kMemoryLimit) return std::nullopt;
   double saved = std::min(0.9, c.saved_fraction);
   s.gain = 1 / (1 - saved) - 1;
   if (p != nullptr && p->step_time_seconds > 0) s.step = p->step_time_seconds / (1 + s.gain);
   if (p != nullptr && p->device_duty_cycle > 0) s.duty = p->device_duty_cycle;
-  s.confidence = (p != nullptr ? 0.45 : 0.3) + (c.targets_bottleneck ? 0.1 : 0) +
-                 (ctx.analysis->hbm_peak_fraction > 0 ? 0.05 : 0);
+  const std::string& b = ctx.analysis->bottleneck;
+  s.relieves =
+      c.targets_bottleneck || ((b == "hbm" || b == "memory-capacity") && c.memory_factor < 0.97);
   return s;
+}
+
+// Confidence from the evidence: a model that agrees with the profile, a clear profile, a move
+// that relieves the named bottleneck, a retrieved past optimization of the same kind.
+double Confidence(const Scored& s, const Context& ctx, bool past_cited) {
+  const bool model = ctx.in->workload != nullptr;
+  double c = model ? 0.5 : 0.3;
+  if (model && ctx.in->profile != nullptr && ctx.scale > 0) {
+    c += 0.15 * (1 - std::min(1.0, std::abs(std::log(ctx.scale)) / std::log(2.0)));
+  }
+  if (ctx.in->profile != nullptr) c += 0.15 * ctx.analysis->clarity;
+  c += s.relieves ? 0.05 : -0.1;
+  if (past_cited) c += 0.1;
+  if (!model) c = std::min(c, 0.6);
+  return std::clamp(c, 0.05, 0.95);
 }
 
 std::string ImpactText(const Scored& s, const Context& ctx) {
@@ -91,6 +146,7 @@ std::string ImpactText(const Scored& s, const Context& ctx) {
   t += ", peak memory " + Fmt("%.0f", s.mem_fraction * 100) + "% of device memory";
   if (s.mem_gib > 0) t += " (" + Fmt("%.1f", s.mem_gib) + " GiB)";
   if (ctx.in->workload == nullptr) t += "; rule-of-thumb estimate without a model description";
+  if (!s.accounting.empty()) t += " (" + s.accounting + ")";
   return t;
 }
 
@@ -120,10 +176,11 @@ std::vector<std::string> Citations(const MoveCandidate& c, const ProposeInput& i
 
 // Best first; a candidate whose changes extend an already chosen one must beat it clearly.
 std::vector<Scored> Select(std::vector<Scored> all, size_t k) {
+  // Moves that relieve the named bottleneck come first; a move that does not is proposed only
+  // when fewer than k do (and says so in its rationale).
   std::stable_sort(all.begin(), all.end(), [](const Scored& a, const Scored& b) {
-    double ra = a.gain + (a.cand.targets_bottleneck ? 0.005 : 0);
-    double rb = b.gain + (b.cand.targets_bottleneck ? 0.005 : 0);
-    return ra != rb ? ra > rb : a.cand.changes.size() < b.cand.changes.size();
+    if (a.relieves != b.relieves) return a.relieves;
+    return a.gain != b.gain ? a.gain > b.gain : a.cand.changes.size() < b.cand.changes.size();
   });
   std::vector<Scored> chosen;
   for (const auto& s : all) {
@@ -151,14 +208,39 @@ ConfigProposal ToProposal(const Scored& s, const Context& ctx, const KnowledgeBa
   p.predicted_duty_cycle = s.duty;
   p.predicted_memory_fraction = s.mem_fraction;
   p.predicted_memory_gib = s.mem_gib;
+  const std::string relief =
+      s.relieves ? "" : " (this move does not relieve that bottleneck; it is the best of the rest)";
   p.rationale = "Change " + Join(s.cand.changes, ", ") + ": the job is " +
-                ctx.analysis->bottleneck + "-bound; " + Join(s.cand.reasons, "; ") + ". Expected " +
+                ctx.analysis->bottleneck + "-bound" + relief + "; " + Join(s.cand.reasons, "; ") +
+                ". The global batch is unchanged, so step times compare equal work. Expected " +
                 ImpactText(s, ctx) + ".";
   p.tradeoffs = Join(s.cand.costs, "; ");
   if (p.tradeoffs.empty()) p.tradeoffs = "none significant";
-  p.confidence = std::round(std::clamp(s.confidence, 0.05, 0.95) * 100) / 100;
   p.citations = Citations(s.cand, *ctx.in, ctx.tpu, kb);
+  bool past = std::any_of(p.citations.begin(), p.citations.end(),
+                          [](const std::string& c) { return c.rfind("past:", 0) == 0; });
+  p.confidence = std::round(Confidence(s, ctx, past) * 100) / 100;
   return p;
+}
+
+// What the proposer could not know from its inputs, said plainly in the analysis.
+void AddUnknowns(const ProposeInput& in, ProfileAnalysis* a) {
+  if (in.workload == nullptr) {
+    a->unknowns.push_back(
+        "No model shape: memory per device of each proposal is scaled from the profiled HBM "
+        "peak by rules of thumb, not computed; whether it fits is not checked exactly.");
+    a->unknowns.push_back(
+        "No model shape: collective bytes per axis and heads/layers divisibility of new "
+        "tp/pp/mesh values are not known; a proposal may fail a framework check.");
+  }
+  if (in.profile == nullptr) {
+    a->unknowns.push_back("No profile: the bottleneck and step times are the model's alone.");
+  } else {
+    if (in.profile->hbm_peak_fraction <= 0)
+      a->unknowns.push_back("The profile gives no HBM peak: 80% of capacity is assumed.");
+    if (in.profile->step_time_seconds <= 0)
+      a->unknowns.push_back("The profile gives no step time: gains are relative only.");
+  }
 }
 
 }  // namespace
@@ -216,7 +298,8 @@ Result<ProposalSet> Propose(const ProposeInput& in, const KnowledgeBase& kb) {
   const double profiled = in.profile != nullptr ? in.profile->step_time_seconds : 0;
   if (current_ok && profiled > 0) ctx.scale = profiled / ctx.current->step_time_seconds;
   ctx.base_step = profiled > 0 ? profiled : (current_ok ? ctx.current->step_time_seconds : 0);
-  MoveContext mc{in.spec, &out.analysis, ai.tpu, ai.devices, ai.devices_per_node};
+  MoveContext mc{in.spec, &out.analysis, ai.tpu, ai.devices, ai.devices_per_node, &in.current};
+  AddUnknowns(in, &out.analysis);
   std::vector<Scored> scored;
   for (const MoveCandidate& c : GenerateCandidates(in.current, mc)) {
     auto s = in.workload != nullptr ? ScoreWithModel(c, ctx) : ScoreWithRules(c, ctx);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <functional>
 
 #include "agents/core/campaign.h"
 #include "agents/core/json_fields.h"
@@ -38,7 +39,7 @@ Status ParseCaptures(const JsonFields& f, FailureSignature* sig) {
 }
 
 // The longest literal run at nesting depth 0 of an ECMAScript pattern: text every match must
-// contain. "" when the pattern alternates at top level or has no run of 4+ characters.
+// contain. "" when the pattern alternates at top level or has no run of 3+ characters.
 std::string RequiredLiteral(const std::string& re) {
   std::string best, run;
   int depth = 0;
@@ -53,8 +54,17 @@ std::string RequiredLiteral(const std::string& re) {
       ++i;
       continue;
     }
-    if (c == '(' || c == '[') ++depth;
-    if (c == ')' || c == ']') --depth;
+    if (c == '[') {  // a character class: skip to its closing bracket
+      flush();
+      size_t j = i + 1;
+      if (j < re.size() && re[j] == '^') ++j;
+      if (j < re.size() && re[j] == ']') ++j;
+      while (j < re.size() && re[j] != ']') j += re[j] == '\\' ? 2 : 1;
+      i = j;
+      continue;
+    }
+    if (c == '(') ++depth;
+    if (c == ')') --depth;
     if (c == '|' && depth == 0) return "";
     bool literal = depth == 0 && (std::isalnum(static_cast<unsigned char>(c)) || c == ' ' ||
                                   c == '_' || c == ':' || c == '-' || c == '/' || c == '=');
@@ -66,7 +76,7 @@ std::string RequiredLiteral(const std::string& re) {
     }
   }
   flush();
-  return best.size() >= 4 ? best : "";
+  return best.size() >= 3 ? best : "";
 }
 
 Status CompilePatterns(const JsonFields& f, FailureSignature* sig) {
@@ -119,16 +129,59 @@ Result<FailureSignature> ParseOne(const nlohmann::json& j, const std::string& pa
 
 }  // namespace
 
+namespace {
+
+// Regexes run on at most this many bytes of a line: std::regex backtracks from every start
+// position, so a window keeps diagnosis linear in the log size on hostile long lines.
+constexpr size_t kRegexWindow = 1024;
+constexpr size_t kRegexLead = 256;  // bytes kept before the required literal
+
+// Position of `needle` in `text` or npos. Boyer-Moore-Horspool: std::string::find restarts at
+// every occurrence of the needle's first character, which a hostile line ("xxxx...") turns into
+// one comparison per byte per needle.
+size_t FindText(const std::string& text, const std::string& needle) {
+  if (needle.size() < 3 || text.size() < 256) return text.find(needle);
+  std::boyer_moore_horspool_searcher searcher(needle.begin(), needle.end());
+  auto it = std::search(text.begin(), text.end(), searcher);
+  return it == text.end() ? std::string::npos : static_cast<size_t>(it - text.begin());
+}
+
+bool AllPresent(const std::string& needle, const std::bitset<256>& present) {
+  for (char c : needle) {
+    if (!present.test(static_cast<unsigned char>(c))) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 bool FailureSignature::Matches(const std::string& line, const std::string& lower) const {
+  std::bitset<256> present;
+  for (char c : lower) present.set(static_cast<unsigned char>(c));
+  return Matches(line, lower, present);
+}
+
+bool FailureSignature::Matches(const std::string& line, const std::string& lower,
+                               const std::bitset<256>& present) const {
   for (const auto& s : contains) {
-    if (lower.find(s) != std::string::npos) return true;
+    if (AllPresent(s, present) && FindText(lower, s) != std::string::npos) return true;
   }
   for (size_t i = 0; i < compiled.size(); ++i) {
-    if (i < required_literals.size() && !required_literals[i].empty() &&
-        lower.find(required_literals[i]) == std::string::npos) {
+    size_t at = 0;
+    if (i < required_literals.size() && !required_literals[i].empty()) {
+      if (!AllPresent(required_literals[i], present)) continue;
+      at = FindText(lower, required_literals[i]);
+      if (at == std::string::npos) continue;
+    }
+    if (line.size() <= kRegexWindow) {
+      if (std::regex_search(line, compiled[i])) return true;
       continue;
     }
-    if (std::regex_search(line, compiled[i])) return true;
+    const size_t begin = at > kRegexLead ? at - kRegexLead : 0;
+    const auto first = line.begin() + static_cast<std::ptrdiff_t>(begin);
+    const auto last =
+        line.begin() + static_cast<std::ptrdiff_t>(std::min(line.size(), begin + kRegexWindow));
+    if (std::regex_search(first, last, compiled[i])) return true;
   }
   return false;
 }

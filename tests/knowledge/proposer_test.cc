@@ -78,8 +78,10 @@ TEST_F(ProposerTest, TpuWithModelProposesThreeFittingMeshes) {
   for (const auto& [k, v] : p.config) in.current[k] = v;
   auto set = Propose(in, *kb_);
   ASSERT_TRUE(set.ok()) << set.status().ToString();
-  EXPECT_EQ(set->analysis.bottleneck, "communication");
-  ASSERT_EQ(set->proposals.size(), 3u);
+  // 93% of HBM with a memory-bound fusion above the all-reduce: HBM-bound (issue 15), even
+  // though a collective is the single largest operation.
+  EXPECT_EQ(set->analysis.bottleneck, "hbm");
+  ASSERT_GE(set->proposals.size(), 2u);
   std::set<std::string> keys;
   for (size_t i = 0; i < set->proposals.size(); ++i) {
     const ConfigProposal& pr = set->proposals[i];
@@ -89,11 +91,11 @@ TEST_F(ProposerTest, TpuWithModelProposesThreeFittingMeshes) {
     EXPECT_TRUE(e.fits) << ConfigKey(pr.config);  // memory is a hard constraint
     EXPECT_FALSE(pr.citations.empty());
     EXPECT_FALSE(pr.tradeoffs.empty());
-    if (i > 0) {
-      EXPECT_GE(set->proposals[i - 1].expected_gain, pr.expected_gain);
-    }
+    // The global batch (perDeviceBatchSize x chips) never changes.
+    EXPECT_EQ(GetInt(pr.config, "perDeviceBatchSize", 0),
+              GetInt(in.current, "perDeviceBatchSize", 0));
   }
-  EXPECT_EQ(keys.size(), 3u);
+  EXPECT_EQ(keys.size(), set->proposals.size());
   auto j = set->ToJson();
   EXPECT_TRUE(j["proposals"][0].contains("expectedImpact"));
   EXPECT_TRUE(j["analysis"].contains("evidence"));
