@@ -128,7 +128,9 @@ void PrintPublicCorpus(const paratune::Diagnostician& d) {
   std::printf(
       "%zu failure logs quoted from public GitHub issues and pull requests "
       "(tests/knowledge/data/public, one URL per log). Split by the parity of the FNV-1a hash of "
-      "the URL before any signature was written; signatures were written from the dev half only, "
+      "the URL before any signature was written; signatures were written from the dev half (and "
+      "the frameworks' own "
+      "source text), "
       "so the held-out half measures generalization.\n\n",
       cases->size());
   auto outcomes = EvaluateCases(d, *cases);
