@@ -1,5 +1,7 @@
 #include "agents/loop/report.h"
 
+#include "agents/loop/report_scheduling.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -260,6 +262,7 @@ Result<CampaignReport> RenderCampaignReport(const nlohmann::json& run,
       << " | " << Num(Get(t.value("prediction", nlohmann::json()), "objective")) << " | "
       << Cell(Str(t, "rationale")) << " |\n";
   }
+  m << SchedulingSections(run);
   bool any_failure = false;
   for (const auto& t : run.at("trials")) {
     if (!t.contains("failure") || !t.at("failure").is_object()) continue;
