@@ -33,7 +33,10 @@ AdmissionUpdate ObserveAdmission(const json& workload, const std::string& queue,
     return u;
   }
   if (status->contains("admissionTime")) return u;
-  std::string admitted = StringAt(workload, "status", "startTime");
+  // We create it with spec.suspend: true; an API server that does not know the field (Job
+  // suspension is Kubernetes >= 1.21) drops it, and the Job started at once.
+  const bool unsupported = !spec.contains("suspend");
+  std::string admitted = unsupported ? created : StringAt(workload, "status", "startTime");
   kube::SystemTime t_created, t_admitted;
   const bool have_created = kube::ParseRfc3339(created, &t_created);
   if (!kube::ParseRfc3339(admitted, &t_admitted) || (have_created && t_admitted < t_created)) {
@@ -48,9 +51,15 @@ AdmissionUpdate ObserveAdmission(const json& workload, const std::string& queue,
   (*status)["admissionTime"] = admitted;
   (*status)["queueSeconds"] = queued_s;
   u.admitted_now = true;
-  u.message = "admitted from LocalQueue " + queue + " after " + std::to_string(queued_s) +
-              " s in the queue; the trial timeout counts from " + admitted;
-  SetCondition(&(*status)["conditions"], kAdmitted, true, "Admitted", u.message, 0, now);
+  u.suspend_unsupported = unsupported;
+  u.message = unsupported
+                  ? "not held for LocalQueue " + queue +
+                        ": this cluster's API dropped spec.suspend (Job suspension needs "
+                        "Kubernetes >= 1.21), so it started when created"
+                  : "admitted from LocalQueue " + queue + " after " + std::to_string(queued_s) +
+                        " s in the queue; the trial timeout counts from " + admitted;
+  SetCondition(&(*status)["conditions"], kAdmitted, true,
+               unsupported ? "SuspendUnsupported" : "Admitted", u.message, 0, now);
   return u;
 }
 

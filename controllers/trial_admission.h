@@ -17,6 +17,9 @@ inline constexpr const char* kAdmitted = "Admitted";
 struct AdmissionUpdate {
   bool queued = false;        // still suspended: the trial waits in its queue (phase Pending)
   bool admitted_now = false;  // admission recorded by this call (emit one Event)
+  // The API server dropped spec.suspend (Kubernetes < 1.21): the workload started when created,
+  // unqueued (admissionTime = creation, queueSeconds 0; a Warning, not an admission).
+  bool suspend_unsupported = false;
   std::string message;        // for the Event / condition
 };
 
@@ -24,7 +27,8 @@ struct AdmissionUpdate {
 // status object) in place: while the workload is suspended, Admitted=False/Queued; once it is
 // not, admissionTime (the Job's status.startTime, which Kubernetes sets on resume, else
 // `now_rfc3339`), queueSeconds (admissionTime - the workload's creationTimestamp, >= 0) and
-// Admitted=True/Admitted, each recorded once.
+// Admitted=True/Admitted, each recorded once. A workload without spec.suspend at all comes from
+// an API server that does not know the field: recorded as suspend_unsupported.
 AdmissionUpdate ObserveAdmission(const nlohmann::json& workload, const std::string& queue,
                                  const std::string& now_rfc3339, nlohmann::json* trial_status);
 

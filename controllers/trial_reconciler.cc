@@ -182,7 +182,9 @@ Result<kube::ReconcileResult> TrialRunReconciler::Observe(Context& ctx, const Js
   const AdmissionUpdate admission =
       ObserveAdmission(workload, TrialQueueName(ctx.campaign), ctx.now, &status);
   if (admission.admitted_now && recorder_ != nullptr) {
-    recorder_->Event(ctx.trial, "Normal", reasons::kAdmitted, admission.message);
+    recorder_->Event(ctx.trial, admission.suspend_unsupported ? "Warning" : "Normal",
+                     admission.suspend_unsupported ? "QueueUnsupported" : reasons::kAdmitted,
+                     admission.message);
   }
   if (admission.queued) {
     status["phase"] = "Pending";
