@@ -25,7 +25,8 @@ AdmissionUpdate ObserveAdmission(const json& workload, const std::string& queue,
   if (queue.empty()) return u;
   const json& spec = ObjectField(workload, "spec");
   const std::string created = StringAt(workload, "metadata", "creationTimestamp");
-  if (spec.value("suspend", false) == true) {
+  const json& suspend = spec.value("suspend", json());
+  if (suspend.is_boolean() && suspend.get<bool>()) {
     u.queued = true;
     u.message = "waiting for Kueue to admit it from LocalQueue " + queue +
                 (created.empty() ? "" : " (queued since " + created + ")");
@@ -35,7 +36,7 @@ AdmissionUpdate ObserveAdmission(const json& workload, const std::string& queue,
   if (status->contains("admissionTime")) return u;
   // We create it with spec.suspend: true; an API server that does not know the field (Job
   // suspension is Kubernetes >= 1.21) drops it, and the Job started at once.
-  const bool unsupported = !spec.contains("suspend");
+  const bool unsupported = !suspend.is_boolean();
   std::string admitted = unsupported ? created : StringAt(workload, "status", "startTime");
   kube::SystemTime t_created, t_admitted;
   const bool have_created = kube::ParseRfc3339(created, &t_created);

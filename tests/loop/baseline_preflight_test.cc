@@ -93,8 +93,8 @@ TEST(BaselinePreflightTest, BaselineFarBeyondMemoryIsNotLaunched) {
   EXPECT_NE(report->markdown.find("nearest feasible configuration"), std::string::npos);
 }
 
-TEST(BaselinePreflightTest, BaselineThatFitsWithinTheUncertaintyIsLaunchedAsGiven) {
-  const CampaignSpec spec = Spec("{tp: 2, mbs: 1, recompute: full}");
+TEST(BaselinePreflightTest, BaselinePredictedToFitIsLaunchedAsGiven) {
+  const CampaignSpec spec = Spec("{tp: 4, mbs: 1, recompute: full}");
   Started s;
   Start(spec, &s);
   ASSERT_EQ(s.plans.size(), 1u);
