@@ -283,9 +283,8 @@ Status TuningCampaignReconciler::PublishBest(Context& ctx, Json* status) {
   }
   SetCondition(&(*status)["conditions"], kOutputPublished, true, reasons::kPublished,
                "best configuration " + ConfigKey(summary.best->config) + " in ConfigMap " + name +
-                   (ctx.spec.output_delete_with_campaign
-                        ? " (deleted with the campaign)"
-                        : " (kept when the campaign is deleted)"),
+                   (ctx.spec.output_delete_with_campaign ? " (deleted with the campaign)"
+                                                         : " (kept when the campaign is deleted)"),
                generation, ctx.now);
   Emit(ctx, "Normal", reasons::kPublished,
        "best configuration " + ConfigKey(summary.best->config) + " written to ConfigMap " + name);

@@ -23,7 +23,8 @@ inline constexpr const char* kCampaignLabel = "tuning.paratune.dev/campaign";
 inline constexpr const char* kTrialLabel = "tuning.paratune.dev/trial";
 inline constexpr const char* kDefaultTrialImage = "paratune/paratune:latest";
 inline constexpr const char* kKueueQueueLabel = "kueue.x-k8s.io/queue-name";
-inline constexpr const char* kJobSetExclusiveTopology = "alpha.jobset.sigs.k8s.io/exclusive-topology";
+inline constexpr const char* kJobSetExclusiveTopology =
+    "alpha.jobset.sigs.k8s.io/exclusive-topology";
 inline constexpr const char* kGkeNodePoolLabel = "cloud.google.com/gke-nodepool";
 inline constexpr const char* kGkeAcceleratorLabel = "cloud.google.com/gke-accelerator";
 inline constexpr const char* kGkeTpuAcceleratorLabel = "cloud.google.com/gke-tpu-accelerator";

@@ -20,7 +20,7 @@ struct AdmissionUpdate {
   // The API server dropped spec.suspend (Kubernetes < 1.21): the workload started when created,
   // unqueued (admissionTime = creation, queueSeconds 0; a Warning, not an admission).
   bool suspend_unsupported = false;
-  std::string message;        // for the Event / condition
+  std::string message;  // for the Event / condition
 };
 
 // `queue` is the campaign's queue ("" none: no-op). Updates `trial_status` (the TrialRun's

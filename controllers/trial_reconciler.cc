@@ -148,8 +148,10 @@ Result<kube::ReconcileResult> TrialRunReconciler::Launch(Context& ctx) {
       const std::string queue = TrialQueueName(ctx.campaign);
       recorder_->Event(ctx.trial, "Normal", queue.empty() ? reasons::kJobCreated : reasons::kQueued,
                        "Created " + rendered->kind + " " + in.trial_name +
-                           (queue.empty() ? "" : ", suspended until Kueue admits it from "
-                                                 "LocalQueue " + queue));
+                           (queue.empty() ? ""
+                                          : ", suspended until Kueue admits it from "
+                                            "LocalQueue " +
+                                                queue));
       if (!in.avoid_nodes.empty()) {
         std::string list;
         for (const auto& n : in.avoid_nodes) list += (list.empty() ? "" : ", ") + n;

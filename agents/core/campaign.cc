@@ -141,9 +141,9 @@ Status ParseTraining(const nlohmann::json& j, bool tpu, TrainingSpec* t) {
 Status ParseHardware(const nlohmann::json& j, HardwareSpec* h) {
   JsonFields f(j, "spec.hardware");
   PARATUNE_RETURN_IF_ERROR(f.CheckObject());
-  PARATUNE_RETURN_IF_ERROR(f.CheckKnownKeys(
-      {"accelerator", "nodes", "devicesPerNode", "tpuTopology", "nodeSelector", "tolerations",
-       "platform"}));
+  PARATUNE_RETURN_IF_ERROR(
+      f.CheckKnownKeys({"accelerator", "nodes", "devicesPerNode", "tpuTopology", "nodeSelector",
+                        "tolerations", "platform"}));
   PARATUNE_RETURN_IF_ERROR(f.ReadString("accelerator", &h->accelerator));
   if (h->accelerator.empty()) return Status::Invalid("spec.hardware.accelerator: required");
   PARATUNE_RETURN_IF_ERROR(f.ReadString("tpuTopology", &h->tpu_topology));
@@ -355,8 +355,7 @@ Status ParseOutputs(const JsonFields& spec, CampaignSpec* c) {
   PARATUNE_RETURN_IF_ERROR(out.CheckObject());
   PARATUNE_RETURN_IF_ERROR(out.CheckKnownKeys({"configMapName", "deleteWithCampaign"}));
   PARATUNE_RETURN_IF_ERROR(out.ReadString("configMapName", &c->output_config_map));
-  PARATUNE_RETURN_IF_ERROR(
-      out.ReadBool("deleteWithCampaign", &c->output_delete_with_campaign));
+  PARATUNE_RETURN_IF_ERROR(out.ReadBool("deleteWithCampaign", &c->output_delete_with_campaign));
   const auto& tmpl = spec.Get("trialTemplate");
   if (!tmpl.is_null() && !tmpl.is_object()) {
     return Status::Invalid("spec.trialTemplate: must be a batch/v1 JobTemplateSpec object");
@@ -377,7 +376,8 @@ Status ParseQueueName(const JsonFields& spec, std::string* out) {
   if (!ok) {
     return Status::Invalid(
         "spec.queueName: must be a Kueue LocalQueue name usable as a label value (at most 63 "
-        "characters: letters, digits, '-', '_', '.'), got \"" + TextExcerpt(q) + "\"");
+        "characters: letters, digits, '-', '_', '.'), got \"" +
+        TextExcerpt(q) + "\"");
   }
   return Status::Ok();
 }
@@ -386,10 +386,9 @@ Status ParseSpec(const nlohmann::json& j, const CampaignParseOptions& options, C
   JsonFields f(j, "spec");
   if (!j.is_object()) return Status::Invalid("spec: required, must be an object");
   PARATUNE_RETURN_IF_ERROR(CheckSpecTree(j));
-  PARATUNE_RETURN_IF_ERROR(
-      f.CheckKnownKeys({"model", "training", "hardware", "searchSpace", "baseline", "objective",
-                        "budget", "agents", "trialTemplate", "metrics", "messagePool", "output",
-                        "queueName"}));
+  PARATUNE_RETURN_IF_ERROR(f.CheckKnownKeys(
+      {"model", "training", "hardware", "searchSpace", "baseline", "objective", "budget", "agents",
+       "trialTemplate", "metrics", "messagePool", "output", "queueName"}));
   PARATUNE_RETURN_IF_ERROR(ParseModel(f.Get("model"), options.require_model, &c->model));
   PARATUNE_RETURN_IF_ERROR(ParseHardware(f.Get("hardware"), &c->hardware));
   PARATUNE_RETURN_IF_ERROR(ParseTraining(f.Get("training"), c->hardware.IsTpu(), &c->training));

@@ -29,7 +29,7 @@ struct BaselinePreflight {
   std::string constraint;  // the broken constraint ("" when memory is the reason)
   double predicted_peak_gib = 0;
   double capacity_gib = 0;
-  double uncertainty_gib = 0;  // the calibrated memory uncertainty (Validator margin)
+  double uncertainty_gib = 0;   // the calibrated memory uncertainty (Validator margin)
   std::optional<Config> start;  // nearest feasible configuration (rejected only)
   double start_peak_gib = 0;
   int start_changed_parameters = 0;

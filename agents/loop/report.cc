@@ -1,13 +1,13 @@
 #include "agents/loop/report.h"
 
-#include "agents/loop/report_scheduling.h"
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iomanip>
 #include <sstream>
 #include <vector>
+
+#include "agents/loop/report_scheduling.h"
 
 namespace paratune {
 

@@ -35,13 +35,13 @@ std::string ConfigText(const json& c) {
 
 void WriteBaseline(const json& pre, std::ostream& m) {
   if (!pre.is_object() || !pre.value("rejected", false)) return;
-  m << "\n## Baseline pre-flight\n\nThe campaign's baseline (" << ConfigText(pre.value("config", json()))
-    << ") was **not launched**: ";
+  m << "\n## Baseline pre-flight\n\nThe campaign's baseline ("
+    << ConfigText(pre.value("config", json())) << ") was **not launched**: ";
   if (!Text(pre, "constraint").empty()) {
     m << "it breaks a constraint: " << Text(pre, "constraint") << ".\n";
   } else {
-    m << "predicted peak memory " << Fixed(Number(pre, "predictedPeakMemoryGiB"))
-      << " GiB against " << Fixed(Number(pre, "capacityGiB"))
+    m << "predicted peak memory " << Fixed(Number(pre, "predictedPeakMemoryGiB")) << " GiB against "
+      << Fixed(Number(pre, "capacityGiB"))
       << " GiB of device memory, beyond the model's calibrated uncertainty of "
       << Fixed(Number(pre, "uncertaintyGiB")) << " GiB.\n";
   }
@@ -50,7 +50,8 @@ void WriteBaseline(const json& pre, std::ostream& m) {
     m << "The campaign started from the nearest feasible configuration ("
       << ConfigText(start.value("config", json())) << ", "
       << Fixed(Number(start, "changedParameters"), "%.0f") << " parameter(s) changed, predicted "
-      << Fixed(Number(start, "predictedPeakMemoryGiB")) << " GiB), which stands in as the baseline.\n";
+      << Fixed(Number(start, "predictedPeakMemoryGiB"))
+      << " GiB), which stands in as the baseline.\n";
   } else {
     m << "No configuration of the search space is predicted to fit.\n";
   }
@@ -62,7 +63,8 @@ void WriteQueue(const json& trials, std::ostream& m) {
   int queued = 0;
   std::string longest_name;
   for (const auto& t : trials) {
-    if (!t.is_object() || !t.contains("queueSeconds") || !t.at("queueSeconds").is_number()) continue;
+    if (!t.is_object() || !t.contains("queueSeconds") || !t.at("queueSeconds").is_number())
+      continue;
     const double q = t.at("queueSeconds").get<double>();
     ++queued;
     total += q;
@@ -72,9 +74,10 @@ void WriteQueue(const json& trials, std::ostream& m) {
     }
   }
   if (queued == 0) return;
-  m << "\n## Queue\n\n" << queued << " trial(s) waited for admission in the Kueue queue for "
-    << Fixed(total, "%.0f") << " s in total (longest: " << longest_name << ", "
-    << Fixed(longest, "%.0f") << " s). Queue time does not count against the trial timeout.\n";
+  m << "\n## Queue\n\n"
+    << queued << " trial(s) waited for admission in the Kueue queue for " << Fixed(total, "%.0f")
+    << " s in total (longest: " << longest_name << ", " << Fixed(longest, "%.0f")
+    << " s). Queue time does not count against the trial timeout.\n";
 }
 
 }  // namespace

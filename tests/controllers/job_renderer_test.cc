@@ -216,7 +216,7 @@ TEST(JobRendererTest, GkeAcceleratorLabelOnlyWhenTheCampaignAsksForGke) {
   ASSERT_TRUE(r.ok());
   EXPECT_FALSE(r->workload["spec"]["template"]["spec"].contains("nodeSelector"));
   EXPECT_EQ(r->workload["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]
-                        ["nvidia.com/gpu"],
+                       ["nvidia.com/gpu"],
             "8");
 }
 

@@ -54,8 +54,8 @@ TEST(TrialAdmissionTest, WithoutAStartTimeTheObservationTimeCounts) {
 // Kubernetes 1.20 (the local control plane) drops spec.suspend: the Job ran unqueued.
 TEST(TrialAdmissionTest, ApiServerWithoutSuspendIsReportedNotMistakenForAnAdmission) {
   json status = json::object();
-  const AdmissionUpdate u = ObserveAdmission(Job(json::object()), "q", "2026-11-23T10:02:00Z",
-                                             &status);
+  const AdmissionUpdate u =
+      ObserveAdmission(Job(json::object()), "q", "2026-11-23T10:02:00Z", &status);
   EXPECT_TRUE(u.suspend_unsupported);
   EXPECT_EQ(status["queueSeconds"], 0);
   EXPECT_EQ(status["admissionTime"], "2026-11-23T10:00:00Z");

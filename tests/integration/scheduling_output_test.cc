@@ -209,12 +209,12 @@ TEST(SchedulingTest, OutputConfigMapIsNeverAdoptedAndOutlivesItsCampaign) {
   ASSERT_TRUE(cluster->InstallCrdsAndRbac().ok());
   KubeClient* admin = cluster->Admin();
   const std::string ns = cluster->NewNamespace("gitops");
-  Json foreign = {{"apiVersion", "v1"},
-                  {"kind", "ConfigMap"},
-                  {"metadata",
-                   {{"name", "prod-parallelism"},
-                    {"labels", {{"app.kubernetes.io/managed-by", "Helm"}}}}},
-                  {"data", {{"tp", "8"}}}};
+  Json foreign = {
+      {"apiVersion", "v1"},
+      {"kind", "ConfigMap"},
+      {"metadata",
+       {{"name", "prod-parallelism"}, {"labels", {{"app.kubernetes.io/managed-by", "Helm"}}}}},
+      {"data", {{"tp", "8"}}}};
   ASSERT_TRUE(admin->Create(resources::kConfigMaps, ns, foreign).ok());
   Json theirs = SimCampaign("theirs", 1, 1);
   theirs["spec"]["output"] = {{"configMapName", "prod-parallelism"}};
