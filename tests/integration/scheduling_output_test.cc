@@ -40,8 +40,8 @@ Json TrialRun(KubeClient* c, const std::string& ns, const std::string& name) {
 }
 
 const Json* Condition(const Json& status, const std::string& type) {
-  const Json& conds = status.contains("conditions") ? status["conditions"] : Json::array();
-  for (const auto& c : conds) {
+  if (!status.is_object() || !status.contains("conditions")) return nullptr;
+  for (const auto& c : status["conditions"]) {
     if (c.value("type", "") == type) return &c;
   }
   return nullptr;
