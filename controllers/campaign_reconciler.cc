@@ -201,8 +201,10 @@ Status TuningCampaignReconciler::ProposeAndPersist(Context& ctx) {
     if (!plans.ok()) return plans.status();
     const auto& rejected = ctx.session->pool().rejected();
     for (size_t i = rejected_before; i < rejected.size(); ++i) {
-      Emit(ctx, "Normal", reasons::kRejectedByPreflight,
-           ConfigKey(rejected[i].config) + ": " + rejected[i].reason);
+      const bool baseline = rejected[i].proposed_by == "baseline";
+      Emit(ctx, baseline ? "Warning" : "Normal", reasons::kRejectedByPreflight,
+           baseline ? "spec.baseline not launched: " + rejected[i].reason
+                    : ConfigKey(rejected[i].config) + ": " + rejected[i].reason);
     }
     for (const auto& p : *plans) {
       Emit(ctx, "Normal", reasons::kProposed,
@@ -233,28 +235,60 @@ Status TuningCampaignReconciler::LaunchOpenTrials(Context& ctx) {
   return Status::Ok();
 }
 
-Status TuningCampaignReconciler::PublishBest(Context& ctx) {
+Status TuningCampaignReconciler::PublishBest(Context& ctx, Json* status) {
   if (ctx.spec.output_config_map.empty()) return Status::Ok();
   SessionSummary summary = ctx.session->Summary();
   if (!summary.best) return Status::Ok();
   Json cm = BestConfigMap(ctx.campaign, ctx.spec, *ctx.session, summary);
   const std::string ns = kube::NamespaceOf(ctx.campaign);
-  auto existing = client_->Get(res::kConfigMaps, ns, ctx.spec.output_config_map);
+  const std::string& name = ctx.spec.output_config_map;
+  const int64_t generation = ctx.campaign["metadata"].value("generation", int64_t{0});
+  auto existing = client_->Get(res::kConfigMaps, ns, name);
   if (!existing.ok()) {
     if (existing.status().code() != StatusCode::kNotFound) return existing.status();
     auto created = client_->Create(res::kConfigMaps, ns, cm);
-    if (!created.ok() && created.status().code() != StatusCode::kAlreadyExists) {
-      return created.status();
+    // AlreadyExists: someone made it since the Get; the next reconcile sees whose it is.
+    if (!created.ok()) return created.status();
+  } else if (!IsOutputOf(*existing, ctx.campaign)) {
+    const std::string owner = DescribeOwner(*existing);
+    const Json* old = FindCondition((*status)["conditions"], kOutputPublished);
+    const bool already = old != nullptr && old->value("reason", "") == reasons::kOutputNotOwned;
+    SetCondition(&(*status)["conditions"], kOutputPublished, false, reasons::kOutputNotOwned,
+                 "ConfigMap " + name + " exists and belongs to " + owner +
+                     ": left untouched; name another spec.output.configMapName or delete it",
+                 generation, ctx.now);
+    if (!already) {
+      Emit(ctx, "Warning", reasons::kOutputNotOwned,
+           "not publishing to ConfigMap " + name + ": it belongs to " + owner +
+               " and paratune never overwrites or adopts a ConfigMap it did not create");
     }
+    return Status::Ok();
   } else {
-    if (existing->value("data", Json::object()) == cm["data"]) return Status::Ok();
-    cm["metadata"]["resourceVersion"] = kube::ResourceVersionOf(*existing);
-    auto updated = client_->Update(res::kConfigMaps, cm);
-    if (!updated.ok()) return updated.status();
+    const Json& meta = ObjectField(*existing, "metadata");
+    const bool same = existing->value("data", Json::object()) == cm["data"] &&
+                      meta.value("ownerReferences", Json::array()) ==
+                          cm["metadata"].value("ownerReferences", Json::array()) &&
+                      ObjectField(meta, "annotations").contains(kOutputOfAnnotation);
+    if (same) return Status::Ok();
+    // Ours: keep other labels and annotations a GitOps tool added; follow deleteWithCampaign.
+    Json updated = *existing;
+    updated["data"] = cm["data"];
+    updated["metadata"]["labels"][kCampaignLabel] = kube::NameOf(ctx.campaign);
+    updated["metadata"]["annotations"][kOutputOfAnnotation] = kube::NameOf(ctx.campaign);
+    updated["metadata"].erase("ownerReferences");
+    if (cm["metadata"].contains("ownerReferences")) {
+      updated["metadata"]["ownerReferences"] = cm["metadata"]["ownerReferences"];
+    }
+    auto written = client_->Update(res::kConfigMaps, updated);
+    if (!written.ok()) return written.status();
   }
+  SetCondition(&(*status)["conditions"], kOutputPublished, true, reasons::kPublished,
+               "best configuration " + ConfigKey(summary.best->config) + " in ConfigMap " + name +
+                   (ctx.spec.output_delete_with_campaign ? " (deleted with the campaign)"
+                                                         : " (kept when the campaign is deleted)"),
+               generation, ctx.now);
   Emit(ctx, "Normal", reasons::kPublished,
-       "best configuration " + ConfigKey(summary.best->config) + " written to ConfigMap " +
-           ctx.spec.output_config_map);
+       "best configuration " + ConfigKey(summary.best->config) + " written to ConfigMap " + name);
   return Status::Ok();
 }
 
@@ -272,7 +306,7 @@ Status TuningCampaignReconciler::WriteStatus(Context& ctx) {
              status["best"]["improvementOverBaseline"].dump() + " over baseline)");
   }
   if (phase == "Succeeded" || phase == "Failed") {
-    PARATUNE_RETURN_IF_ERROR(PublishBest(ctx));
+    PARATUNE_RETURN_IF_ERROR(PublishBest(ctx, &status));
     if (phase != old_phase) {
       Emit(ctx, phase == "Succeeded" ? "Normal" : "Warning", reasons::kConverged,
            status.value("message", ""));

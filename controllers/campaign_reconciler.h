@@ -11,7 +11,8 @@
 //      neither loses nor duplicates a trial: AlreadyExists means it was made already;
 //   4. writes status (phase, iteration, counts, baseline, best, last analysis, conditions with
 //      observedGeneration) and, once finished, publishes the best configuration to
-//      spec.output.configMapName.
+//      spec.output.configMapName (never one it did not create; owned by the campaign only with
+//      spec.output.deleteWithCampaign).
 // With a CampaignHealth (options.health), between 1 and 2 it also records the finished trials
 // in the node ledger, runs diagnostics on suspect nodes and proposes / applies approved
 // remediations; status gains nodeHealth and remediations (see controllers/node_health.h).
@@ -77,7 +78,10 @@ class TuningCampaignReconciler : public kube::Reconciler {
   Status CheckHealth(Context& ctx);
   Status ProposeAndPersist(Context& ctx);
   Status LaunchOpenTrials(Context& ctx);
-  Status PublishBest(Context& ctx);
+  // Writes the best configuration to spec.output.configMapName when that ConfigMap is absent or
+  // ours (IsOutputOf); one that is not is left untouched: OutputPublished=False naming its
+  // owner, plus one Warning Event. Sets the OutputPublished condition in `status`.
+  Status PublishBest(Context& ctx, kube::Json* status);
   Status WriteStatus(Context& ctx);
   void Emit(const Context& ctx, const std::string& type, const std::string& reason,
             const std::string& message);

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "agents/loop/baseline_preflight.h"
 #include "controllers/conditions.h"
 #include "controllers/job_renderer.h"
 #include "operator/kube_client.h"
@@ -97,6 +98,7 @@ json BuildCampaignStatus(const json& campaign, const TuningSession& session,
   status["baseline"] = {
       {"trialName", sum.baseline ? sum.baseline->name : ""},
       {"objective", sum.baseline ? Round6(session.ObjectiveOf(*sum.baseline)) : 0.0}};
+  if (auto pre = RejectedBaselineOf(session)) status["baseline"]["preflight"] = pre->ToJson();
   json best = {{"trialName", ""},
                {"objective", 0.0},
                {"config", json::object()},
@@ -128,14 +130,53 @@ json BestConfigMap(const json& campaign, const CampaignSpec& spec, const TuningS
   data["objectiveMetric"] = ObjectiveMetricName(spec.objective.metric);
   data["objective"] = std::to_string(Round6(session.ObjectiveOf(*summary.best)));
   data["improvementOverBaseline"] = std::to_string(Round6(summary.improvement_over_baseline));
-  return {{"apiVersion", "v1"},
-          {"kind", "ConfigMap"},
-          {"metadata",
-           {{"name", spec.output_config_map},
-            {"namespace", kube::NamespaceOf(campaign)},
-            {"labels", {{kCampaignLabel, kube::NameOf(campaign)}}},
-            {"ownerReferences", json::array({kube::MakeControllerRef(campaign)})}}},
-          {"data", data}};
+  json meta = {{"name", spec.output_config_map},
+               {"namespace", kube::NamespaceOf(campaign)},
+               {"labels", {{kCampaignLabel, kube::NameOf(campaign)}}},
+               {"annotations", {{kOutputOfAnnotation, kube::NameOf(campaign)}}}};
+  if (spec.output_delete_with_campaign) {
+    meta["ownerReferences"] = json::array({kube::MakeControllerRef(campaign)});
+  }
+  return {{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", meta}, {"data", data}};
+}
+
+bool IsOutputOf(const json& config_map, const json& campaign) {
+  const json& meta = ObjectField(config_map, "metadata");
+  const json& annotations = ObjectField(meta, "annotations");
+  const json& of = annotations.value(kOutputOfAnnotation, json());
+  if (of.is_string() && of.get<std::string>() == kube::NameOf(campaign)) return true;
+  const json& refs = meta.value("ownerReferences", json::array());
+  if (!refs.is_array()) return false;
+  for (const auto& r : refs) {
+    if (r.is_object() && r.value("uid", "") == kube::UidOf(campaign) &&
+        r.value("controller", false)) {
+      return true;  // published by an older operator, which always set the owner
+    }
+  }
+  return false;
+}
+
+std::string DescribeOwner(const json& config_map) {
+  const json& meta = ObjectField(config_map, "metadata");
+  const json& of = ObjectField(meta, "annotations").value(kOutputOfAnnotation, json());
+  if (of.is_string()) return "TuningCampaign " + of.get<std::string>();
+  const json& refs = meta.value("ownerReferences", json::array());
+  if (refs.is_array()) {
+    for (const auto& r : refs) {
+      if (r.is_object()) return r.value("kind", "?") + " " + r.value("name", "?");
+    }
+  }
+  const json& labels = ObjectField(meta, "labels");
+  for (const char* key : {"app.kubernetes.io/managed-by", "app.kubernetes.io/instance",
+                          "argocd.argoproj.io/instance", "kustomize.toolkit.fluxcd.io/name"}) {
+    const json& v = labels.value(key, json());
+    if (v.is_string()) return std::string(key) + "=" + v.get<std::string>();
+  }
+  const json& fields = meta.value("managedFields", json::array());
+  if (fields.is_array() && !fields.empty() && fields[0].is_object()) {
+    return "field manager " + fields[0].value("manager", "?");
+  }
+  return "someone else (it has no " + std::string(kOutputOfAnnotation) + " annotation)";
 }
 
 }  // namespace paratune::controllers

@@ -22,11 +22,22 @@ std::string CampaignPhase(const TuningSession& session, std::string* message = n
 nlohmann::json BuildCampaignStatus(const nlohmann::json& campaign, const TuningSession& session,
                                    const std::string& now_rfc3339);
 
+// Marks a ConfigMap the operator published for a campaign (value: the campaign's name).
+inline constexpr const char* kOutputOfAnnotation = "tuning.paratune.dev/output-of";
+
 // The spec.output.configMapName ConfigMap: one key per parameter ("tp": "2"), plus
-// config.json, metrics.json, trial, objective and improvementOverBaseline. Owned by the
-// campaign, labelled with it.
+// config.json, metrics.json, trial, objective and improvementOverBaseline. Labelled with the
+// campaign and annotated kOutputOfAnnotation; owned by the campaign (garbage-collected with
+// it) only when spec.output.deleteWithCampaign is true, so by default it outlives the campaign.
 nlohmann::json BestConfigMap(const nlohmann::json& campaign, const CampaignSpec& spec,
                              const TuningSession& session, const SessionSummary& summary);
+
+// True when `config_map` was published for `campaign`: annotated kOutputOfAnnotation with its
+// name, or (older operators) controlled by it. Anything else is never updated or adopted.
+bool IsOutputOf(const nlohmann::json& config_map, const nlohmann::json& campaign);
+// Who a ConfigMap we must not touch belongs to, for the condition and Event ("TuningCampaign
+// other", "HelmRelease x", "app.kubernetes.io/managed-by=Helm", "field manager kubectl").
+std::string DescribeOwner(const nlohmann::json& config_map);
 
 }  // namespace paratune::controllers
 

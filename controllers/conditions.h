@@ -17,6 +17,9 @@ inline constexpr const char* kDegraded = "Degraded";
 // Condition types of a TrialRun.
 inline constexpr const char* kJobCreated = "JobCreated";
 inline constexpr const char* kCompleted = "Completed";
+// Set on a TuningCampaign with spec.output.configMapName: True once the best configuration is
+// published, False (reason OutputConfigMapNotOwned) when the ConfigMap belongs to someone else.
+inline constexpr const char* kOutputPublished = "OutputPublished";
 
 // Event reasons: one Event on the campaign for every decision (kubectl describe shows them).
 namespace reasons {
@@ -31,6 +34,12 @@ inline constexpr const char* kConverged = "Converged";
 inline constexpr const char* kResumed = "Resumed";
 inline constexpr const char* kPublished = "Published";
 inline constexpr const char* kJobCreated = "JobCreated";
+// Queues (Kueue) and the published ConfigMap (GitOps output).
+inline constexpr const char* kQueued = "Queued";
+inline constexpr const char* kAdmitted = "Admitted";
+inline constexpr const char* kOutputNotOwned = "OutputConfigMapNotOwned";
+// Pre-flight of the campaign's baseline.
+inline constexpr const char* kBaselineReplaced = "BaselineReplaced";
 // Cluster health (contract section 10).
 inline constexpr const char* kAnomalyDetected = "AnomalyDetected";
 inline constexpr const char* kAvoidingNodes = "AvoidingNodes";

@@ -139,28 +139,33 @@ void AddToleration(json* pod_spec, const json& toleration) {
   tols.push_back(toleration);
 }
 
-// Node selectors, tolerations and device requests from spec.hardware.
+// Node selectors, tolerations and device requests from spec.hardware. hardware.nodeSelector
+// always applies; GKE's accelerator labels are added (where the campaign's nodeSelector does not
+// set them) only when hardware.platform is "gke", the default for TPUs and never for GPUs, so a
+// GPU campaign schedules on any cluster whose nodes offer nvidia.com/gpu.
 void ApplyHardware(const HardwareSpec& hw, json* pod_spec) {
   json& sel = (*pod_spec)["nodeSelector"];
   if (!sel.is_object()) sel = json::object();
   for (const auto& [k, v] : hw.node_selector) sel[k] = v;
   for (const auto& t : hw.tolerations) AddToleration(pod_spec, t);
   json* containers = &(*pod_spec)["containers"];
-  if (AsksForNone(*containers, hw.IsTpu() ? "google.com/tpu" : "nvidia.com/gpu")) return;
-  if (hw.IsTpu()) {
-    sel["cloud.google.com/gke-tpu-accelerator"] = GkeTpuAcceleratorName(hw.accelerator);
-    if (!hw.tpu_topology.empty()) sel["cloud.google.com/gke-tpu-topology"] = hw.tpu_topology;
+  auto default_label = [&](const char* key, const std::string& value) {
+    if (hw.OnGke() && !value.empty() && !sel.contains(key)) sel[key] = value;
+  };
+  const bool dry_run = AsksForNone(*containers, hw.IsTpu() ? "google.com/tpu" : "nvidia.com/gpu");
+  if (!dry_run && hw.IsTpu()) {
+    default_label(kGkeTpuAcceleratorLabel, GkeTpuAcceleratorName(hw.accelerator));
+    default_label(kGkeTpuTopologyLabel, hw.tpu_topology);
     AddToleration(pod_spec,
                   {{"key", "google.com/tpu"}, {"operator", "Exists"}, {"effect", "NoSchedule"}});
     RequestDevices(containers, "google.com/tpu", hw.devices_per_node);
-  } else {
-    if (!sel.contains("cloud.google.com/gke-accelerator")) {
-      sel["cloud.google.com/gke-accelerator"] = GkeGpuAcceleratorName(hw.accelerator);
-    }
+  } else if (!dry_run) {
+    default_label(kGkeAcceleratorLabel, GkeGpuAcceleratorName(hw.accelerator));
     AddToleration(pod_spec,
                   {{"key", "nvidia.com/gpu"}, {"operator", "Exists"}, {"effect", "NoSchedule"}});
     RequestDevices(containers, "nvidia.com/gpu", hw.devices_per_node);
   }
+  if (sel.empty()) pod_spec->erase("nodeSelector");
 }
 
 Status CheckPodSpec(const json& pod_spec) {
@@ -274,6 +279,17 @@ void AvoidNodes(const std::vector<std::string>& nodes, json* pod_spec) {
   }
 }
 
+std::string TrialQueueName(const CampaignSpec& campaign) {
+  if (!campaign.queue_name.empty()) return campaign.queue_name;
+  const json& meta = campaign.trial_template.is_object()
+                         ? campaign.trial_template.value("metadata", json::object())
+                         : json::object();
+  const json& labels = meta.is_object() ? meta.value("labels", json::object()) : json::object();
+  if (!labels.is_object()) return "";
+  const json& q = labels.value(kKueueQueueLabel, json());
+  return q.is_string() ? q.get<std::string>() : "";
+}
+
 std::string GkeTpuAcceleratorName(const std::string& catalog_name) {
   static const std::map<std::string, std::string> kNames = {{"tpu-v4", "tpu-v4-podslice"},
                                                             {"tpu-v5e", "tpu-v5-lite-podslice"},
@@ -324,7 +340,14 @@ Result<RenderedTrial> RenderTrial(const TrialJobInput& in) {
       }
     }
   }
+  const std::string queue = TrialQueueName(*in.campaign);
+  if (!queue.empty()) meta["labels"][kKueueQueueLabel] = queue;
   if (multi && in.jobset_available) {
+    if (in.campaign->hardware.IsTpu() && in.campaign->hardware.OnGke()) {
+      // One slice per trial: JobSet's exclusive placement puts each child Job's pods in one
+      // node pool (a TPU slice) that no other Job shares.
+      meta["annotations"][kJobSetExclusiveTopology] = kGkeNodePoolLabel;
+    }
     // JobSet pods are named <jobset>-<replicatedJob>-<jobIndex>-<podIndex>, subdomain <jobset>.
     std::string leader = in.trial_name + "-" + kJobSetReplicatedJob + "-0-0." + in.trial_name;
     auto spec = RenderJobSpec(in, leader, "");
@@ -342,12 +365,18 @@ Result<RenderedTrial> RenderTrial(const TrialJobInput& in) {
                          {"replicas", 1},
                          {"template",
                           {{"metadata", {{"labels", TrialLabels(in)}}}, {"spec", *spec}}}}})}}}};
+    // Kueue admits the JobSet as a whole; its child Jobs follow the JobSet's suspend.
+    if (!queue.empty()) out.workload["spec"]["suspend"] = true;
     return out;
   }
   std::string leader = in.trial_name + "-0." + in.trial_name;
   auto spec = RenderJobSpec(in, leader, in.trial_name);
   if (!spec.ok()) return spec.status();
   out.workload = {{"apiVersion", "batch/v1"}, {"kind", "Job"}, {"metadata", meta}, {"spec", *spec}};
+  // Created suspended: Kueue admits it by setting spec.suspend false. Kubernetes counts
+  // activeDeadlineSeconds from the Job's startTime, which it resets on resume, so the trial
+  // timeout starts at admission.
+  if (!queue.empty()) out.workload["spec"]["suspend"] = true;
   if (multi) out.service = HeadlessService(in);
   return out;
 }

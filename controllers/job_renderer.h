@@ -22,6 +22,13 @@ inline constexpr const char* kApiVersion = "tuning.paratune.dev/v1alpha1";
 inline constexpr const char* kCampaignLabel = "tuning.paratune.dev/campaign";
 inline constexpr const char* kTrialLabel = "tuning.paratune.dev/trial";
 inline constexpr const char* kDefaultTrialImage = "paratune/paratune:latest";
+inline constexpr const char* kKueueQueueLabel = "kueue.x-k8s.io/queue-name";
+inline constexpr const char* kJobSetExclusiveTopology =
+    "alpha.jobset.sigs.k8s.io/exclusive-topology";
+inline constexpr const char* kGkeNodePoolLabel = "cloud.google.com/gke-nodepool";
+inline constexpr const char* kGkeAcceleratorLabel = "cloud.google.com/gke-accelerator";
+inline constexpr const char* kGkeTpuAcceleratorLabel = "cloud.google.com/gke-tpu-accelerator";
+inline constexpr const char* kGkeTpuTopologyLabel = "cloud.google.com/gke-tpu-topology";
 inline constexpr int kTorchrunPort = 29500;
 inline constexpr int kJaxCoordinatorPort = 8476;
 
@@ -49,7 +56,14 @@ struct RenderedTrial {
   std::optional<nlohmann::json> service;
 };
 
-// Renders the trial. Fails (kInvalidArgument naming the field, e.g.
+// Renders the trial. Scheduling:
+//  - node selectors: hardware.nodeSelector, plus GKE's accelerator labels only when
+//    hardware.platform is "gke" (the default for TPUs, never implied for GPUs);
+//  - TPU slices on GKE rendered as a JobSet get exclusive placement per node pool
+//    (alpha.jobset.sigs.k8s.io/exclusive-topology: cloud.google.com/gke-nodepool);
+//  - with a queue (TrialQueueName), the Job or JobSet carries kueue.x-k8s.io/queue-name and is
+//    created with spec.suspend true: Kueue admits it by unsuspending it.
+// Fails (kInvalidArgument naming the field, e.g.
 // "spec.trialTemplate.spec.template.spec.containers: ...") when the template is unusable.
 Result<RenderedTrial> RenderTrial(const TrialJobInput& in);
 
@@ -62,6 +76,10 @@ nlohmann::json EffectiveTrialTemplate(const CampaignSpec& campaign, const std::s
 // new term when there is none. Preferred affinity, pod (anti-)affinity and the template's own
 // expressions are kept. No-op for an empty list.
 void AvoidNodes(const std::vector<std::string>& nodes, nlohmann::json* pod_spec);
+
+// The Kueue LocalQueue of the campaign's trials: spec.queueName, else the
+// kueue.x-k8s.io/queue-name label of spec.trialTemplate.metadata, else "" (no queue).
+std::string TrialQueueName(const CampaignSpec& campaign);
 
 // GKE's node-label value for a TPU catalog name ("tpu-v5e" -> "tpu-v5-lite-podslice"), or ""
 // for a name that is not a TPU.

@@ -13,6 +13,7 @@
 #include "controllers/conditions.h"
 #include "controllers/job_renderer.h"
 #include "controllers/status_writer.h"
+#include "controllers/trial_admission.h"
 #include "controllers/trial_evidence.h"
 
 namespace paratune::controllers {
@@ -145,8 +146,13 @@ Result<kube::ReconcileResult> TrialRunReconciler::Launch(Context& ctx) {
     spdlog::info("trial {}/{}: created {} (iteration {})", in.namespace_, in.trial_name,
                  rendered->kind, in.iteration);
     if (recorder_ != nullptr) {
-      recorder_->Event(ctx.trial, "Normal", reasons::kJobCreated,
-                       "Created " + rendered->kind + " " + in.trial_name);
+      const std::string queue = TrialQueueName(ctx.campaign);
+      recorder_->Event(ctx.trial, "Normal", queue.empty() ? reasons::kJobCreated : reasons::kQueued,
+                       "Created " + rendered->kind + " " + in.trial_name +
+                           (queue.empty() ? ""
+                                          : ", suspended until Kueue admits it from "
+                                            "LocalQueue " +
+                                                queue));
       if (!in.avoid_nodes.empty()) {
         std::string list;
         for (const auto& n : in.avoid_nodes) list += (list.empty() ? "" : ", ") + n;
@@ -173,6 +179,24 @@ Result<kube::ReconcileResult> TrialRunReconciler::Observe(Context& ctx, const Js
   status["nodeNames"] = pods.node_names;
   if (pods.start_time && !status.contains("startTime")) {
     status["startTime"] = kube::FormatRfc3339(*pods.start_time);
+  }
+  // Queued (Kueue): pending until admitted; admission time and queue time go to status. The
+  // trial timeout (the Job's activeDeadlineSeconds) counts from admission.
+  const AdmissionUpdate admission =
+      ObserveAdmission(workload, TrialQueueName(ctx.campaign), ctx.now, &status);
+  if (admission.admitted_now && recorder_ != nullptr) {
+    recorder_->Event(ctx.trial, admission.suspend_unsupported ? "Warning" : "Normal",
+                     admission.suspend_unsupported ? "QueueUnsupported" : reasons::kAdmitted,
+                     admission.message);
+  }
+  if (admission.queued) {
+    status["phase"] = "Pending";
+    PARATUNE_RETURN_IF_ERROR(WriteStatus(ctx));
+    kube::ReconcileResult queued;  // JobSets are not watched: look again
+    if (opts_.jobset_available && ctx.campaign.hardware.nodes > 1) {
+      queued.requeue_after = kube::Millis(10000);
+    }
+    return queued;
   }
   if (state.phase == WorkloadState::Phase::kSucceeded) return Succeed(ctx);
   if (state.phase == WorkloadState::Phase::kFailed) {

@@ -40,7 +40,8 @@ def row(t):
             "config": t["spec"].get("config", {}), "phase": st.get("phase", "Pending"),
             "metrics": st.get("metrics", {}), "failure": st.get("failure"),
             "rationale": t["spec"].get("proposal", {}).get("rationale", ""),
-            "prediction": prediction(t["spec"].get("prediction", {}))}
+            "prediction": prediction(t["spec"].get("prediction", {})),
+            **({"queueSeconds": st["queueSeconds"]} if "queueSeconds" in st else {})}
 trials = sorted((row(t) for t in trs), key=lambda r: r["iteration"])
 by = {r["name"]: r for r in trials}
 s = tc.get("status", {})
@@ -57,6 +58,8 @@ out = {"campaign": tc["metadata"]["name"], "trials": trials,
        "strategy": tc["spec"].get("agents", {}).get("engine", "builtin"),
        "trialCounts": s.get("trials", {}), "lastAnalysis": s.get("lastAnalysis", {}),
        "best": pick("best"), "baseline": pick("baseline")}
+if s.get("baseline", {}).get("preflight"):
+    out["baselinePreflight"] = s["baseline"]["preflight"]
 spec = tc["spec"]
 hw = dict(spec.get("hardware", {}))
 hw.setdefault("nodes", 1)

@@ -141,8 +141,9 @@ Status ParseTraining(const nlohmann::json& j, bool tpu, TrainingSpec* t) {
 Status ParseHardware(const nlohmann::json& j, HardwareSpec* h) {
   JsonFields f(j, "spec.hardware");
   PARATUNE_RETURN_IF_ERROR(f.CheckObject());
-  PARATUNE_RETURN_IF_ERROR(f.CheckKnownKeys(
-      {"accelerator", "nodes", "devicesPerNode", "tpuTopology", "nodeSelector", "tolerations"}));
+  PARATUNE_RETURN_IF_ERROR(
+      f.CheckKnownKeys({"accelerator", "nodes", "devicesPerNode", "tpuTopology", "nodeSelector",
+                        "tolerations", "platform"}));
   PARATUNE_RETURN_IF_ERROR(f.ReadString("accelerator", &h->accelerator));
   if (h->accelerator.empty()) return Status::Invalid("spec.hardware.accelerator: required");
   PARATUNE_RETURN_IF_ERROR(f.ReadString("tpuTopology", &h->tpu_topology));
@@ -162,6 +163,8 @@ Status ParseHardware(const nlohmann::json& j, HardwareSpec* h) {
   if (!h->IsTpu() && !h->tpu_topology.empty()) {
     return Status::Invalid("spec.hardware.tpuTopology: only for TPU accelerators");
   }
+  h->platform = h->IsTpu() ? "gke" : "generic";
+  PARATUNE_RETURN_IF_ERROR(f.ReadEnum("platform", {"gke", "generic"}, &h->platform));
   const auto& sel = f.Get("nodeSelector");
   if (!sel.is_null()) {
     if (!sel.is_object()) return Status::Invalid("spec.hardware.nodeSelector: must be a map");
@@ -350,8 +353,9 @@ Status ParseOutputs(const JsonFields& spec, CampaignSpec* c) {
   PARATUNE_RETURN_IF_ERROR(pool.ReadEnum("store", {"configMap"}, &c->message_pool_store));
   JsonFields out(spec.Get("output"), "spec.output");
   PARATUNE_RETURN_IF_ERROR(out.CheckObject());
-  PARATUNE_RETURN_IF_ERROR(out.CheckKnownKeys({"configMapName"}));
+  PARATUNE_RETURN_IF_ERROR(out.CheckKnownKeys({"configMapName", "deleteWithCampaign"}));
   PARATUNE_RETURN_IF_ERROR(out.ReadString("configMapName", &c->output_config_map));
+  PARATUNE_RETURN_IF_ERROR(out.ReadBool("deleteWithCampaign", &c->output_delete_with_campaign));
   const auto& tmpl = spec.Get("trialTemplate");
   if (!tmpl.is_null() && !tmpl.is_object()) {
     return Status::Invalid("spec.trialTemplate: must be a batch/v1 JobTemplateSpec object");
@@ -360,13 +364,31 @@ Status ParseOutputs(const JsonFields& spec, CampaignSpec* c) {
   return Status::Ok();
 }
 
+// spec.queueName becomes the value of the kueue.x-k8s.io/queue-name label: a label value
+// (at most 63 characters, alphanumerics, '-', '_', '.', alphanumeric at both ends).
+Status ParseQueueName(const JsonFields& spec, std::string* out) {
+  PARATUNE_RETURN_IF_ERROR(spec.ReadString("queueName", out));
+  const std::string& q = *out;
+  if (q.empty()) return Status::Ok();
+  auto alnum = [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) != 0; };
+  bool ok = q.size() <= 63 && alnum(q.front()) && alnum(q.back());
+  for (char ch : q) ok = ok && (alnum(ch) || ch == '-' || ch == '_' || ch == '.');
+  if (!ok) {
+    return Status::Invalid(
+        "spec.queueName: must be a Kueue LocalQueue name usable as a label value (at most 63 "
+        "characters: letters, digits, '-', '_', '.'), got \"" +
+        TextExcerpt(q) + "\"");
+  }
+  return Status::Ok();
+}
+
 Status ParseSpec(const nlohmann::json& j, const CampaignParseOptions& options, CampaignSpec* c) {
   JsonFields f(j, "spec");
   if (!j.is_object()) return Status::Invalid("spec: required, must be an object");
   PARATUNE_RETURN_IF_ERROR(CheckSpecTree(j));
-  PARATUNE_RETURN_IF_ERROR(
-      f.CheckKnownKeys({"model", "training", "hardware", "searchSpace", "baseline", "objective",
-                        "budget", "agents", "trialTemplate", "metrics", "messagePool", "output"}));
+  PARATUNE_RETURN_IF_ERROR(f.CheckKnownKeys(
+      {"model", "training", "hardware", "searchSpace", "baseline", "objective", "budget", "agents",
+       "trialTemplate", "metrics", "messagePool", "output", "queueName"}));
   PARATUNE_RETURN_IF_ERROR(ParseModel(f.Get("model"), options.require_model, &c->model));
   PARATUNE_RETURN_IF_ERROR(ParseHardware(f.Get("hardware"), &c->hardware));
   PARATUNE_RETURN_IF_ERROR(ParseTraining(f.Get("training"), c->hardware.IsTpu(), &c->training));
@@ -375,6 +397,7 @@ Status ParseSpec(const nlohmann::json& j, const CampaignParseOptions& options, C
   PARATUNE_RETURN_IF_ERROR(ParseObjective(f.Get("objective"), &c->objective));
   PARATUNE_RETURN_IF_ERROR(ParseBudget(f.Get("budget"), &c->budget));
   PARATUNE_RETURN_IF_ERROR(ParseAgents(f.Get("agents"), &c->agents));
+  PARATUNE_RETURN_IF_ERROR(ParseQueueName(f, &c->queue_name));
   return ParseOutputs(f, c);
 }
 

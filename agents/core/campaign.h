@@ -52,6 +52,13 @@ struct HardwareSpec {
   std::string tpu_topology;      // "4x4", "8x8x8"; TPU slices only
   std::map<std::string, std::string> node_selector;
   nlohmann::json tolerations = nlohmann::json::array();
+  // Where the trials run: "gke" adds GKE's node labels as default node selectors
+  // (cloud.google.com/gke-accelerator, gke-tpu-accelerator, gke-tpu-topology) and places TPU
+  // slices exclusively per node pool; "generic" adds none (nodeSelector alone picks nodes).
+  // Unset: "gke" for TPU accelerators (they exist only on GKE), "generic" for GPUs.
+  std::string platform;
+
+  bool OnGke() const { return platform == "gke"; }
 
   bool IsTpu() const { return accelerator.rfind("tpu-", 0) == 0; }
   // Chips in the TPU topology ("4x4" -> 16), or nodes * devicesPerNode for GPUs; 0 when the
@@ -109,6 +116,12 @@ struct CampaignSpec {
   std::string metrics_collector;  // defaults to the framework's name
   std::string message_pool_store = "configMap";
   std::string output_config_map;
+  // spec.output.deleteWithCampaign: the published ConfigMap carries the campaign's
+  // ownerReference (garbage-collected with it). Default false: it outlives the campaign.
+  bool output_delete_with_campaign = false;
+  // spec.queueName: the Kueue LocalQueue of the trials ("" none). Trial Jobs then carry
+  // kueue.x-k8s.io/queue-name and are created suspended for Kueue to admit.
+  std::string queue_name;
 
   const SearchParameter* FindSearchParameter(const std::string& param) const;
   // True when every key of `c` is searched and every value is allowed.

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "agents/core/utf8.h"
+#include "agents/loop/report_scheduling.h"
 
 namespace paratune {
 
@@ -262,6 +263,7 @@ Result<CampaignReport> RenderCampaignReport(const nlohmann::json& run,
       << " | " << Num(Get(t.value("prediction", nlohmann::json()), "objective")) << " | "
       << Cell(Str(t, "rationale")) << " |\n";
   }
+  m << SchedulingSections(run);
   bool any_failure = false;
   for (const auto& t : run.at("trials")) {
     if (!t.contains("failure") || !t.at("failure").is_object()) continue;

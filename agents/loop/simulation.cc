@@ -6,6 +6,7 @@
 #include <set>
 
 #include "agents/health/sim_placement.h"
+#include "agents/loop/baseline_preflight.h"
 #include "agents/model/workload.h"
 
 namespace paratune {
@@ -169,6 +170,7 @@ nlohmann::json SimulationJson(const TuningSession& session, const std::optional<
   j["stopReason"] = stop ? StopReasonName(stop->reason) : "";
   j["stopMessage"] = stop ? stop->message : "";
   j["pool"] = pool.ToJson();
+  if (auto pre = RejectedBaselineOf(session)) j["baselinePreflight"] = pre->ToJson();
   return j;
 }
 

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "agents/loop/analyst.h"
+#include "agents/loop/baseline_preflight.h"
 #include "agents/loop/builtin_engine.h"
 
 namespace paratune {
@@ -457,13 +458,21 @@ Result<std::vector<TrialPlan>> TuningSession::ProposeNext(int n) {
     const std::string name = t->name;
     plans.push_back(s.AddPlan(c, p, pred, t->analysis_index, name));
   }
-  if (static_cast<int>(plans.size()) < n && s.spec.baseline && s.pool->trials().empty()) {
+  if (static_cast<int>(plans.size()) < n && s.spec.baseline && s.pool->trials().empty() &&
+      !BaselineRejected(*s.pool)) {
     const MessagePool view = s.HistoryView();
     const CalibratedPredictor predictor = s.MakePredictor(view);
     Proposal p{"The campaign's baseline: the reference every later trial is compared with.",
                "reference", 1.0, "baseline"};
-    const Prediction pred = predictor.PredictConfig(*s.spec.baseline, *s.model).ToPrediction();
-    plans.push_back(s.AddPlan(*s.spec.baseline, p, pred, -1, ""));
+    // Pre-flight (agents/loop/baseline_preflight.h): a baseline that cannot run costs no trial.
+    const BaselinePreflight pre = CheckBaseline(*s.spec.baseline, s.space, *s.model, predictor);
+    if (pre.rejected) s.pool->AddRejected({1, *s.spec.baseline, pre.reason, "baseline"});
+    if (pre.rejected) p.rationale = "Stands in for the campaign's baseline: " + pre.reason + ".";
+    const Config* start = pre.rejected ? (pre.start ? &*pre.start : nullptr) : &*s.spec.baseline;
+    if (start != nullptr) {
+      const Prediction pred = predictor.PredictConfig(*start, *s.model).ToPrediction();
+      plans.push_back(s.AddPlan(*start, p, pred, -1, ""));
+    }
   }
   if (static_cast<int>(plans.size()) < n) {
     PARATUNE_RETURN_IF_ERROR(s.ProposeFromEngine(n - static_cast<int>(plans.size()), &plans));

@@ -104,7 +104,10 @@ TEST(JobRendererTest, GpuJobCarriesEnvLabelsOwnerAndDeadline) {
   EXPECT_EQ(trainer["resources"]["limits"]["nvidia.com/gpu"], "8");
   EXPECT_FALSE(pod["spec"]["containers"][1].contains("resources"));
   EXPECT_EQ(pod["spec"]["nodeSelector"]["pool"], "train");
-  EXPECT_EQ(pod["spec"]["nodeSelector"]["cloud.google.com/gke-accelerator"], "nvidia-h100-80gb");
+  // A GPU campaign is generic unless it says gke: hardware.nodeSelector alone picks nodes.
+  EXPECT_FALSE(pod["spec"]["nodeSelector"].contains(kGkeAcceleratorLabel));
+  EXPECT_FALSE(job["spec"].contains("suspend"));
+  EXPECT_FALSE(job["metadata"]["labels"].contains(kKueueQueueLabel));
   bool dedicated = false;
   for (const auto& t : pod["spec"]["tolerations"]) dedicated |= t["key"] == "dedicated";
   EXPECT_TRUE(dedicated);
@@ -183,10 +186,111 @@ spec:
   ASSERT_TRUE(js.ok());
   EXPECT_EQ(js->kind, "JobSet");
   EXPECT_FALSE(js->service.has_value());
+  // One slice per trial: exclusive placement per GKE node pool.
+  EXPECT_EQ(js->workload["metadata"]["annotations"][kJobSetExclusiveTopology],
+            "cloud.google.com/gke-nodepool");
   const json& rj = js->workload["spec"]["replicatedJobs"][0];
   EXPECT_EQ(rj["template"]["spec"]["completions"], 4);
   EXPECT_EQ(EnvValue(rj["template"]["spec"]["template"]["spec"]["containers"][0], "MASTER_ADDR"),
             "llama-t003-workers-0-0.llama-t003");
+}
+
+// GKE's labels are defaults only on platform gke, and the campaign's own nodeSelector wins.
+TEST(JobRendererTest, GkeAcceleratorLabelOnlyWhenTheCampaignAsksForGke) {
+  CampaignSpec c = GpuCampaign();
+  c.hardware.platform = "gke";
+  auto r = RenderTrial(Input(&c));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const json& sel = r->workload["spec"]["template"]["spec"]["nodeSelector"];
+  EXPECT_EQ(sel[kGkeAcceleratorLabel], "nvidia-h100-80gb");
+  EXPECT_EQ(sel["pool"], "train");
+  c.hardware.node_selector[kGkeAcceleratorLabel] = "nvidia-h100-mega-80gb";
+  r = RenderTrial(Input(&c));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->workload["spec"]["template"]["spec"]["nodeSelector"][kGkeAcceleratorLabel],
+            "nvidia-h100-mega-80gb");
+  // generic with no selector of its own: no nodeSelector at all (any node with GPUs).
+  c.hardware.platform = "generic";
+  c.hardware.node_selector.clear();
+  r = RenderTrial(Input(&c));
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(r->workload["spec"]["template"]["spec"].contains("nodeSelector"));
+  EXPECT_EQ(r->workload["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]
+                       ["nvidia.com/gpu"],
+            "8");
+}
+
+TEST(JobRendererTest, PlatformDefaultsToGkeForTpusOnlyAndCanBeOverridden) {
+  auto gpu = CampaignFromYaml(R"(
+spec:
+  model: {preset: llama3-8b}
+  training: {globalBatchSize: 64}
+  hardware: {accelerator: nvidia-h100-80gb}
+  searchSpace: {parameters: [{name: tp, values: [1, 2]}]}
+)");
+  ASSERT_TRUE(gpu.ok()) << gpu.status().ToString();
+  EXPECT_EQ(gpu->hardware.platform, "generic");
+  auto tpu = CampaignFromYaml(R"(
+spec:
+  model: {preset: llama3-8b}
+  training: {globalBatchSize: 64}
+  hardware: {accelerator: tpu-v5e, tpuTopology: 2x2, platform: generic,
+             nodeSelector: {tpu-pool: v5e}}
+  searchSpace: {parameters: [{name: iciFsdp, values: [4]}]}
+)");
+  ASSERT_TRUE(tpu.ok()) << tpu.status().ToString();
+  EXPECT_EQ(tpu->hardware.platform, "generic");
+  TrialJobInput in = Input(&*tpu);
+  in.config = {{"iciFsdp", ParamValue::Int(4)}};
+  auto r = RenderTrial(in);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const json& sel = r->workload["spec"]["template"]["spec"]["nodeSelector"];
+  EXPECT_EQ(sel, json({{"tpu-pool", "v5e"}}));
+  auto bad = CampaignFromYaml(R"(
+spec:
+  model: {preset: llama3-8b}
+  training: {globalBatchSize: 64}
+  hardware: {accelerator: nvidia-h100-80gb, platform: eks}
+  searchSpace: {parameters: [{name: tp, values: [1, 2]}]}
+)");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("spec.hardware.platform"), std::string::npos);
+}
+
+// spec.queueName: the Job carries Kueue's label and is created suspended for Kueue to admit.
+TEST(JobRendererTest, QueueNamedCampaignCreatesSuspendedJobsWithKueueLabel) {
+  CampaignSpec c = GpuCampaign();
+  c.queue_name = "team-a-gpus";
+  auto r = RenderTrial(Input(&c));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->workload["metadata"]["labels"][kKueueQueueLabel], "team-a-gpus");
+  EXPECT_EQ(r->workload["spec"]["suspend"], true);
+  EXPECT_EQ(r->workload["spec"]["activeDeadlineSeconds"], 1200);
+  // A queue label on the template alone is a queue too (Kueue would suspend the Job anyway).
+  c.queue_name.clear();
+  c.trial_template["metadata"]["labels"][kKueueQueueLabel] = "from-template";
+  EXPECT_EQ(TrialQueueName(c), "from-template");
+  r = RenderTrial(Input(&c));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->workload["spec"]["suspend"], true);
+  // JobSets are admitted whole: the JobSet is suspended and labelled.
+  c.hardware.nodes = 2;
+  TrialJobInput in = Input(&c);
+  in.jobset_available = true;
+  r = RenderTrial(in);
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->kind, "JobSet");
+  EXPECT_EQ(r->workload["spec"]["suspend"], true);
+  EXPECT_EQ(r->workload["metadata"]["labels"][kKueueQueueLabel], "from-template");
+  // GPU JobSets on a generic cluster get no GKE node-pool exclusivity.
+  EXPECT_FALSE(r->workload["metadata"].contains("annotations") &&
+               r->workload["metadata"]["annotations"].contains(kJobSetExclusiveTopology));
+  auto bad = CampaignFromJson(json::parse(R"({"spec": {"model": {"preset": "llama3-8b"},
+      "training": {"globalBatchSize": 64}, "hardware": {"accelerator": "nvidia-h100-80gb"},
+      "searchSpace": {"parameters": [{"name": "tp", "values": [1]}]},
+      "queueName": "no spaces allowed"}})"));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("spec.queueName"), std::string::npos);
 }
 
 TEST(JobRendererTest, UnusableTemplateIsRefusedNamingTheField) {

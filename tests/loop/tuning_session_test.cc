@@ -144,13 +144,16 @@ TEST(TuningSessionTest, OutOfMemoryIsDiagnosedAndTeachesTheValidator) {
   MessagePool pool;
   auto m = Model();
   auto spec = FakeCampaign();
+  // Predicted at 76 GiB of 80, so pre-flight launches it; the cluster's hidden 20 GiB makes it
+  // run out of memory (a baseline predicted far beyond capacity is never launched at all).
   spec.baseline = Config{{"tp", ParamValue::Int(1)},
                          {"pp", ParamValue::Int(1)},
-                         {"mbs", ParamValue::Int(4)},
+                         {"mbs", ParamValue::Int(1)},
                          {"recompute", ParamValue::Enum("none")}};
   auto s = TuningSession::Create(spec, &pool, Deps(m)).value();
   auto plans = s->ProposeNext(1).value();
-  ASSERT_TRUE(s->RecordOutcome(RunFake(*m, plans[0])).ok());
+  ASSERT_EQ(plans[0].config, *spec.baseline);
+  ASSERT_TRUE(s->RecordOutcome(RunFake(*m, plans[0], 0.9, 0.7, /*overhead=*/20)).ok());
   const auto& failed = pool.trials()[0];
   ASSERT_EQ(failed.phase, TrialPhase::kFailed);
   EXPECT_EQ(failed.failure->category, "CudaOOM");

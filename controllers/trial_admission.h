@@ -1,0 +1,37 @@
+// Queue admission of a trial (Kueue): a campaign with a queue creates its trial Jobs (or
+// JobSets) suspended; Kueue admits one by setting spec.suspend false. This reads that from the
+// workload and keeps the TrialRun status in step: condition Admitted, status.admissionTime and
+// status.queueSeconds (the time between the workload's creation and its admission, which the
+// trial timeout does not count). Pure function on wire JSON; thread-safe.
+#ifndef PARATUNE_CONTROLLERS_TRIAL_ADMISSION_H_
+#define PARATUNE_CONTROLLERS_TRIAL_ADMISSION_H_
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace paratune::controllers {
+
+// Condition type of a TrialRun whose campaign names a queue.
+inline constexpr const char* kAdmitted = "Admitted";
+
+struct AdmissionUpdate {
+  bool queued = false;        // still suspended: the trial waits in its queue (phase Pending)
+  bool admitted_now = false;  // admission recorded by this call (emit one Event)
+  // The API server dropped spec.suspend (Kubernetes < 1.21): the workload started when created,
+  // unqueued (admissionTime = creation, queueSeconds 0; a Warning, not an admission).
+  bool suspend_unsupported = false;
+  std::string message;  // for the Event / condition
+};
+
+// `queue` is the campaign's queue ("" none: no-op). Updates `trial_status` (the TrialRun's
+// status object) in place: while the workload is suspended, Admitted=False/Queued; once it is
+// not, admissionTime (the Job's status.startTime, which Kubernetes sets on resume, else
+// `now_rfc3339`), queueSeconds (admissionTime - the workload's creationTimestamp, >= 0) and
+// Admitted=True/Admitted, each recorded once. A workload without spec.suspend at all comes from
+// an API server that does not know the field: recorded as suspend_unsupported.
+AdmissionUpdate ObserveAdmission(const nlohmann::json& workload, const std::string& queue,
+                                 const std::string& now_rfc3339, nlohmann::json* trial_status);
+
+}  // namespace paratune::controllers
+
+#endif  // PARATUNE_CONTROLLERS_TRIAL_ADMISSION_H_

@@ -1,0 +1,109 @@
+// Pre-flight of the campaign's baseline (issue 13): a baseline that breaks a constraint or whose
+// predicted peak exceeds capacity beyond the calibrated uncertainty costs no trial; the session
+// starts from the nearest feasible configuration, and the report says so.
+#include "agents/loop/baseline_preflight.h"
+
+#include <gtest/gtest.h>
+
+#include "agents/loop/report.h"
+#include "agents/loop/simulation.h"
+#include "agents/loop/tuning_session.h"
+
+namespace paratune {
+namespace {
+
+CampaignSpec Spec(const std::string& baseline) {
+  auto spec = CampaignFromYaml(R"(
+metadata: {name: pf}
+spec:
+  model: {preset: llama3-8b}
+  training: {framework: megatron-lm, seqLength: 8192, globalBatchSize: 512}
+  hardware: {accelerator: nvidia-h100-80gb, nodes: 1, devicesPerNode: 8}
+  searchSpace:
+    parameters:
+    - {name: tp, values: [1, 2, 3, 4, 8]}
+    - {name: mbs, values: [1, 4]}
+    - {name: recompute, values: [none, selective, full]}
+  baseline: )" + baseline + R"(
+  budget: {maxTrials: 3}
+)");
+  EXPECT_TRUE(spec.ok()) << spec.status().ToString();
+  return *spec;
+}
+
+struct Started {
+  MessagePool pool;
+  std::unique_ptr<TuningSession> session;
+  std::vector<TrialPlan> plans;
+};
+
+void Start(const CampaignSpec& spec, Started* s) {
+  auto session = TuningSession::Create(spec, &s->pool, SessionDeps{});
+  ASSERT_TRUE(session.ok()) << session.status().ToString();
+  s->session = std::move(*session);
+  auto plans = s->session->ProposeNext(1);
+  ASSERT_TRUE(plans.ok()) << plans.status().ToString();
+  s->plans = *plans;
+}
+
+TEST(BaselinePreflightTest, BaselineBreakingAConstraintIsReplacedByTheNearestValidConfig) {
+  // tp 3 does not divide llama3-8b's 32 attention heads.
+  const CampaignSpec spec = Spec("{tp: 3, mbs: 1, recompute: full}");
+  Started s;
+  Start(spec, &s);
+  ASSERT_EQ(s.plans.size(), 1u);
+  const Config& c = s.plans[0].config;
+  EXPECT_NE(c.at("tp"), ParamValue::Int(3));
+  // Nearest: only tp changes, to a neighbouring value.
+  EXPECT_EQ(c.at("mbs"), ParamValue::Int(1));
+  EXPECT_EQ(c.at("recompute"), ParamValue::Enum("full"));
+  EXPECT_TRUE(c.at("tp") == ParamValue::Int(2) || c.at("tp") == ParamValue::Int(4));
+  EXPECT_EQ(s.plans[0].proposal.proposed_by, "baseline");
+  ASSERT_EQ(s.pool.rejected().size(), 1u);
+  EXPECT_EQ(s.pool.rejected()[0].proposed_by, "baseline");
+  auto pre = RejectedBaselineOf(*s.session);
+  ASSERT_TRUE(pre.has_value());
+  EXPECT_FALSE(pre->constraint.empty());
+  EXPECT_NE(pre->reason.find(pre->constraint), std::string::npos);
+  EXPECT_EQ(pre->start_changed_parameters, 1);
+  // The session's summary treats the stand-in as the baseline.
+  EXPECT_EQ(s.session->pool().trials().front().proposal.proposed_by, "baseline");
+}
+
+TEST(BaselinePreflightTest, BaselineFarBeyondMemoryIsNotLaunched) {
+  const CampaignSpec spec = Spec("{tp: 1, mbs: 4, recompute: none}");
+  Started s;
+  Start(spec, &s);
+  ASSERT_EQ(s.plans.size(), 1u);
+  auto pre = RejectedBaselineOf(*s.session);
+  ASSERT_TRUE(pre.has_value());
+  EXPECT_TRUE(pre->constraint.empty());
+  EXPECT_GT(pre->predicted_peak_gib - pre->uncertainty_gib, pre->capacity_gib);
+  EXPECT_NEAR(pre->capacity_gib, 80.0, 1.0);
+  ASSERT_TRUE(pre->start.has_value());
+  EXPECT_EQ(s.plans[0].config, *pre->start);
+  EXPECT_LE(pre->start_peak_gib + pre->uncertainty_gib, pre->capacity_gib);
+  // The report names the numbers and the configuration the campaign started from.
+  nlohmann::json run = SimulationJson(*s.session, std::nullopt, std::nullopt);
+  ASSERT_TRUE(run.contains("baselinePreflight"));
+  auto report = RenderCampaignReport(run);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_NE(report->markdown.find("## Baseline pre-flight"), std::string::npos);
+  EXPECT_NE(report->markdown.find("not launched"), std::string::npos);
+  EXPECT_NE(report->markdown.find("nearest feasible configuration"), std::string::npos);
+}
+
+TEST(BaselinePreflightTest, BaselinePredictedToFitIsLaunchedAsGiven) {
+  const CampaignSpec spec = Spec("{tp: 4, mbs: 1, recompute: full}");
+  Started s;
+  Start(spec, &s);
+  ASSERT_EQ(s.plans.size(), 1u);
+  EXPECT_EQ(s.plans[0].config, *spec.baseline);
+  EXPECT_TRUE(s.pool.rejected().empty());
+  EXPECT_FALSE(RejectedBaselineOf(*s.session).has_value());
+  nlohmann::json run = SimulationJson(*s.session, std::nullopt, std::nullopt);
+  EXPECT_FALSE(run.contains("baselinePreflight"));
+}
+
+}  // namespace
+}  // namespace paratune
