@@ -3,11 +3,13 @@
 // (Hugging Face transformers) and the SC'21 / MaxText rows of tests/model/data/published.tsv.
 // Prints the "Model vs H100 measurements" section of bench/RESULTS.md.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "agents/core/campaign.h"
 #include "agents/model/measured_check.h"
@@ -102,6 +104,29 @@ void PrintPublished() {
       n[0] ? sum[0] / n[0] : 0, max[0], n[0], n[1] ? sum[1] / n[1] : 0, max[1], n[1]);
 }
 
+// Median time of one EstimateConfig under the transformers profile (batches of 100 calls).
+void PrintSpeed() {
+  auto spec = LoadCampaignFile(kData + "h100-hf/llama32-1b-s4096-gbs32.yaml");
+  if (!spec.ok()) return;
+  auto w = ResolveWorkload(*spec);
+  if (!w.ok()) return;
+  const Config configs[] = {{{"mbs", ParamValue::Int(2)}, {"recompute", ParamValue::Enum("none")}},
+                            {{"mbs", ParamValue::Int(4)}, {"recompute", ParamValue::Enum("full")}}};
+  std::vector<double> per_call;
+  double sink = 0;
+  for (int batch = 0; batch < 2000; ++batch) {
+    const auto a = std::chrono::steady_clock::now();
+    for (int i = 0; i < 100; ++i) sink += EstimateConfig(*w, configs[i % 2]).step_time_seconds;
+    const auto b = std::chrono::steady_clock::now();
+    per_call.push_back(std::chrono::duration<double, std::micro>(b - a).count() / 100.0);
+  }
+  std::sort(per_call.begin(), per_call.end());
+  std::printf(
+      "\nOne EstimateConfig under the transformers profile: median %.2f us (target < 5 us; "
+      "checksum %.0f).\n",
+      per_call[per_call.size() / 2], sink);
+}
+
 }  // namespace
 }  // namespace paratune
 
@@ -128,6 +153,7 @@ int main() {
       "%.1f%%, max %.1f%%; peak memory mean |error| %.1f%%, max %.1f%%.\n",
       s.right, s.rows, s.ran, s.ran ? s.time_sum / s.ran : 0, s.time_max,
       s.ran ? s.mem_sum / s.ran : 0, s.mem_max);
+  PrintSpeed();
   PrintPublished();
   return s.rows == 25 ? 0 : 1;
 }
