@@ -176,7 +176,13 @@ double DataParallelTime(const Workload& w, const ParallelPlan& p, const ModelCon
   auto ring = [](double n) { return n > 1 ? (n - 1) / n : 0.0; };
   const double volume = dense * ring(d) + expert * ring(de);
   double reduce = 0, gather = 0;
-  if (p.distributed_optimizer) {
+  // torchtitan's FSDP2 always shards: bf16 all-gathers before the forward and again before the
+  // backward (reshard_after_forward), fp32 reduce-scatter of the grads, both prefetched/overlapped.
+  const bool fsdp = ProfileOf(w) == Profile::kTorchtitan;
+  if (fsdp) {
+    reduce = 4.0 * volume / bw.dp;
+    gather = 2.0 * 2.0 * volume / bw.dp;
+  } else if (p.distributed_optimizer) {
     reduce = grad_bytes * volume / bw.dp;
     gather = 2.0 * volume / bw.dp;
   } else {
@@ -185,12 +191,16 @@ double DataParallelTime(const Workload& w, const ParallelPlan& p, const ModelCon
   const double window =
       std::min<double>(static_cast<double>(p.num_microbatches), static_cast<double>(p.pp));
   const double exposed_reduce =
-      p.overlap_grad_reduce ? std::max(k.dp_overlap_exposed * reduce, reduce - window * micro.bwd)
-                            : reduce;
+      p.overlap_grad_reduce || fsdp
+          ? std::max(k.dp_overlap_exposed * reduce, reduce - window * micro.bwd)
+          : reduce;
   const double exposed_gather =
-      p.overlap_param_gather ? std::max(k.dp_overlap_exposed * gather, gather - window * micro.fwd)
-                             : gather;
-  const double shard = p.distributed_optimizer ? dense / d + expert / de : dense + expert;
+      p.overlap_param_gather || fsdp
+          ? std::max(k.dp_overlap_exposed * gather,
+                     gather - window * (micro.fwd + (fsdp ? micro.bwd : 0.0)))
+          : gather;
+  const bool sharded = p.distributed_optimizer || fsdp;
+  const double shard = sharded ? dense / d + expert / de : dense + expert;
   *optimizer = shard * 30.0 / (w.accel->hbm_gbps * 1e9 * 0.8);  // fp32 Adam, memory-bound
   return exposed_reduce + exposed_gather;
 }

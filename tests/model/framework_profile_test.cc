@@ -54,6 +54,10 @@ TEST(FrameworkProfileTest, FrameworksDifferWhereTheyReallyDo) {
   EXPECT_GT(h.step_time_seconds, 1.2 * m.step_time_seconds);
   // The fp32-upcast loss keeps more logits bytes than Megatron's bf16 logits + fp32 softmax.
   EXPECT_GT(t.memory.activations_gib, m.memory.activations_gib);
+  // FSDP2 moves 8 bytes per parameter per step (two bf16 all-gathers, an fp32 reduce-scatter)
+  // where DDP all-reduces 4-byte grads; and it shards the optimizer step.
+  EXPECT_NE(t.time.data_parallel, m.time.data_parallel);
+  EXPECT_LT(t.time.optimizer, m.time.optimizer);
 }
 
 TEST(FrameworkProfileTest, TransformersCapacityLeavesRoomForTheAllocator) {
