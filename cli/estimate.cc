@@ -60,7 +60,8 @@ void PrintHuman(const Workload& w, const Config& effective, const Estimate& e) {
   std::ostringstream o;
   o << "Model " << w.model.name << " (" << Fixed(w.model.TotalParams() / 1e9, 2) << "B params) on "
     << w.devices << " x " << w.accel->name << ", seq " << w.training.seq_length << ", global batch "
-    << w.training.global_batch_size << ", " << w.training.precision << "\n";
+    << w.training.global_batch_size << ", " << w.training.precision << ", " << w.training.framework
+    << (w.flash_attention ? "" : ", unfused attention") << "\n";
   o << "Config  " << ConfigKey(effective) << "\n\n";
   o << "Memory per device (GiB)            Step time (s)\n";
   const std::pair<const char*, double> mem[] = {{"parameters", e.memory.parameters_gib},

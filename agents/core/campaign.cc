@@ -98,9 +98,10 @@ Status ReadMetadataString(const nlohmann::json& meta, const char* key, std::stri
 Status ParseModel(const nlohmann::json& j, bool required, ModelSpec* m) {
   JsonFields f(j, "spec.model");
   PARATUNE_RETURN_IF_ERROR(f.CheckObject());
-  PARATUNE_RETURN_IF_ERROR(f.CheckKnownKeys({"preset", "numLayers", "hiddenSize", "ffnHiddenSize",
-                                             "numAttentionHeads", "numQueryGroups", "vocabSize",
-                                             "numExperts", "moeTopK", "moeFfnHiddenSize"}));
+  PARATUNE_RETURN_IF_ERROR(
+      f.CheckKnownKeys({"preset", "numLayers", "hiddenSize", "ffnHiddenSize", "numAttentionHeads",
+                        "numQueryGroups", "vocabSize", "numExperts", "moeTopK", "moeFfnHiddenSize",
+                        "activation", "tiedEmbeddings", "headDim"}));
   PARATUNE_RETURN_IF_ERROR(f.ReadString("preset", &m->preset));
   PARATUNE_RETURN_IF_ERROR(f.ReadOptionalInt("numLayers", 1, 100000, &m->num_layers));
   PARATUNE_RETURN_IF_ERROR(f.ReadOptionalInt("hiddenSize", 1, 1 << 20, &m->hidden_size));
@@ -113,6 +114,15 @@ Status ParseModel(const nlohmann::json& j, bool required, ModelSpec* m) {
   PARATUNE_RETURN_IF_ERROR(f.ReadOptionalInt("moeTopK", 1, 1024, &m->moe_top_k));
   PARATUNE_RETURN_IF_ERROR(
       f.ReadOptionalInt("moeFfnHiddenSize", 1, 1 << 22, &m->moe_ffn_hidden_size));
+  if (f.Has("activation")) {
+    PARATUNE_RETURN_IF_ERROR(f.ReadEnum("activation", {"swiglu", "gelu"}, &m->activation));
+  }
+  if (f.Has("tiedEmbeddings")) {
+    bool tied = false;
+    PARATUNE_RETURN_IF_ERROR(f.ReadBool("tiedEmbeddings", &tied));
+    m->tied_embeddings = tied;
+  }
+  PARATUNE_RETURN_IF_ERROR(f.ReadOptionalInt("headDim", 1, 65536, &m->head_dim));
   if (!required && !m->Described()) return Status::Ok();
   if (m->preset.empty() && (!m->num_layers || !m->hidden_size || !m->num_attention_heads)) {
     return Status::Invalid(
@@ -124,11 +134,18 @@ Status ParseModel(const nlohmann::json& j, bool required, ModelSpec* m) {
 Status ParseTraining(const nlohmann::json& j, bool tpu, TrainingSpec* t) {
   JsonFields f(j, "spec.training");
   PARATUNE_RETURN_IF_ERROR(f.CheckObject());
-  PARATUNE_RETURN_IF_ERROR(
-      f.CheckKnownKeys({"framework", "seqLength", "globalBatchSize", "precision"}));
+  PARATUNE_RETURN_IF_ERROR(f.CheckKnownKeys(
+      {"framework", "seqLength", "globalBatchSize", "precision", "attention", "dropout"}));
   if (tpu) t->framework = "maxtext";
   PARATUNE_RETURN_IF_ERROR(
-      f.ReadEnum("framework", {"megatron-lm", "maxtext", "torchtitan", "custom"}, &t->framework));
+      f.ReadEnum("framework", {"megatron-lm", "maxtext", "torchtitan", "transformers", "custom"},
+                 &t->framework));
+  PARATUNE_RETURN_IF_ERROR(f.ReadEnum("attention", {"flash", "unfused"}, &t->attention));
+  if (f.Has("dropout")) {
+    double p = 0;
+    PARATUNE_RETURN_IF_ERROR(f.ReadDouble("dropout", 0.0, 0.999, &p));
+    t->dropout = p;
+  }
   PARATUNE_RETURN_IF_ERROR(f.ReadInt("seqLength", 1, 1 << 24, &t->seq_length));
   PARATUNE_RETURN_IF_ERROR(f.ReadInt("globalBatchSize", 1, 1 << 24, &t->global_batch_size));
   PARATUNE_RETURN_IF_ERROR(f.ReadEnum("precision", {"bf16", "fp16", "fp8"}, &t->precision));
@@ -344,7 +361,10 @@ Status ParseOutputs(const JsonFields& spec, CampaignSpec* c) {
   JsonFields metrics(spec.Get("metrics"), "spec.metrics");
   PARATUNE_RETURN_IF_ERROR(metrics.CheckObject());
   PARATUNE_RETURN_IF_ERROR(metrics.CheckKnownKeys({"collector"}));
-  c->metrics_collector = c->training.framework == "custom" ? "json" : c->training.framework;
+  // transformers and custom jobs print no log format paratune parses: they report JSON lines.
+  const bool json_log =
+      c->training.framework == "custom" || c->training.framework == "transformers";
+  c->metrics_collector = json_log ? "json" : c->training.framework;
   PARATUNE_RETURN_IF_ERROR(metrics.ReadEnum(
       "collector", {"megatron-lm", "maxtext", "torchtitan", "json"}, &c->metrics_collector));
   JsonFields pool(spec.Get("messagePool"), "spec.messagePool");
@@ -709,18 +729,21 @@ nlohmann::json WorkloadJson(const CampaignSpec& spec) {
   put("numExperts", m.num_experts);
   put("moeTopK", m.moe_top_k);
   put("moeFfnHiddenSize", m.moe_ffn_hidden_size);
+  put("headDim", m.head_dim);
+  if (!m.activation.empty()) model["activation"] = m.activation;
+  if (m.tied_embeddings) model["tiedEmbeddings"] = *m.tied_embeddings;
   const TrainingSpec& t = spec.training;
   const HardwareSpec& h = spec.hardware;
   nlohmann::json hw = {
       {"accelerator", h.accelerator}, {"nodes", h.nodes}, {"devicesPerNode", h.devices_per_node}};
   if (!h.tpu_topology.empty()) hw["tpuTopology"] = h.tpu_topology;
-  return {{"model", model},
-          {"training",
-           {{"framework", t.framework},
-            {"seqLength", t.seq_length},
-            {"globalBatchSize", t.global_batch_size},
-            {"precision", t.precision}}},
-          {"hardware", hw}};
+  nlohmann::json training = {{"framework", t.framework},
+                             {"seqLength", t.seq_length},
+                             {"globalBatchSize", t.global_batch_size},
+                             {"precision", t.precision},
+                             {"attention", t.attention}};
+  if (t.dropout) training["dropout"] = *t.dropout;
+  return {{"model", model}, {"training", training}, {"hardware", hw}};
 }
 
 Result<int64_t> ParseDurationSeconds(const std::string& text, const std::string& field) {

@@ -33,16 +33,26 @@ struct ModelSpec {
   std::optional<int64_t> num_experts;
   std::optional<int64_t> moe_top_k;
   std::optional<int64_t> moe_ffn_hidden_size;
+  // Workload fields (contract section 10); unset: the preset's value (custom shapes: swiglu,
+  // untied, hiddenSize / numAttentionHeads).
+  std::string activation;  // "" | swiglu | gelu
+  std::optional<bool> tied_embeddings;
+  std::optional<int64_t> head_dim;
 
   // True when the campaign names a preset or gives a shape.
   bool Described() const { return !preset.empty() || num_layers || hidden_size; }
 };
 
 struct TrainingSpec {
-  std::string framework = "megatron-lm";  // megatron-lm | maxtext | torchtitan | custom
+  // megatron-lm | maxtext | torchtitan | transformers | custom
+  std::string framework = "megatron-lm";
   int64_t seq_length = 4096;
-  int64_t global_batch_size = 0;   // required
-  std::string precision = "bf16";  // bf16 | fp16 | fp8
+  int64_t global_batch_size = 0;    // required
+  std::string precision = "bf16";   // bf16 | fp16 | fp8
+  std::string attention = "flash";  // flash | unfused (materialized s x s scores)
+  // Attention/hidden dropout probability; unset: the preset's (GPT-style presets drop out,
+  // Llama-style ones do not). Only whether it is > 0 matters to the model (stored masks).
+  std::optional<double> dropout;
 };
 
 struct HardwareSpec {

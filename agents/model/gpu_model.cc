@@ -1,4 +1,5 @@
-// The GPU (Megatron-LM / torchtitan) half of EstimatePlan. See docs/model.md for the formulas.
+// The GPU (Megatron-LM / torchtitan) memory half of EstimatePlan (transformers:
+// transformers_model.cc). See docs/model.md for the formulas.
 #include <algorithm>
 #include <cmath>
 
@@ -11,13 +12,41 @@ namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-struct StageParams {
-  double dense = 0;   // parameters on this device replicated over dp x cp
-  double expert = 0;  // parameters replicated over the expert data-parallel group
+struct MemoryPerByte {
+  double weights, grads, optimizer_dense, optimizer_expert;
 };
 
-// Parameters of `layers` transformer layers (the first `dense_layers` of them with a dense MLP)
-// on one device.
+// Bytes per parameter (reference.md): bf16/fp8 training keeps bf16 weights, fp32 main grads
+// and 12 bytes of fp32 master weights and Adam moments (18); fp16 keeps fp16 grads and, with
+// the distributed optimizer, an fp32 grad copy in the shard (4 + 16/d). torchtitan (FSDP2,
+// MixedPrecisionPolicy(param_dtype=bf16, reduce_dtype=fp32)) keeps fp32 sharded parameters,
+// fp32 sharded grads and Adam, all divided by dp x cp: 16/d.
+MemoryPerByte BytesPerParam(const Workload& w, const ParallelPlan& p) {
+  const bool fp16 = w.training.precision == "fp16";
+  const bool fp8 = w.training.precision == "fp8";
+  const double d = static_cast<double>(p.dp * p.cp);
+  const double de = std::max(1.0, d / static_cast<double>(p.ep));
+  if (ProfileOf(w) == Profile::kTorchtitan) {
+    return {4.0 / d, 4.0 / d, 8.0 / d, 8.0 / de};
+  }
+  MemoryPerByte b{fp8 ? 3.0 : 2.0, fp16 ? 2.0 : 4.0, 12.0, 12.0};
+  if (p.distributed_optimizer) {
+    const double opt = fp16 ? 16.0 : 12.0;
+    b.optimizer_dense = opt / d;
+    b.optimizer_expert = opt / de;
+  }
+  return b;
+}
+
+}  // namespace
+
+Profile ProfileOf(const Workload& w) {
+  const std::string& f = w.training.framework;
+  if (f == "transformers") return Profile::kTransformers;
+  if (f == "torchtitan") return Profile::kTorchtitan;
+  return Profile::kMegatron;
+}
+
 StageParams LayerParams(const ModelShape& m, const ParallelPlan& p, double layers,
                         double dense_layers) {
   const double tp = static_cast<double>(p.tp);
@@ -33,30 +62,12 @@ StageParams LayerParams(const ModelShape& m, const ParallelPlan& p, double layer
   return s;
 }
 
-struct MemoryPerByte {
-  double weights, grads, optimizer_dense, optimizer_expert;
-};
-
-// Bytes per parameter (reference.md): bf16/fp8 training keeps bf16 weights, fp32 main grads
-// and 12 bytes of fp32 master weights and Adam moments (18); fp16 keeps fp16 grads and, with
-// the distributed optimizer, an fp32 grad copy in the shard (4 + 16/d).
-MemoryPerByte BytesPerParam(const Workload& w, const ParallelPlan& p) {
-  const bool fp16 = w.training.precision == "fp16";
-  const bool fp8 = w.training.precision == "fp8";
-  MemoryPerByte b{fp8 ? 3.0 : 2.0, fp16 ? 2.0 : 4.0, 12.0, 12.0};
-  if (p.distributed_optimizer) {
-    const double opt = fp16 ? 16.0 : 12.0;
-    const double d = static_cast<double>(p.dp * p.cp);
-    b.optimizer_dense = opt / d;
-    b.optimizer_expert = opt / std::max(1.0, d / static_cast<double>(p.ep));
-  }
-  return b;
-}
-
-}  // namespace
-
 GpuMemory GpuStageMemory(const Workload& w, const ParallelPlan& p, const ModelConstants& k,
                          double stage_layers, bool first, bool last) {
+  const Profile profile = ProfileOf(w);
+  if (profile == Profile::kTransformers) {
+    return TransformersStageMemory(w, p, k, stage_layers, first, last);
+  }
   const ModelShape& m = w.model;
   const double tp = static_cast<double>(p.tp);
   const double dense_layers =
@@ -98,9 +109,18 @@ GpuMemory GpuStageMemory(const Workload& w, const ParallelPlan& p, const ModelCo
   }
   mem.activations = per_micro * in_flight + none;  // + one layer being recomputed / backpropagated
   if (last) {
-    // Logits (bf16) and, unless fused, the fp32 softmax of the cross entropy.
+    // Logits (bf16) and, unless fused, the fp32 softmax of the cross entropy. torchtitan's
+    // loss upcasts the logits first (components/loss.py: cross_entropy(pred.float())): bf16
+    // logits, their fp32 copy and the fp32 log-softmax, 12 bytes in its backward.
     const double logits = in.s * in.b * static_cast<double>(m.vocab_size) / tp;
-    mem.activations += logits * (p.fused_cross_entropy ? 2.0 : 6.0);
+    const double unfused = profile == Profile::kTorchtitan ? 12.0 : 6.0;
+    mem.activations += logits * (p.fused_cross_entropy ? 2.0 : unfused);
+  }
+  if (profile == Profile::kTorchtitan) {
+    // FSDP2 all-gathers bf16 weights per block: the current and the prefetched block, plus
+    // the unsharded bf16 gradients of one block before its reduce-scatter.
+    const StageParams one = LayerParams(m, p, 1.0, 0.0);  // an MoE layer when there is one
+    mem.parameters += 6.0 * (one.dense + one.expert);
   }
   mem.other = k.framework_overhead_gib * kGiB;
   return mem;

@@ -53,8 +53,9 @@ LayerCost CostOfLayer(const Workload& w, const ParallelPlan& p, const Calibratio
   const double h = static_cast<double>(m.hidden_size);
   const bool fp8 = w.training.precision == "fp8" && w.accel->fp8_tflops > 0;
   const double peak16 = w.accel->bf16_tflops * 1e12;
-  const double eff =
-      GemmEfficiency(k, tokens, h / tp) * cal.compute_efficiency * w.accel->kernel_efficiency;
+  const bool eager = ProfileOf(w) == Profile::kTransformers;
+  const double eff = GemmEfficiency(k, tokens, h / tp) * cal.compute_efficiency *
+                     w.accel->kernel_efficiency * (eager ? k.transformers_gemm_factor : 1.0);
   const double gemm_rate =
       fp8 ? w.accel->fp8_tflops * 1e12 * eff * k.fp8_gemm_factor : peak16 * eff;
   double mlp = moe ? static_cast<double>(m.moe_top_k) * m.ExpertParams() + m.SharedExpertParams() +
@@ -72,8 +73,11 @@ LayerCost CostOfLayer(const Workload& w, const ParallelPlan& p, const Calibratio
     c.attention = attn_flops / (peak16 * eff * k.unfused_attention_factor) +
                   8.0 * a * seq * tokens / tp / hbm;
   }
-  const double elem = (w.flash_attention ? k.elementwise_bytes_fused : k.elementwise_bytes) *
-                      tokens * h / (p.sequence_parallel ? tp : 1.0) / hbm;
+  double elem = (w.flash_attention ? k.elementwise_bytes_fused : k.elementwise_bytes) * tokens * h /
+                (p.sequence_parallel ? tp : 1.0) / hbm;
+  if (eager) {
+    elem = k.transformers_elementwise_factor * TransformersElementwiseBytes(m, p) * tokens / hbm;
+  }
   c.fwd = gemm / gemm_rate + c.attention + elem;
   const double lat = k.collective_latency_s;
   if (p.tp > 1) {
@@ -127,15 +131,27 @@ MicroTime StageMicroTime(const Workload& w, const ParallelPlan& p, const Calibra
     const double tokens =
         static_cast<double>(p.mbs * w.training.seq_length) / static_cast<double>(p.cp);
     const double v = static_cast<double>(m.vocab_size);
+    const bool eager = ProfileOf(w) == Profile::kTransformers;
     const double eff = GemmEfficiency(k, tokens, static_cast<double>(m.hidden_size) / tp) *
-                       cal.compute_efficiency * w.accel->kernel_efficiency;
+                       cal.compute_efficiency * w.accel->kernel_efficiency *
+                       (eager ? k.transformers_gemm_factor : 1.0);
     const double logits = 2.0 * tokens * v * static_cast<double>(m.hidden_size) / tp /
                           (w.accel->bf16_tflops * 1e12 * eff);
-    const double ce =
-        tokens * v / tp * (p.fused_cross_entropy ? 4.0 : 12.0) / (w.accel->hbm_gbps * 1e9);
+    const double ce_bytes =
+        eager ? 0.5 * k.transformers_ce_bytes : (p.fused_cross_entropy ? 4.0 : 12.0);
+    const double ce = tokens * v / tp * ce_bytes / (w.accel->hbm_gbps * 1e9);
     t.fwd += logits + ce;
     t.bwd += 2.0 * logits + ce;
     t.compute += 3.0 * logits + 2.0 * ce;
+  }
+  if (ProfileOf(w) == Profile::kTransformers) {
+    // Per micro-batch weight traffic: autocast re-casts every fp32 weight to bf16 (again in a
+    // checkpointed recomputation) and each bf16 weight grad is cast to fp32 and accumulated.
+    StageParams sp = LayerParams(m, p, layers, 0.0);
+    const double params = sp.dense + sp.expert + (first || last ? m.EmbeddingParams() / p.tp : 0);
+    const double bytes =
+        k.transformers_weight_bytes + (p.recompute == Recompute::kFull ? 6.0 : 0.0);
+    t.compute += bytes * params / (w.accel->hbm_gbps * 1e9);
   }
   return t;
 }
@@ -160,7 +176,13 @@ double DataParallelTime(const Workload& w, const ParallelPlan& p, const ModelCon
   auto ring = [](double n) { return n > 1 ? (n - 1) / n : 0.0; };
   const double volume = dense * ring(d) + expert * ring(de);
   double reduce = 0, gather = 0;
-  if (p.distributed_optimizer) {
+  // torchtitan's FSDP2 always shards: bf16 all-gathers before the forward and again before the
+  // backward (reshard_after_forward), fp32 reduce-scatter of the grads, both prefetched/overlapped.
+  const bool fsdp = ProfileOf(w) == Profile::kTorchtitan;
+  if (fsdp) {
+    reduce = 4.0 * volume / bw.dp;
+    gather = 2.0 * 2.0 * volume / bw.dp;
+  } else if (p.distributed_optimizer) {
     reduce = grad_bytes * volume / bw.dp;
     gather = 2.0 * volume / bw.dp;
   } else {
@@ -169,12 +191,16 @@ double DataParallelTime(const Workload& w, const ParallelPlan& p, const ModelCon
   const double window =
       std::min<double>(static_cast<double>(p.num_microbatches), static_cast<double>(p.pp));
   const double exposed_reduce =
-      p.overlap_grad_reduce ? std::max(k.dp_overlap_exposed * reduce, reduce - window * micro.bwd)
-                            : reduce;
+      p.overlap_grad_reduce || fsdp
+          ? std::max(k.dp_overlap_exposed * reduce, reduce - window * micro.bwd)
+          : reduce;
   const double exposed_gather =
-      p.overlap_param_gather ? std::max(k.dp_overlap_exposed * gather, gather - window * micro.fwd)
-                             : gather;
-  const double shard = p.distributed_optimizer ? dense / d + expert / de : dense + expert;
+      p.overlap_param_gather || fsdp
+          ? std::max(k.dp_overlap_exposed * gather,
+                     gather - window * (micro.fwd + (fsdp ? micro.bwd : 0.0)))
+          : gather;
+  const bool sharded = p.distributed_optimizer || fsdp;
+  const double shard = sharded ? dense / d + expert / de : dense + expert;
   *optimizer = shard * 30.0 / (w.accel->hbm_gbps * 1e9 * 0.8);  // fp32 Adam, memory-bound
   return exposed_reduce + exposed_gather;
 }
@@ -198,6 +224,11 @@ void EstimateGpuMemory(const Workload& w, const ParallelPlan& p, const Calibrati
   e->memory.other_gib = peak.other / kGiB + cal.memory_overhead_gib;
   e->peak_memory_gib = e->memory.Total();
   e->capacity_gib = w.accel->hbm_gib;
+  if (ProfileOf(w) == Profile::kTransformers) {
+    // What torch's allocator can still hand out: the device minus the CUDA context and the
+    // free block it cannot reuse for the fp32 logits (sweep.py measures allocated bytes).
+    e->capacity_gib -= k.cuda_context_gib + TransformersAllocatorReserveBytes(w, p) / kGiB;
+  }
 }
 
 void EstimateGpuTime(const Workload& w, const ParallelPlan& p, const Calibration& cal,
@@ -215,6 +246,13 @@ void EstimateGpuTime(const Workload& w, const ParallelPlan& p, const Calibration
           w, p, cal, k, bw, static_cast<double>(p.MiddleStageLayers(layers)), false, false);
       if (mid.Total() > micro.Total()) micro = mid;
     }
+  }
+  if (ProfileOf(w) == Profile::kTransformers) {
+    // Eager PyTorch: the host issues every op; the GPU time hides behind it only partly.
+    const double host =
+        TransformersHostSeconds(p, k, static_cast<double>(p.MaxStageLayers(layers)));
+    const double n = k.transformers_host_overlap_norm;
+    micro.compute = std::pow(std::pow(micro.compute, n) + std::pow(host, n), 1.0 / n);
   }
   const double m = static_cast<double>(p.num_microbatches);
   TimeBreakdown& t = e->time;

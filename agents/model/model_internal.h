@@ -10,6 +10,20 @@
 
 namespace paratune::internal {
 
+// How a framework lays out memory and runs kernels (docs/model.md "Framework profiles").
+// custom uses the Megatron-LM formulas (the documented default); maxtext runs on TPUs.
+enum class Profile { kMegatron, kTorchtitan, kTransformers };
+Profile ProfileOf(const Workload& w);
+
+// Parameters of one pipeline stage on one device.
+struct StageParams {
+  double dense = 0;   // replicated over dp x cp
+  double expert = 0;  // replicated over the expert data-parallel group
+};
+// `layers` transformer layers (the first `dense_layers` with a dense MLP) on one device.
+StageParams LayerParams(const ModelShape& m, const ParallelPlan& p, double layers,
+                        double dense_layers);
+
 // Bytes per device on one pipeline stage.
 struct GpuMemory {
   double parameters = 0, gradients = 0, optimizer = 0, activations = 0, other = 0;
@@ -18,6 +32,17 @@ struct GpuMemory {
 
 GpuMemory GpuStageMemory(const Workload& w, const ParallelPlan& p, const ModelConstants& k,
                          double stage_layers, bool first, bool last);
+
+// The transformers profile: peak allocated bytes of a stage (the larger of the end of the
+// forward, the fp32 loss's backward and, with checkpointing, one layer's recomputation), and the
+// bytes the caching allocator cannot hand to a new block (one fp32-logits-sized free block).
+GpuMemory TransformersStageMemory(const Workload& w, const ParallelPlan& p, const ModelConstants& k,
+                                  double stage_layers, bool first, bool last);
+double TransformersAllocatorReserveBytes(const Workload& w, const ParallelPlan& p);
+// Forward HBM bytes per token per layer of eager PyTorch's op-by-op elementwise work.
+double TransformersElementwiseBytes(const ModelShape& m, const ParallelPlan& p);
+// Host (Python + dispatcher) time to issue one micro-batch of `layers` layers, s.
+double TransformersHostSeconds(const ParallelPlan& p, const ModelConstants& k, double layers);
 
 // Fills e->memory, peak and capacity (GPU: most loaded pipeline stage).
 void EstimateGpuMemory(const Workload& w, const ParallelPlan& p, const Calibration& cal,

@@ -48,6 +48,17 @@ struct ModelConstants {
   double dp_overlap_exposed = 0.10;  // fraction that stays exposed even when overlapped
   double framework_overhead_gib = 2.0;
   double tpu_framework_overhead_gib = 0.8;
+  // Hugging Face transformers profile (eager PyTorch, bf16 autocast over fp32 weights; see
+  // docs/model.md "Framework profiles"), fitted once on ../shared/measurements/h100-hf.
+  double transformers_gemm_factor = 0.90;           // cuBLAS via autocast vs the fused stack
+  double transformers_elementwise_factor = 1.0;     // scales the op-by-op traffic count
+  double transformers_ce_bytes = 40;                // HBM bytes per logit, fp32 loss fwd + bwd
+  double transformers_weight_bytes = 24;            // per parameter per micro-batch (+6 recompute)
+  double transformers_host_layer_s = 3.6e-3;        // host dispatch per layer per micro-batch
+  double transformers_host_recompute_factor = 2.2;  // with gradient checkpointing
+  double transformers_host_overlap_norm = 3;        // micro time = (gpu^n + host^n)^(1/n)
+  double transformers_overhead_gib = 0.15;          // cuBLAS workspaces, small buffers (allocated)
+  double cuda_context_gib = 0.5;                    // CUDA context: outside torch's allocator
 
   static const ModelConstants& Defaults();
 };

@@ -46,7 +46,12 @@ Result<ModelShape> ResolveModel(const ModelSpec& spec) {
   set(spec.num_experts, &m.num_experts);
   set(spec.moe_top_k, &m.moe_top_k);
   set(spec.moe_ffn_hidden_size, &m.moe_ffn_hidden_size);
-  if (hidden_changed && m.attention_params_override > 0) m.attention_params_override = 0;
+  set(spec.head_dim, &m.head_dim);
+  if (!spec.activation.empty()) m.swiglu = spec.activation == "swiglu";
+  if (spec.tied_embeddings) m.tied_embeddings = *spec.tied_embeddings;
+  if ((hidden_changed || spec.head_dim) && m.attention_params_override > 0) {
+    m.attention_params_override = 0;
+  }
   if (m.ffn_hidden_size == 0) m.ffn_hidden_size = 4 * m.hidden_size;
   if (m.num_query_groups == 0) m.num_query_groups = m.num_attention_heads;
   if (m.vocab_size == 0) m.vocab_size = 32000;
@@ -114,6 +119,8 @@ Result<Workload> ResolveWorkload(const CampaignSpec& spec) {
   w.model = std::move(model).value();
   w.training = spec.training;
   w.hardware = spec.hardware;
+  w.flash_attention = spec.training.attention != "unfused";
+  if (spec.training.dropout) w.model.dropout = *spec.training.dropout > 0;
   PARATUNE_RETURN_IF_ERROR(ResolveHardware(spec.hardware, &w));
   if (w.accel->tpu && w.training.framework == "megatron-lm") w.training.framework = "maxtext";
   return w;

@@ -19,9 +19,9 @@ struct Workload {
   HardwareSpec hardware;
   const Accelerator* accel = nullptr;
   int64_t devices = 0;  // GPUs, or TPU chips
-  // Attention kernels: flash/fused attention (Megatron-LM with Transformer Engine, MaxText
-  // splash/flash) keeps no s x s score tensors. False models the unfused kernels of the
-  // Korthikanti et al. and SC'21 measurements.
+  // Attention kernels (spec.training.attention): flash/fused attention (Megatron-LM with
+  // Transformer Engine, MaxText splash/flash, PyTorch SDPA) keeps no s x s score tensors. False
+  // models the unfused kernels of the Korthikanti et al. and SC'21 measurements.
   bool flash_attention = true;
 
   bool IsTpu() const { return accel != nullptr && accel->tpu; }

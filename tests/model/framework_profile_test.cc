@@ -1,0 +1,84 @@
+// Framework profiles (docs/model.md "Framework profiles"): the frameworks lay out memory and
+// run kernels differently, and the model says so; custom is the documented default.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "agents/model/perf_model.h"
+#include "agents/model/workload.h"
+
+namespace paratune {
+namespace {
+
+Workload Resolve(const std::string& framework, const std::string& model_extra = "") {
+  auto spec = CampaignFromYaml(
+      "spec: {model: {preset: llama3-8b, numLayers: 8" + model_extra +
+      "}, training: {framework: " + framework +
+      ", seqLength: 4096, globalBatchSize: 32}, hardware: {accelerator: nvidia-h100-80gb, "
+      "nodes: 1, devicesPerNode: 8}, searchSpace: {parameters: [{name: mbs, values: [1]}]}}");
+  EXPECT_TRUE(spec.ok()) << spec.status().ToString();
+  auto w = ResolveWorkload(*spec);
+  EXPECT_TRUE(w.ok()) << w.status().ToString();
+  return w.ok() ? *w : Workload{};
+}
+
+const Config kConfig{{"tp", ParamValue::Int(1)}, {"mbs", ParamValue::Int(1)}};
+
+TEST(FrameworkProfileTest, CustomIsTheMegatronDefault) {
+  const Estimate m = EstimateConfig(Resolve("megatron-lm"), kConfig);
+  const Estimate c = EstimateConfig(Resolve("custom"), kConfig);
+  EXPECT_DOUBLE_EQ(m.peak_memory_gib, c.peak_memory_gib);
+  EXPECT_DOUBLE_EQ(m.step_time_seconds, c.step_time_seconds);
+}
+
+TEST(FrameworkProfileTest, FrameworksDifferWhereTheyReallyDo) {
+  const Workload mw = Resolve("megatron-lm");
+  const double params = mw.model.TotalParams();
+  const Estimate m = EstimateConfig(mw, kConfig);
+  const Estimate t = EstimateConfig(Resolve("torchtitan"), kConfig);
+  const Estimate h = EstimateConfig(Resolve("transformers"), kConfig);
+  auto state_bytes = [&](const Estimate& e) {
+    return (e.memory.parameters_gib + e.memory.gradients_gib + e.memory.optimizer_gib) *
+           (1u << 30) / params;
+  };
+  // Megatron-LM: bf16 weights, fp32 main grads, fp32 master + Adam = 18 bytes per parameter.
+  EXPECT_NEAR(state_bytes(m), 18.0, 0.01);
+  // torchtitan FSDP2 over 8 GPUs: 16 bytes sharded 8 ways, plus unsharded bf16 blocks.
+  EXPECT_GT(state_bytes(t), 2.0);
+  EXPECT_LT(state_bytes(t), 4.0);
+  // transformers: fp32 weights, grads, Adam (16) plus autocast's bf16 copies (2 per matmul
+  // weight: all but the input embedding).
+  EXPECT_GT(state_bytes(h), 17.0);
+  EXPECT_LT(state_bytes(h), 18.0);
+  // Eager, unfused kernels and a host-bound launch floor: slower than Megatron-LM.
+  EXPECT_GT(h.step_time_seconds, 1.2 * m.step_time_seconds);
+  // The fp32-upcast loss keeps more logits bytes than Megatron's bf16 logits + fp32 softmax.
+  EXPECT_GT(t.memory.activations_gib, m.memory.activations_gib);
+  // FSDP2 moves 8 bytes per parameter per step (two bf16 all-gathers, an fp32 reduce-scatter)
+  // where DDP all-reduces 4-byte grads; and it shards the optimizer step.
+  EXPECT_NE(t.time.data_parallel, m.time.data_parallel);
+  EXPECT_LT(t.time.optimizer, m.time.optimizer);
+}
+
+TEST(FrameworkProfileTest, TransformersCapacityLeavesRoomForTheAllocator) {
+  const Estimate h = EstimateConfig(Resolve("transformers"), kConfig);
+  const Estimate m = EstimateConfig(Resolve("megatron-lm"), kConfig);
+  EXPECT_DOUBLE_EQ(m.capacity_gib, 79.11);
+  // CUDA context + one fp32 logits block of 4096 x 128256 (1.96 GiB).
+  EXPECT_NEAR(h.capacity_gib, 79.11 - 0.5 - 1.957, 0.01);
+}
+
+TEST(FrameworkProfileTest, WorkloadFieldsReachTheShape) {
+  const Workload w =
+      Resolve("megatron-lm", ", activation: gelu, tiedEmbeddings: true, headDim: 64");
+  EXPECT_FALSE(w.model.swiglu);
+  EXPECT_TRUE(w.model.tied_embeddings);
+  EXPECT_EQ(w.model.HeadDim(), 64);
+  const Workload llama = Resolve("megatron-lm");
+  EXPECT_TRUE(llama.model.swiglu);
+  EXPECT_EQ(llama.model.HeadDim(), 128);
+  EXPECT_LT(w.model.TotalParams(), llama.model.TotalParams());
+}
+
+}  // namespace
+}  // namespace paratune
