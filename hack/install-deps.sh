@@ -4,6 +4,8 @@ set -euo pipefail
 pkgs=(build-essential cmake ccache pkg-config libcpprest-dev libyaml-cpp-dev nlohmann-json3-dev
       libssl-dev libspdlog-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev clang-format
       clang-tidy python3
+      # The external tuning peer of the benchmark (bench/optuna_peer.py): Optuna's TPE.
+      python3-optuna
       # libFuzzer targets (hack/fuzz.sh): clang and its runtime (libFuzzer, ASan, UBSan).
       clang libclang-rt-14-dev llvm
       # The Helm chart renderer (hack/render-chart) and its check: Go and Debian's Sprig.

@@ -11,6 +11,9 @@ namespace paratune {
 
 namespace {
 
+// Times one ProposeNext asks the engine again after every candidate of a batch was rejected.
+constexpr int kMaxReproposals = 64;
+
 std::string Num(double v) {
   char buf[64];
   std::snprintf(buf, sizeof(buf), "%.4g", v);
@@ -85,7 +88,8 @@ struct TuningSession::Impl {
   std::optional<health::Anomaly> DetectAnomaly(const TrialRecord& t, const TrialOutcome& o,
                                                const TrialMetrics& m) const;
   void RecordAnomaly(TrialRecord* t, health::Anomaly a, const std::vector<std::string>& nodes);
-  Status ProposeFromEngine(int n, std::vector<TrialPlan>* plans);
+  // `depth`: how many times this step already asked again after a fully rejected batch.
+  Status ProposeFromEngine(int n, std::vector<TrialPlan>* plans, int depth = 0);
   std::optional<StopDecision> Converged() const;
 };
 
@@ -236,7 +240,7 @@ TrialPlan TuningSession::Impl::AddPlan(const Config& c, const Proposal& p, const
   return plan;
 }
 
-Status TuningSession::Impl::ProposeFromEngine(int n, std::vector<TrialPlan>* plans) {
+Status TuningSession::Impl::ProposeFromEngine(int n, std::vector<TrialPlan>* plans, int depth) {
   const MessagePool view = HistoryView();
   const CalibratedPredictor predictor = MakePredictor(view);
   EngineContext ctx = MakeContext(view, predictor, n);
@@ -259,6 +263,7 @@ Status TuningSession::Impl::ProposeFromEngine(int n, std::vector<TrialPlan>* pla
   const int64_t aidx = static_cast<int64_t>(pool->analyses().size()) - 1;
   (void)analysis_index;
   const Config reference = ReferenceConfig(ctx);
+  int rejected_now = 0;
   auto consider = [&](const std::vector<EngineCandidate>& candidates) {
     for (const auto& cand : candidates) {
       if (static_cast<int>(plans->size()) >= n) break;
@@ -274,6 +279,13 @@ Status TuningSession::Impl::ProposeFromEngine(int n, std::vector<TrialPlan>* pla
           validator->Check(c, filtered ? filtered_view : *pool, predictor, borderline ? 0.0 : -1.0);
       if (!v.ok) {
         pool->AddRejected({pool->LastIteration() + 1, c, v.reason, cand.proposal.proposed_by});
+        ++rejected_now;
+        continue;
+      }
+      if (opt.measurable && !opt.measurable(c)) {  // replay: no trial can answer for it
+        pool->AddRejected({pool->LastIteration() + 1, c, std::string(kUnmeasuredReason),
+                           cand.proposal.proposed_by});
+        ++rejected_now;
         continue;
       }
       Proposal p = cand.proposal;
@@ -290,7 +302,12 @@ Status TuningSession::Impl::ProposeFromEngine(int n, std::vector<TrialPlan>* pla
       consider(fallback->candidates);
     }
   }
-  if (plans->size() == before) engine_exhausted = true;
+  if (plans->size() == before) {
+    // Every candidate was turned away: the rejections are in the pool now, so the engine is asked
+    // again (it must choose something else) until it proposes nothing new.
+    if (rejected_now > 0 && depth < kMaxReproposals) return ProposeFromEngine(n, plans, depth + 1);
+    engine_exhausted = true;
+  }
   return Status::Ok();
 }
 
@@ -329,6 +346,12 @@ std::optional<StopDecision> TuningSession::Impl::Converged() const {
   return d;
 }
 
+// The spread (log scale) of a calibrated prediction: the residual spread of the campaign's own
+// trials, the prediction's distance-based uncertainty, and the run-to-run noise.
+static double PredictionSpread(const CalibrationState& c, const PointPrediction& p) {
+  return std::sqrt(c.residual_sigma * c.residual_sigma + p.uncertainty * p.uncertainty + 0.02 * 0.02);
+}
+
 // The runner's own anomaly wins; then the logged step times; then, once calibrated, the
 // objective against the calibrated prediction for this config made from the healthy history
 // (this trial is still Pending, so it does not predict itself).
@@ -349,7 +372,7 @@ std::optional<health::Anomaly> TuningSession::Impl::DetectAnomaly(const TrialRec
   return health::DetectSlowerThanPredicted(
       ObjectiveMetricName(spec.objective.metric), m.Objective(spec.objective.metric), p.objective,
       spec.objective.Maximize(), static_cast<int>(pool->calibration().observations),
-      opt.anomaly_thresholds);
+      opt.anomaly_thresholds, PredictionSpread(pool->calibration(), p));
 }
 
 void TuningSession::Impl::RecordAnomaly(TrialRecord* t, health::Anomaly a,
