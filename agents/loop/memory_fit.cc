@@ -25,6 +25,7 @@ constexpr Vec kPriorMean = {0.0, 1.0, 1.0, 0.0};
 constexpr Vec kPriorSd = {3.0, 0.15, 0.6, 4.0};
 constexpr double kNoiseSd = 0.4;    // GiB: run-to-run spread of a measured peak
 constexpr double kOomExtra = 1.0;   // GiB above what an OOM needed at least
+constexpr double kOomSd = 0.15;     // GiB: an OOM bound, once violated, is nearly a constraint
 
 Vec Row(const MemoryFeatures& f) {
   return {1.0, f.static_gib, f.activations_gib, f.logit_gelems};
@@ -56,9 +57,13 @@ Vec Solve(Mat a, Vec b) {
 struct Target {
   Vec row;
   double y = 0;  // GiB the learned terms must produce (overhead already subtracted)
+  double sd = kNoiseSd;  // how tightly (an out-of-memory bound is held tighter than a peak)
 };
 
-Vec Fit(const std::vector<Target>& targets) {
+// `cov` (optional): the posterior covariance (the normal matrix's inverse). `no_logits`: the
+// logits term held at 0 (a negative byte count is not physical).
+Vec Fit(const std::vector<Target>& targets, std::vector<double>* cov = nullptr,
+        bool no_logits = false) {
   Mat a{};
   Vec b{};
   for (int i = 0; i < kTerms; ++i) {
@@ -66,14 +71,26 @@ Vec Fit(const std::vector<Target>& targets) {
     a[i][i] += p;
     b[i] += p * kPriorMean[i];
   }
-  const double w = 1.0 / (kNoiseSd * kNoiseSd);
+  if (no_logits) a[3][3] += 1e8;
   for (const auto& t : targets) {
+    const double w = 1.0 / (t.sd * t.sd);
     for (int i = 0; i < kTerms; ++i) {
       for (int k = 0; k < kTerms; ++k) a[i][k] += w * t.row[i] * t.row[k];
       b[i] += w * t.row[i] * t.y;
     }
   }
-  return Solve(a, b);
+  if (cov != nullptr) {
+    cov->assign(kTerms * kTerms, 0.0);
+    for (int k = 0; k < kTerms; ++k) {
+      Vec e{};
+      e[k] = 1;
+      const Vec col = Solve(a, e);
+      for (int i = 0; i < kTerms; ++i) (*cov)[i * kTerms + k] = col[i];
+    }
+  }
+  Vec x = Solve(a, b);
+  if (x[3] < 0 && !no_logits) return Fit(targets, cov, true);
+  return x;
 }
 
 void Store(const Vec& x, CalibrationState* c) {
@@ -122,6 +139,7 @@ void FitMemoryModel(const std::vector<MemoryObservation>& obs, CalibrationState*
     if (!o.oom) targets.push_back({Row(o.features), o.peak_gib - o.features.overhead_gib});
   }
   Vec x = Fit(targets);
+  std::vector<double> cov;
   // Out-of-memory configurations are inequalities: each one predicted below what it needed
   // joins the fit as an observation at that need (plus a little), until none is violated.
   std::set<size_t> active;
@@ -134,14 +152,30 @@ void FitMemoryModel(const std::vector<MemoryObservation>& obs, CalibrationState*
       if (LearnedPeakGiB(obs[i].features, trial) < obs[i].needs_gib) {
         active.insert(i);
         targets.push_back({Row(obs[i].features),
-                           obs[i].needs_gib + kOomExtra - obs[i].features.overhead_gib});
+                           obs[i].needs_gib + kOomExtra - obs[i].features.overhead_gib,
+                           kOomSd});
         added = true;
       }
     }
     if (!added) break;
     x = Fit(targets);
   }
+  x = Fit(targets, &cov);
   Store(x, c);
+  c->memory_covariance.clear();
+  // The spread is reported once a peak was measured: out-of-memory bounds alone pin too little
+  // for it to mean anything but "the prior".
+  if (!targets.empty() && targets.size() > active.size()) c->memory_covariance = std::move(cov);
+}
+
+double LearnedPeakSdGiB(const MemoryFeatures& f, const CalibrationState& c) {
+  if (c.memory_covariance.size() != kTerms * kTerms) return 0.0;
+  const Vec x = Row(f);
+  double v = 0;
+  for (int i = 0; i < kTerms; ++i) {
+    for (int k = 0; k < kTerms; ++k) v += x[i] * c.memory_covariance[i * kTerms + k] * x[k];
+  }
+  return std::sqrt(std::max(0.0, v));
 }
 
 std::optional<double> AllocatedFromOomText(const std::string& text, double* tried_gib) {

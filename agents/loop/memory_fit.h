@@ -38,6 +38,9 @@ MemoryFeatures FeaturesOf(const Estimate& base, const PlannerModel& model, const
 
 // The learned peak memory of a configuration.
 double LearnedPeakGiB(const MemoryFeatures& f, const CalibrationState& c);
+// Standard deviation of that peak from the terms' posterior (0 before any memory observation):
+// small near measured configurations, large where the fit extrapolates.
+double LearnedPeakSdGiB(const MemoryFeatures& f, const CalibrationState& c);
 
 struct MemoryObservation {
   MemoryFeatures features;

@@ -83,6 +83,9 @@ struct CalibrationState {
   double memory_logits_bytes = 0.0;  // bytes per logit element the model does not count
   // Learned time term: seconds per micro-batch of a step the model does not see (launch floor).
   double microbatch_floor_seconds = 0.0;
+  // Posterior covariance of the four memory terms (fixed, static, activation, logits; row-major)
+  // once memory was observed, else empty. Derived state: refitted from the trials, not serialized.
+  std::vector<double> memory_covariance;
   nlohmann::json ToJson() const;
   static Result<CalibrationState> FromJson(const nlohmann::json& j, const std::string& field);
 };

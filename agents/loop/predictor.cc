@@ -8,6 +8,9 @@ namespace paratune {
 
 namespace {
 
+// Standard deviations of a learned peak's spread the memory check adds to the margin.
+constexpr double kMemorySpreadZ = 2.0;
+
 // Decodes mixed-radix `n` into one value index per parameter (last parameter varies fastest).
 std::vector<uint16_t> Decode(uint64_t n, const std::vector<SearchParameter>& params) {
   std::vector<uint16_t> idx(params.size());
@@ -254,6 +257,8 @@ PointPrediction CalibratedPredictor::FromEstimate(const Estimate& base,
   out.step_time_seconds = step;
   out.mfu = base.mfu * ratio;
   out.peak_memory_gib = LearnedPeakGiB(features, calibration_) + memory_residual;
+  out.memory_margin_gib = calibration_.memory_margin_gib +
+                          kMemorySpreadZ * LearnedPeakSdGiB(features, calibration_);
   out.uncertainty = unc;
   out.time = base.time;
   out.time.compute *= alpha;

@@ -64,6 +64,9 @@ struct PointPrediction {
   double step_time_seconds = 0;
   double mfu = 0;
   double peak_memory_gib = 0;
+  // What the memory check adds to the peak: the learned margin plus the peak's own spread
+  // (two standard deviations of the memory terms' posterior at this configuration).
+  double memory_margin_gib = 0;
   double uncertainty = 0;  // std-dev of log(step) the prediction carries
   TimeBreakdown time;      // calibrated
   Prediction ToPrediction() const;

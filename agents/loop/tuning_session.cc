@@ -348,8 +348,15 @@ std::optional<StopDecision> TuningSession::Impl::Converged() const {
 
 // The spread (log scale) of a calibrated prediction: the residual spread of the campaign's own
 // trials, the prediction's distance-based uncertainty, and the run-to-run noise.
+// The residual spread is blended with a prior of 15% (worth 3 observations): a fit resting on a
+// few trials that it matches exactly has not shown that its predictions are that sharp.
 static double PredictionSpread(const CalibrationState& c, const PointPrediction& p) {
-  return std::sqrt(c.residual_sigma * c.residual_sigma + p.uncertainty * p.uncertainty + 0.02 * 0.02);
+  constexpr double kPriorSigma = 0.15, kPriorWeight = 3;
+  const double dof = std::max<double>(0, static_cast<double>(c.observations) - 1);
+  const double sigma2 = (dof * c.residual_sigma * c.residual_sigma +
+                         kPriorWeight * kPriorSigma * kPriorSigma) /
+                        (dof + kPriorWeight);
+  return std::sqrt(sigma2 + p.uncertainty * p.uncertainty + 0.02 * 0.02);
 }
 
 // The runner's own anomaly wins; then the logged step times; then, once calibrated, the
@@ -364,6 +371,16 @@ std::optional<health::Anomaly> TuningSession::Impl::DetectAnomaly(const TrialRec
     if (auto a = health::DetectStepTimeAnomaly(o.step_times, opt.anomaly_thresholds)) return a;
   }
   if (!Learns()) return std::nullopt;  // an uncalibrated model is no fair bar
+  // The same configuration already measured as slow, and this run agrees with it: the slowness
+  // belongs to the configuration (the model misses it), not to a node.
+  const double objective = m.Objective(spec.objective.metric);
+  for (const auto& other : pool->trials()) {
+    if (&other == &t || !other.anomaly || !other.metrics || ConfigKey(other.config) != ConfigKey(t.config)) {
+      continue;
+    }
+    const double before = other.metrics->Objective(spec.objective.metric);
+    if (before > 0 && objective > 0 && std::abs(objective / before - 1) < 0.1) return std::nullopt;
+  }
   const MessagePool view = HistoryView();
   const CalibratedPredictor predictor = MakePredictor(view);
   const int64_t idx = space.Find(ConfigKey(t.config));

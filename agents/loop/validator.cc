@@ -120,7 +120,7 @@ ValidationVerdict Validator::Check(const Config& c, const MessagePool& pool,
   if (options_.check_memory) {
     const double capacity = model_->CapacityGiB();
     const double margin =
-        margin_override_gib >= 0 ? margin_override_gib : predictor.calibration().memory_margin_gib;
+        margin_override_gib >= 0 ? margin_override_gib : v.prediction.memory_margin_gib;
     if (v.prediction.peak_memory_gib + margin > capacity) {
       v.reason = "predicted peak memory " + Fixed(v.prediction.peak_memory_gib) + " GiB + " +
                  Fixed(margin) + " GiB margin exceeds the " + Fixed(capacity) +
