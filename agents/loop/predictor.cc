@@ -9,7 +9,7 @@ namespace paratune {
 namespace {
 
 // Standard deviations of a learned peak's spread the memory check adds to the margin.
-constexpr double kMemorySpreadZ = 2.0;
+constexpr double kMemorySpreadZ = 1.0;
 
 // Decodes mixed-radix `n` into one value index per parameter (last parameter varies fastest).
 std::vector<uint16_t> Decode(uint64_t n, const std::vector<SearchParameter>& params) {
