@@ -1,4 +1,5 @@
-// paratune simulate -f CAMPAIGN.yaml [--seed N] [--max-trials K]
+// paratune simulate -f CAMPAIGN.yaml [--seed N] [--max-trials K] [--reality perturbed|structural]
+//   [--measurements FILE.jsonl]
 //   [--strategy builtin|llm|random|grid|greedy] [--exhaustive]
 //   [--ablate pool|failure-analysis|calibration] [--nodes N [--node-faults TEXT]] [-o json]
 // The whole agent loop offline against the simulated cluster (contract section 6). People see a
@@ -8,12 +9,19 @@
 // spec.hardware), avoiding nodes found suspect; --node-faults "NODE=KIND:SEVERITY;..." makes some
 // of them sick (agents/sim/node_faults.h). Anomalous trials and suspect nodes are then shown,
 // and the JSON gains per-trial "nodes"/"anomaly" and "suspectNodes".
+// --measurements FILE.jsonl replays measured trials (contract section 11) instead of the
+// simulated cluster: a candidate with no line in the file costs no trial (JSON "unmeasured").
+// --reality picks the simulated cluster's kind: perturbed (the model with perturbed constants)
+// or structural (a reality whose form differs from the model; agents/sim/reality.h).
+// --evaluate CONFIG_JSON [--attempt K] runs one trial of CONFIG instead of the loop (for
+// external tuners such as bench/optuna_peer.py).
 #include <cstdio>
 #include <iostream>
 #include <string>
 
 #include "agents/core/campaign.h"
 #include "agents/loop/llm_engine.h"
+#include "agents/loop/replay.h"
 #include "agents/loop/simulation.h"
 #include "cli/command.h"
 
@@ -108,6 +116,51 @@ void PrintSummary(const nlohmann::json& j) {
   std::cout << "Wall time: " << Num(j.value("wallSeconds", 0.0)) << " s\n";
 }
 
+// --evaluate CONFIG_JSON: one trial of CONFIG on the simulated cluster of --seed/--reality, for
+// external tuners (bench/optuna_peer.py): {"config", "succeeded", "objective" (measured, with
+// the run's noise), "trueObjective" (noise-free, 0 when it cannot run)} plus "optimum" with
+// --exhaustive. Each call with the same --attempt is the same run.
+int RunEvaluate(const Args& args, const CampaignSpec& spec, const TrialRunner& runner_const,
+                TrialRunner* runner, uint64_t seed) {
+  const nlohmann::json cj =
+      nlohmann::json::parse(args.GetOr("--evaluate", ""), nullptr, /*allow_exceptions=*/false);
+  if (cj.is_discarded()) {
+    return ReportError("simulate", Status::Invalid("--evaluate: a JSON object expected"));
+  }
+  auto config = ConfigFromJson(cj, "--evaluate");
+  if (!config.ok()) return ReportError("simulate", config.status());
+  auto attempt = args.GetInt("--attempt", 0, 0, 1 << 20);
+  if (!attempt.ok()) return ReportError("simulate", attempt.status());
+  TrialPlan plan;
+  plan.name = spec.name + "-eval";
+  plan.config = *config;
+  const TrialOutcome o = runner->Run(plan, *attempt);
+  nlohmann::json out = {{"config", ConfigToJson(*config)}, {"succeeded", o.succeeded}};
+  double objective = 0;
+  if (o.succeeded) {
+    const nlohmann::json tm =
+        nlohmann::json::parse(o.termination_message, nullptr, /*allow_exceptions=*/false);
+    if (tm.is_object() && tm.contains("metrics")) {
+      auto m = TrialMetrics::FromJson(tm["metrics"]);
+      if (m.ok()) objective = m->Objective(spec.objective.metric);
+    }
+  }
+  out["objective"] = objective;
+  const auto truth = runner_const.TrueMetrics(*config);
+  out["trueObjective"] = truth ? truth->Objective(spec.objective.metric) : 0.0;
+  if (args.Has("--exhaustive")) {
+    MessagePool pool;
+    SessionDeps deps;
+    auto session = TuningSession::Create(spec, &pool, std::move(deps));
+    if (!session.ok()) return ReportError("simulate", session.status());
+    const auto optimum = FindOptimum(**session, runner_const);
+    out["optimum"] = optimum ? optimum->objective : 0.0;
+  }
+  out["seed"] = seed;
+  std::cout << out.dump() << "\n";
+  return kExitOk;
+}
+
 int RunSimulate(const Args& args) {
   const std::string file = args.GetOr("-f", "");
   if (file.empty()) return ReportError("simulate", Status::Invalid("-f: campaign file required"));
@@ -154,9 +207,27 @@ int RunSimulate(const Args& args) {
     table = std::make_unique<LiveTable>(*spec);
     observer = [&](const TrialRecord& t, const TuningSession& s) { table->Row(t, s); };
   }
-  auto runner = MakeSimulatedClusterRunner(*spec, opt.seed, node_faults);
-  if (!runner.ok()) return ReportError("simulate", runner.status());
-  auto result = RunSimulation(*spec, opt, runner->get(), observer);
+  std::unique_ptr<TrialRunner> runner;
+  if (auto measurements = args.Get("--measurements")) {
+    if (opt.nodes > 0) {
+      return ReportError("simulate", Status::Invalid("--measurements: cannot be combined with "
+                                                     "--nodes (measured trials have no nodes)"));
+    }
+    auto trials = LoadMeasurementsFile(*measurements, *spec);
+    if (!trials.ok()) return ReportError("simulate", trials.status());
+    auto replay = MakeReplayRunner(*spec, std::move(trials).value());
+    if (!replay.ok()) return ReportError("simulate", replay.status());
+    const ReplayRunner* r = replay->get();
+    opt.measurable = [r](const Config& c) { return r->Measured(c); };
+    runner = std::move(replay).value();
+  } else {
+    auto sim = MakeSimulatedClusterRunner(*spec, opt.seed, node_faults,
+                                          args.GetOr("--reality", "perturbed"));
+    if (!sim.ok()) return ReportError("simulate", sim.status());
+    runner = std::move(sim).value();
+  }
+  if (args.Has("--evaluate")) return RunEvaluate(args, *spec, *runner, runner.get(), opt.seed);
+  auto result = RunSimulation(*spec, opt, runner.get(), observer);
   if (!result.ok()) return ReportError("simulate", result.status());
   if (json) {
     std::cout << result->json.dump(2) << "\n";
@@ -170,7 +241,8 @@ int RunSimulate(const Args& args) {
 
 PARATUNE_COMMAND("simulate",
                  "run the agent loop against the simulated cluster (-f CAMPAIGN [--strategy S] "
-                 "[--exhaustive] [--nodes N [--node-faults NODE=KIND:SEVERITY;...]])",
+                 "[--exhaustive] [--nodes N [--node-faults NODE=KIND:SEVERITY;...]] "
+                 "[--reality perturbed|structural] [--measurements FILE.jsonl])",
                  {"--exhaustive"}, RunSimulate);
 
 }  // namespace paratune::cli

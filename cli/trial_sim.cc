@@ -120,6 +120,12 @@ Result<SimOptions> ReadOptions(const Args& args, int64_t* attempt) {
   auto seed = args.GetInt("--seed", default_seed, 0, INT64_MAX);
   if (!seed.ok()) return seed.status();
   opt.seed = static_cast<uint64_t>(*seed);
+  // --reality perturbed|structural (contract section 11; same --seed meaning as simulate).
+  const std::string reality = args.GetOr("--reality", "perturbed");
+  if (reality != "perturbed" && reality != "structural") {
+    return Status::Invalid("--reality: unknown kind \"" + reality + "\" (perturbed, structural)");
+  }
+  opt.structural_reality = reality == "structural";
   const char* env_attempt = Env("PARATUNE_ATTEMPT");
   auto a = args.GetInt("--attempt", env_attempt ? std::atoll(env_attempt) : 0, 0, 1 << 20);
   if (!a.ok()) return a.status();

@@ -22,6 +22,15 @@ for b in "$build"/bin/*_bench; do
   if ! "$b" >> "$tmp"; then echo "!! $name failed" >&2; status=1; fi
   echo >> "$tmp"
 done
+# External peer (issue 14): Optuna's TPE on the same simulated clusters (bench/optuna_peer.py).
+if [ -z "$filter" ] || [[ optuna == *"$filter"* ]]; then
+  echo ">> optuna_peer" >&2
+  py=/usr/bin/python3; [ -x "$py" ] || py=python3  # Debian's python3-optuna lives there
+  if ! "$py" bench/optuna_peer.py "$build" "${PARATUNE_OPTUNA_SEEDS:-3}" 20 >> "$tmp"; then
+    echo "!! optuna_peer failed" >&2; status=1
+  fi
+  echo >> "$tmp"
+fi
 # Fuzzing: every libFuzzer target for PARATUNE_FUZZ_SECONDS (default 60) in a clang tree.
 if [ -z "$filter" ] || [[ fuzz == *"$filter"* ]]; then
   secs=${PARATUNE_FUZZ_SECONDS:-60}

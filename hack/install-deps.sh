@@ -5,6 +5,8 @@ pkgs=(build-essential cmake ccache pkg-config libcpprest-dev libyaml-cpp-dev nlo
       libssl-dev libspdlog-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev
       clang-format
       clang-tidy python3
+      # The external tuning peer of the benchmark (bench/optuna_peer.py): Optuna's TPE.
+      python3-optuna
       # libFuzzer targets (hack/fuzz.sh): clang and its runtime (libFuzzer, ASan, UBSan).
       clang libclang-rt-14-dev llvm
       # The Helm chart renderer (hack/render-chart) and its check: Go and Debian's Sprig.

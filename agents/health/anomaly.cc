@@ -131,11 +131,14 @@ std::optional<Anomaly> DetectStepTimeAnomaly(const std::vector<double>& step_tim
 std::optional<Anomaly> DetectSlowerThanPredicted(const std::string& metric, double observed,
                                                  double expected, bool higher_is_better,
                                                  int calibration_samples,
-                                                 const AnomalyThresholds& t) {
+                                                 const AnomalyThresholds& t, double log_spread) {
   if (calibration_samples < t.min_calibration_samples) return std::nullopt;
   if (!PositiveFinite(observed) || !PositiveFinite(expected)) return std::nullopt;
   double ratio = higher_is_better ? observed / expected : expected / observed;
   if (ratio >= t.slow_ratio) return std::nullopt;
+  if (std::isfinite(log_spread) && log_spread > 0 && -std::log(ratio) <= t.spread_z * log_spread) {
+    return std::nullopt;  // within what this prediction is known to miss by
+  }
   Anomaly a;
   a.kind = AnomalyKind::kSlowerThanPredicted;
   a.observed = observed;

@@ -44,18 +44,27 @@ struct AnomalyThresholds {
   double spike_ratio = 1.8;         // a step this many times the median is a spike
   int min_spikes = 2;               // spikes needed to flag a run
   size_t min_steps = 5;             // logged intervals needed (after the warm-up one)
+  // A run is slower than predicted only when it is also this many standard deviations of the
+  // prediction's own spread (log scale) below it: a prediction far from any observation, or
+  // from a campaign whose trials scatter, is no sharp bar.
+  double spread_z = 3.0;
 };
 
 // Drift/spikes from per-logged-interval step times (first interval = warm-up, ignored).
 // nullopt: healthy or too short. Node names are left empty (the caller knows them).
 std::optional<Anomaly> DetectStepTimeAnomaly(const std::vector<double>& step_times,
                                              const AnomalyThresholds& t = {});
-// Far below the calibrated prediction; nullopt when healthy, when calibration_samples < min,
-// or when either value is not a positive finite number.
+// Far below the campaign's calibrated prediction (never the cold model: callers pass what the
+// campaign learned from its own trials, and calibration_samples of them); nullopt when healthy,
+// when calibration_samples < min, or when either value is not a positive finite number.
+// `log_spread` is the standard deviation of log(observed / predicted) the prediction carries
+// (its measured residual spread and distance from observed configurations): the run must be
+// below slow_ratio AND more than spread_z * log_spread below the prediction in log terms.
 std::optional<Anomaly> DetectSlowerThanPredicted(const std::string& metric, double observed,
                                                  double expected, bool higher_is_better,
                                                  int calibration_samples,
-                                                 const AnomalyThresholds& t = {});
+                                                 const AnomalyThresholds& t = {},
+                                                 double log_spread = 0);
 
 }  // namespace paratune::health
 

@@ -10,11 +10,14 @@ namespace paratune {
 
 namespace {
 
+// Tried configurations and candidates the Validator already turned away: a baseline that
+// proposed only rejected candidates is asked again and must move on to new ones.
 std::unordered_set<std::string> TriedKeys(const MessagePool& pool) {
   std::unordered_set<std::string> keys;
   for (const auto& t : pool.trials()) {
     if (t.phase != TrialPhase::kRejected) keys.insert(ConfigKey(t.config));
   }
+  for (const auto& r : pool.rejected()) keys.insert(ConfigKey(r.config));
   return keys;
 }
 

@@ -69,7 +69,6 @@ std::vector<RankedCandidate> RankCandidates(const EngineContext& ctx, size_t lim
   const auto tried = TriedKeys(*ctx.pool);
   const auto equivalent = TriedSignatures(ctx);
   const double capacity = ctx.model->CapacityGiB();
-  const double margin = ctx.predictor->calibration().memory_margin_gib;
   const bool check_memory = ctx.validator->options().check_memory;
   const bool maximize = ctx.spec->objective.Maximize();
   std::vector<RankedCandidate> all;
@@ -78,7 +77,7 @@ std::vector<RankedCandidate> RankCandidates(const EngineContext& ctx, size_t lim
     const SpacePoint& p = ctx.space->points()[i];
     if (tried.count(p.key) > 0 || equivalent.count(Signature(p.base)) > 0) continue;
     RankedCandidate c{i, ctx.predictor->Predict(i), 0};
-    if (check_memory && c.prediction.peak_memory_gib + margin > capacity) continue;
+    if (check_memory && c.prediction.peak_memory_gib + c.prediction.memory_margin_gib > capacity) continue;
     const double bonus = std::exp(exploration * c.prediction.uncertainty);
     c.score = maximize ? c.prediction.objective * bonus : -c.prediction.objective / bonus;
     all.push_back(c);
@@ -109,13 +108,12 @@ std::optional<RankedCandidate> BestBorderline(const EngineContext& ctx, double b
   const auto tried = TriedKeys(*ctx.pool);
   const auto equivalent = TriedSignatures(ctx);
   const double capacity = ctx.model->CapacityGiB();
-  const double margin = ctx.predictor->calibration().memory_margin_gib;
   std::optional<RankedCandidate> best;
   for (size_t i : ctx.space->valid()) {
     const SpacePoint& p = ctx.space->points()[i];
     if (tried.count(p.key) > 0 || equivalent.count(Signature(p.base)) > 0) continue;
     const PointPrediction pred = ctx.predictor->Predict(i);
-    if (pred.peak_memory_gib > capacity || pred.peak_memory_gib + margin <= capacity) continue;
+    if (pred.peak_memory_gib > capacity || pred.peak_memory_gib + pred.memory_margin_gib <= capacity) continue;
     const double u = ctx.predictor->Utility(pred.objective);
     if (u <= bar_utility || (best && u <= best->score)) continue;
     best = RankedCandidate{i, pred, u};

@@ -137,7 +137,11 @@ nlohmann::json CalibrationState::ToJson() const {
           {"memoryMarginGiB", Round4(memory_margin_gib)},
           {"residualSigma", Round4(residual_sigma)},
           {"observations", observations},
-          {"oomObservations", oom_observations}};
+          {"oomObservations", oom_observations},
+          {"memoryStaticScale", Round4(memory_static_scale)},
+          {"memoryActivationScale", Round4(memory_activation_scale)},
+          {"memoryLogitsBytes", Round4(memory_logits_bytes)},
+          {"microbatchFloorSeconds", Round4(microbatch_floor_seconds)}};
 }
 
 Result<CalibrationState> CalibrationState::FromJson(const nlohmann::json& j,
@@ -153,6 +157,12 @@ Result<CalibrationState> CalibrationState::FromJson(const nlohmann::json& j,
   PARATUNE_RETURN_IF_ERROR(f.ReadDouble("residualSigma", 0, kBig, &c.residual_sigma));
   PARATUNE_RETURN_IF_ERROR(f.ReadInt("observations", 0, INT64_MAX, &c.observations));
   PARATUNE_RETURN_IF_ERROR(f.ReadInt("oomObservations", 0, INT64_MAX, &c.oom_observations));
+  PARATUNE_RETURN_IF_ERROR(f.ReadDouble("memoryStaticScale", 0, kBig, &c.memory_static_scale));
+  PARATUNE_RETURN_IF_ERROR(
+      f.ReadDouble("memoryActivationScale", 0, kBig, &c.memory_activation_scale));
+  PARATUNE_RETURN_IF_ERROR(f.ReadDouble("memoryLogitsBytes", -kBig, kBig, &c.memory_logits_bytes));
+  PARATUNE_RETURN_IF_ERROR(
+      f.ReadDouble("microbatchFloorSeconds", 0, kBig, &c.microbatch_floor_seconds));
   return c;
 }
 

@@ -75,6 +75,17 @@ struct CalibrationState {
   double residual_sigma = 0.0;            // spread of log(observed/predicted) step time
   int64_t observations = 0;               // successful trials the fit rests on
   int64_t oom_observations = 0;           // out-of-memory failures seen
+  // The learned memory model (issue 14): peak = model's framework overhead + memory_overhead_gib
+  // (fixed) + memory_static_scale * (parameters + gradients + optimizer) +
+  // memory_activation_scale * activations + memory_logits_bytes * (logit elements per device).
+  double memory_static_scale = 1.0;
+  double memory_activation_scale = 1.0;
+  double memory_logits_bytes = 0.0;  // bytes per logit element the model does not count
+  // Learned time term: seconds per micro-batch of a step the model does not see (launch floor).
+  double microbatch_floor_seconds = 0.0;
+  // Posterior covariance of the four memory terms (fixed, static, activation, logits; row-major)
+  // once memory was observed, else empty. Derived state: refitted from the trials, not serialized.
+  std::vector<double> memory_covariance;
   nlohmann::json ToJson() const;
   static Result<CalibrationState> FromJson(const nlohmann::json& j, const std::string& field);
 };

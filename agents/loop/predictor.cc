@@ -8,6 +8,9 @@ namespace paratune {
 
 namespace {
 
+// Standard deviations of a learned peak's spread the memory check adds to the margin.
+constexpr double kMemorySpreadZ = 1.0;
+
 // Decodes mixed-radix `n` into one value index per parameter (last parameter varies fastest).
 std::vector<uint16_t> Decode(uint64_t n, const std::vector<SearchParameter>& params) {
   std::vector<uint16_t> idx(params.size());
@@ -32,48 +35,65 @@ double Distance(const std::vector<uint16_t>& a, const std::vector<uint16_t>& b,
   return d;
 }
 
-double CalibratedStep(const Estimate& base, double alpha, double beta) {
+// `floor`: seconds of launch floor for the whole step (per-micro-batch floor * micro-batches).
+double CalibratedStep(const Estimate& base, double alpha, double beta, double floor = 0) {
   const double step = base.step_time_seconds + (alpha - 1) * ComputeSeconds(base.time) +
-                      (beta - 1) * CommunicationSeconds(base.time);
+                      (beta - 1) * CommunicationSeconds(base.time) + floor;
   return std::max(step, 1e-9);
 }
 
 struct StepObservation {
   Estimate base;
   double observed_step = 0;
+  double microbatches = 0;
 };
 
-// Least squares on log step time over (log alpha, log beta), shrunk toward 0 (the model as is).
-void FitEfficiencies(const std::vector<StepObservation>& obs, double* alpha, double* beta) {
-  constexpr double kPrior = 0.02;  // strength of the pull toward the uncalibrated model
-  auto loss = [&](double la, double lb) {
-    double s = kPrior * (la * la + lb * lb);
+// Least squares on log step time over (log alpha, log beta, per-micro-batch floor), shrunk
+// toward the model as is (alpha = beta = 1, no floor). The floor is what separates two runs
+// of the same tokens at different micro-batch sizes; one run alone is explained by alpha.
+void FitEfficiencies(const std::vector<StepObservation>& obs, double* alpha, double* beta,
+                     double* floor) {
+  constexpr double kPrior = 0.02;       // strength of the pull toward the uncalibrated model
+  constexpr double kFloorScale = 0.05;  // s: a floor this large costs as much as log(alpha) = 1
+  bool has_floor = false;
+  for (const auto& o : obs) has_floor = has_floor || o.microbatches > 0;
+  auto loss = [&](double la, double lb, double f) {
+    double s = kPrior * (la * la + lb * lb + (f / kFloorScale) * (f / kFloorScale));
     for (const auto& o : obs) {
-      const double r =
-          std::log(o.observed_step / CalibratedStep(o.base, std::exp(la), std::exp(lb)));
+      const double step =
+          CalibratedStep(o.base, std::exp(la), std::exp(lb), f * o.microbatches);
+      const double r = std::log(o.observed_step / step);
       s += r * r;
     }
     return s;
   };
-  double best_a = 0, best_b = 0, best = loss(0, 0);
-  double span = 1.2;  // log range searched around the current best
+  double best_a = 0, best_b = 0, best_f = 0, best = loss(0, 0, 0);
+  double span = 1.2, fspan = 0.06;  // ranges searched around the current best
+  const int fsteps = has_floor ? 4 : 0;
   for (int round = 0; round < 5; ++round) {
-    const double ca = best_a, cb = best_b;
+    const double ca = best_a, cb = best_b, cf = best_f;
     for (int i = -6; i <= 6; ++i) {
       for (int k = -6; k <= 6; ++k) {
-        const double la = ca + span * i / 6, lb = cb + span * k / 6;
-        const double l = loss(la, lb);
-        if (l < best) {
-          best = l;
-          best_a = la;
-          best_b = lb;
+        for (int m = -fsteps; m <= fsteps; ++m) {
+          const double la = ca + span * i / 6, lb = cb + span * k / 6;
+          const double f = cf + fspan * m / std::max(1, fsteps);
+          if (f < 0) continue;
+          const double l = loss(la, lb, f);
+          if (l < best) {
+            best = l;
+            best_a = la;
+            best_b = lb;
+            best_f = f;
+          }
         }
       }
     }
     span /= 4;
+    fspan /= 3;
   }
   *alpha = std::exp(best_a);
   *beta = std::exp(best_b);
+  *floor = best_f;
 }
 
 Estimate BaseFor(const SearchSpaceIndex& space, const PlannerModel& model, const Config& c) {
@@ -136,6 +156,7 @@ Result<SearchSpaceIndex> SearchSpaceIndex::Build(const CampaignSpec& spec,
     p.key = ConfigKey(p.config);
     p.valid = model.Violations(p.config).empty();
     if (p.valid) p.base = model.EstimateUncalibrated(p.config);
+    if (p.valid) p.features = FeaturesOf(p.base, model, p.config);
     s.by_key_[p.key] = s.points_.size();
     if (p.valid) s.valid_.push_back(s.points_.size());
     s.points_.push_back(std::move(p));
@@ -167,7 +188,7 @@ CalibratedPredictor::CalibratedPredictor(const SearchSpaceIndex* space, Objectiv
 
 PointPrediction CalibratedPredictor::Predict(size_t point_index) const {
   const SpacePoint& p = space_->points()[point_index];
-  return FromEstimate(p.base, &p.value_index);
+  return FromEstimate(p.base, p.features, &p.value_index);
 }
 
 PointPrediction CalibratedPredictor::PredictConfig(const Config& c,
@@ -185,7 +206,8 @@ PointPrediction CalibratedPredictor::PredictConfig(const Config& c,
       idx.push_back(k);
     }
   }
-  return FromEstimate(model.EstimateUncalibrated(c), space_ == nullptr ? nullptr : &idx);
+  const Estimate base = model.EstimateUncalibrated(c);
+  return FromEstimate(base, FeaturesOf(base, model, c), space_ == nullptr ? nullptr : &idx);
 }
 
 double CalibratedPredictor::ResidualFor(const std::vector<uint16_t>& index,
@@ -218,11 +240,13 @@ double CalibratedPredictor::MemoryResidualFor(const std::vector<uint16_t>& index
 }
 
 PointPrediction CalibratedPredictor::FromEstimate(const Estimate& base,
+                                                  const MemoryFeatures& features,
                                                   const std::vector<uint16_t>* index) const {
   PointPrediction out;
   const double alpha = 1.0 / std::max(calibration_.compute_efficiency, 1e-6);
   const double beta = 1.0 / std::max(calibration_.communication_efficiency, 1e-6);
-  double step = CalibratedStep(base, alpha, beta);
+  double step = CalibratedStep(base, alpha, beta,
+                               calibration_.microbatch_floor_seconds * features.microbatches);
   double unc = 0.1;
   double memory_residual = 0;
   if (index != nullptr && space_ != nullptr) {
@@ -232,7 +256,9 @@ PointPrediction CalibratedPredictor::FromEstimate(const Estimate& base,
   const double ratio = base.step_time_seconds > 0 ? base.step_time_seconds / step : 0;
   out.step_time_seconds = step;
   out.mfu = base.mfu * ratio;
-  out.peak_memory_gib = base.peak_memory_gib + calibration_.memory_overhead_gib + memory_residual;
+  out.peak_memory_gib = LearnedPeakGiB(features, calibration_) + memory_residual;
+  out.memory_margin_gib = calibration_.memory_margin_gib +
+                          kMemorySpreadZ * LearnedPeakSdGiB(features, calibration_);
   out.uncertainty = unc;
   out.time = base.time;
   out.time.compute *= alpha;
@@ -274,57 +300,89 @@ double ObservedStepSeconds(const TrialMetrics& m, const Estimate& base) {
   return 0;
 }
 
+namespace {
+
+// What an out-of-memory trial needed at least: the device's capacity, or more when its error
+// text names what was allocated plus what it tried to allocate.
+double OomNeedGiB(const TrialRecord& t, double capacity) {
+  double need = capacity;
+  if (t.failure) {
+    double tried = 0;
+    const auto allocated = AllocatedFromOomText(t.failure->evidence, &tried);
+    if (allocated) need = std::max(need, *allocated + tried);
+  }
+  return need;
+}
+
+}  // namespace
+
 CalibrationState FitCalibration(const SearchSpaceIndex& space, const PlannerModel& model,
                                 const MessagePool& pool, const CalibrationState& prior) {
   CalibrationState c = prior;
   const double capacity = model.CapacityGiB();
   std::vector<StepObservation> steps;
-  std::vector<double> mem_diffs;
-  std::vector<Estimate> ooms;
+  std::vector<MemoryObservation> memory;
   for (const auto& t : pool.trials()) {
     if (t.phase == TrialPhase::kSucceeded && t.metrics) {
       const Estimate base = BaseFor(space, model, t.config);
+      const MemoryFeatures f = FeaturesOf(base, model, t.config);
       const double obs = ObservedStepSeconds(*t.metrics, base);
-      if (obs > 0 && base.step_time_seconds > 0) steps.push_back({base, obs});
+      if (obs > 0 && base.step_time_seconds > 0) steps.push_back({base, obs, f.microbatches});
       if (t.metrics->peak_memory_gib > 0) {
-        mem_diffs.push_back(t.metrics->peak_memory_gib - base.peak_memory_gib);
+        memory.push_back({f, false, t.metrics->peak_memory_gib, 0});
       }
     } else if (t.phase == TrialPhase::kFailed && t.failure && IsMemoryFailure(*t.failure)) {
-      ooms.push_back(BaseFor(space, model, t.config));
+      const Estimate base = BaseFor(space, model, t.config);
+      memory.push_back({FeaturesOf(base, model, t.config), true, 0, OomNeedGiB(t, capacity)});
     }
   }
   c.observations = static_cast<int64_t>(steps.size());
-  c.oom_observations = static_cast<int64_t>(ooms.size());
-  double alpha = 1, beta = 1;
-  if (!steps.empty()) FitEfficiencies(steps, &alpha, &beta);
+  double alpha = 1, beta = 1, floor = 0;
+  if (!steps.empty()) FitEfficiencies(steps, &alpha, &beta, &floor);
   c.compute_efficiency = 1.0 / alpha;
   c.communication_efficiency = 1.0 / beta;
+  c.microbatch_floor_seconds = floor;
   double sq = 0;
   for (const auto& o : steps) {
-    const double r = std::log(o.observed_step / CalibratedStep(o.base, alpha, beta));
+    const double r =
+        std::log(o.observed_step / CalibratedStep(o.base, alpha, beta, floor * o.microbatches));
     sq += r * r;
   }
   c.residual_sigma = steps.size() >= 2 ? std::sqrt(sq / (steps.size() - 1)) : 0;
+  return FitMemoryCalibration(memory, capacity, c);
+}
 
-  // The global overhead is the median difference (robust to one odd configuration); the
-  // local residual model in CalibratedPredictor corrects the rest near each observation.
-  std::vector<double> sorted = mem_diffs;
-  std::sort(sorted.begin(), sorted.end());
-  const double median = sorted.empty() ? 0.0 : sorted[sorted.size() / 2];
-  c.memory_overhead_gib = median;
-  double margin = 0.06 * capacity;  // prior: nothing observed yet
-  if (mem_diffs.size() == 1) margin = 0.025 * capacity;
-  if (mem_diffs.size() >= 2) {
+CalibrationState FitMemoryCalibration(const std::vector<MemoryObservation>& memory,
+                                      double capacity, CalibrationState c) {
+  c.memory_overhead_gib = 0;
+  c.memory_static_scale = c.memory_activation_scale = 1;
+  c.memory_logits_bytes = 0;
+  FitMemoryModel(memory, &c);
+  std::vector<double> diffs;
+  int64_t ooms = 0;
+  for (const auto& o : memory) {
+    if (o.oom) {
+      ++ooms;
+    } else {
+      diffs.push_back(o.peak_gib - LearnedPeakGiB(o.features, c));
+    }
+  }
+  c.oom_observations = ooms;
+  // The margin covers what the fit still gets wrong: wide with nothing observed, then the
+  // spread of the measured peaks around the fit.
+  double margin = 0.06 * capacity;
+  if (diffs.size() == 1) margin = 0.025 * capacity;
+  if (diffs.size() >= 2) {
     std::vector<double> dev;
-    for (double d : mem_diffs) dev.push_back(std::abs(d - median));
+    for (double d : diffs) dev.push_back(std::abs(d));
     std::sort(dev.begin(), dev.end());
     const double mad = 1.4826 * dev[dev.size() / 2];
     margin = 0.01 * capacity + std::min(1.5 * mad, 0.05 * capacity);
   }
-  for (const auto& e : ooms) {
-    // The failed config must come out as not fitting: raise the margin just past it.
-    const double predicted = e.peak_memory_gib + c.memory_overhead_gib;
-    margin = std::max(margin, capacity - predicted + 0.25);
+  for (const auto& o : memory) {
+    if (!o.oom) continue;
+    // A failed config must come out as not fitting: raise the margin just past it.
+    margin = std::max(margin, capacity - LearnedPeakGiB(o.features, c) + 0.25);
   }
   c.memory_margin_gib = std::clamp(margin, 0.0, 0.4 * capacity);
   return c;

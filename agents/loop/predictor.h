@@ -16,6 +16,7 @@
 #include "agents/core/config.h"
 #include "agents/core/results.h"
 #include "agents/core/status.h"
+#include "agents/loop/memory_fit.h"
 #include "agents/loop/message_pool.h"
 #include "agents/loop/planner_model.h"
 
@@ -27,6 +28,7 @@ struct SpacePoint {
   std::string key;                    // ConfigKey(config)
   std::vector<uint16_t> value_index;  // per search parameter, index of the value
   Estimate base;                      // uncalibrated
+  MemoryFeatures features;            // what the learned memory and time terms multiply
   bool valid = false;                 // no constraint violations
 };
 
@@ -62,6 +64,9 @@ struct PointPrediction {
   double step_time_seconds = 0;
   double mfu = 0;
   double peak_memory_gib = 0;
+  // What the memory check adds to the peak: the learned margin plus the peak's own spread
+  // (two standard deviations of the memory terms' posterior at this configuration).
+  double memory_margin_gib = 0;
   double uncertainty = 0;  // std-dev of log(step) the prediction carries
   TimeBreakdown time;      // calibrated
   Prediction ToPrediction() const;
@@ -95,7 +100,8 @@ class CalibratedPredictor {
   const ObjectiveSpec& objective() const { return objective_; }
 
  private:
-  PointPrediction FromEstimate(const Estimate& base, const std::vector<uint16_t>* index) const;
+  PointPrediction FromEstimate(const Estimate& base, const MemoryFeatures& features,
+                               const std::vector<uint16_t>* index) const;
   double ResidualFor(const std::vector<uint16_t>& index, double* uncertainty) const;
   // Local memory correction: observed-minus-predicted peak of nearby configurations, shrunk
   // toward 0 (the global overhead already applies) when they are few or far.
@@ -107,12 +113,18 @@ class CalibratedPredictor {
   std::vector<ResidualObservation> residuals_;
 };
 
-// The Calibration agent: fits compute/communication efficiency and memory overhead to the
-// successful trials of `pool` (least squares on log step time, shrunk toward the prior when
-// observations are few), learns the Validator's memory margin from observed peaks and
-// out-of-memory failures, and measures the residual spread. Pure function.
+// The Calibration agent: fits compute/communication efficiency and the per-micro-batch floor to
+// the successful trials of `pool` (least squares on log step time, shrunk toward the prior when
+// observations are few), fits the memory model (memory_fit.h) to measured peaks and
+// out-of-memory failures (with the allocation their error text names), learns the Validator's
+// memory margin from the memory fit's residuals, and measures the residual spread. Pure function.
 CalibrationState FitCalibration(const SearchSpaceIndex& space, const PlannerModel& model,
                                 const MessagePool& pool, const CalibrationState& prior);
+
+// The memory part of FitCalibration: the memory terms of `c` refitted to `memory` (prior: the
+// model as is), the margin from the fit's residuals, and oom_observations.
+CalibrationState FitMemoryCalibration(const std::vector<MemoryObservation>& memory,
+                                      double capacity, CalibrationState c);
 
 // Residual observations (for CalibratedPredictor) from the pool's successful trials.
 std::vector<ResidualObservation> CollectResiduals(const SearchSpaceIndex& space,

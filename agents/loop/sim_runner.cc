@@ -16,9 +16,10 @@ std::string Tail(const std::string& log, size_t max_chars) {
 
 class SimulatedClusterRunner : public TrialRunner {
  public:
-  SimulatedClusterRunner(Workload w, uint64_t seed, std::vector<NodeFault> faults)
+  SimulatedClusterRunner(Workload w, uint64_t seed, std::vector<NodeFault> faults, bool structural)
       : w_(std::move(w)) {
     opt_.seed = seed;
+    opt_.structural_reality = structural;
     opt_.node_faults = std::move(faults);
   }
 
@@ -60,13 +61,18 @@ class SimulatedClusterRunner : public TrialRunner {
 
 Result<std::unique_ptr<TrialRunner>> MakeSimulatedClusterRunner(const CampaignSpec& spec,
                                                                 uint64_t seed,
-                                                                const std::string& node_faults) {
+                                                                const std::string& node_faults,
+                                                                const std::string& reality) {
+  if (reality != "perturbed" && reality != "structural") {
+    return Status::Invalid("--reality: unknown kind \"" + reality + "\" (perturbed, structural)");
+  }
   auto w = ResolveWorkload(spec);
   if (!w.ok()) return w.status();
   auto faults = ParseNodeFaults(node_faults);
   if (!faults.ok()) return faults.status().WithPrefix("--node-faults");
   return std::unique_ptr<TrialRunner>(
-      new SimulatedClusterRunner(std::move(w).value(), seed, std::move(faults).value()));
+      new SimulatedClusterRunner(std::move(w).value(), seed, std::move(faults).value(),
+                                 reality == "structural"));
 }
 
 }  // namespace paratune

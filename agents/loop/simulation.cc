@@ -92,6 +92,7 @@ nlohmann::json SuspectNodesJson(const health::NodeLedger& ledger,
 Result<SessionOptions> SessionOptionsFor(const SimulationOptions& options) {
   SessionOptions o;
   o.seed = options.seed;
+  o.measurable = options.measurable;
   if (IsModelFree(options.strategy)) {
     o.validator_checks_memory = false;
     o.stop_on_convergence = false;
@@ -238,6 +239,13 @@ Result<SimulationResult> RunSimulation(const CampaignSpec& spec_in,
   result.json["seed"] = options.seed;
   result.json["strategy"] = options.strategy;
   result.json["ablate"] = options.ablate;
+  if (options.measurable) {
+    nlohmann::json unmeasured = nlohmann::json::array();
+    for (const auto& r : pool.rejected()) {
+      if (r.reason == kUnmeasuredReason) unmeasured.push_back(ConfigToJson(r.config));
+    }
+    result.json["unmeasured"] = unmeasured;
+  }
   if (nodes) {
     result.json["nodes"] = nodes->names();
     result.json["suspectNodes"] = SuspectNodesJson(nodes->ledger(), suspect_after);

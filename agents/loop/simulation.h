@@ -41,8 +41,11 @@ class TrialRunner {
 // The simulated cluster (agents/sim) for `spec` with a hidden reality drawn from `seed`.
 // `node_faults` (agents/sim/node_faults.h text form, "" for none) are the cluster's hidden sick
 // nodes, played on the nodes RunOn names; kInvalidArgument naming --node-faults when malformed.
+// `reality`: "perturbed" (the model with perturbed constants) or "structural" (a reality whose
+// form differs from the model); kInvalidArgument naming --reality otherwise.
 Result<std::unique_ptr<TrialRunner>> MakeSimulatedClusterRunner(
-    const CampaignSpec& spec, uint64_t seed, const std::string& node_faults = "");
+    const CampaignSpec& spec, uint64_t seed, const std::string& node_faults = "",
+    const std::string& reality = "perturbed");
 
 struct SimulationOptions {
   std::string strategy = "builtin";  // builtin | random | grid | greedy | (registered engines)
@@ -59,6 +62,10 @@ struct SimulationOptions {
   // The ledger's state before this campaign (the operator keeps one across campaigns); empty:
   // a fresh ledger with `ledger` options.
   std::optional<health::NodeLedger> start_ledger;
+  // Replay (contract section 11): configurations the runner can answer for (a ReplayRunner's
+  // Measured). Set: other candidates cost no trial, the engine chooses again, and the JSON gains
+  // "unmeasured": [configs]. Empty: every configuration can run.
+  std::function<bool(const Config&)> measurable;
 };
 
 // Model-free baselines (random, grid, greedy) run without the memory check, convergence stop

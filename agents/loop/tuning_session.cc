@@ -12,6 +12,9 @@ namespace paratune {
 
 namespace {
 
+// Times one ProposeNext asks the engine again after every candidate of a batch was rejected.
+constexpr int kMaxReproposals = 64;
+
 std::string Num(double v) {
   char buf[64];
   std::snprintf(buf, sizeof(buf), "%.4g", v);
@@ -86,7 +89,8 @@ struct TuningSession::Impl {
   std::optional<health::Anomaly> DetectAnomaly(const TrialRecord& t, const TrialOutcome& o,
                                                const TrialMetrics& m) const;
   void RecordAnomaly(TrialRecord* t, health::Anomaly a, const std::vector<std::string>& nodes);
-  Status ProposeFromEngine(int n, std::vector<TrialPlan>* plans);
+  // `depth`: how many times this step already asked again after a fully rejected batch.
+  Status ProposeFromEngine(int n, std::vector<TrialPlan>* plans, int depth = 0);
   std::optional<StopDecision> Converged() const;
 };
 
@@ -237,7 +241,7 @@ TrialPlan TuningSession::Impl::AddPlan(const Config& c, const Proposal& p, const
   return plan;
 }
 
-Status TuningSession::Impl::ProposeFromEngine(int n, std::vector<TrialPlan>* plans) {
+Status TuningSession::Impl::ProposeFromEngine(int n, std::vector<TrialPlan>* plans, int depth) {
   const MessagePool view = HistoryView();
   const CalibratedPredictor predictor = MakePredictor(view);
   EngineContext ctx = MakeContext(view, predictor, n);
@@ -260,6 +264,7 @@ Status TuningSession::Impl::ProposeFromEngine(int n, std::vector<TrialPlan>* pla
   const int64_t aidx = static_cast<int64_t>(pool->analyses().size()) - 1;
   (void)analysis_index;
   const Config reference = ReferenceConfig(ctx);
+  int rejected_now = 0;
   auto consider = [&](const std::vector<EngineCandidate>& candidates) {
     for (const auto& cand : candidates) {
       if (static_cast<int>(plans->size()) >= n) break;
@@ -275,6 +280,13 @@ Status TuningSession::Impl::ProposeFromEngine(int n, std::vector<TrialPlan>* pla
           validator->Check(c, filtered ? filtered_view : *pool, predictor, borderline ? 0.0 : -1.0);
       if (!v.ok) {
         pool->AddRejected({pool->LastIteration() + 1, c, v.reason, cand.proposal.proposed_by});
+        ++rejected_now;
+        continue;
+      }
+      if (opt.measurable && !opt.measurable(c)) {  // replay: no trial can answer for it
+        pool->AddRejected({pool->LastIteration() + 1, c, std::string(kUnmeasuredReason),
+                           cand.proposal.proposed_by});
+        ++rejected_now;
         continue;
       }
       Proposal p = cand.proposal;
@@ -291,7 +303,12 @@ Status TuningSession::Impl::ProposeFromEngine(int n, std::vector<TrialPlan>* pla
       consider(fallback->candidates);
     }
   }
-  if (plans->size() == before) engine_exhausted = true;
+  if (plans->size() == before) {
+    // Every candidate was turned away: the rejections are in the pool now, so the engine is asked
+    // again (it must choose something else) until it proposes nothing new.
+    if (rejected_now > 0 && depth < kMaxReproposals) return ProposeFromEngine(n, plans, depth + 1);
+    engine_exhausted = true;
+  }
   return Status::Ok();
 }
 
@@ -330,6 +347,19 @@ std::optional<StopDecision> TuningSession::Impl::Converged() const {
   return d;
 }
 
+// The spread (log scale) of a calibrated prediction: the residual spread of the campaign's own
+// trials, the prediction's distance-based uncertainty, and the run-to-run noise.
+// The residual spread is blended with a prior of 15% (worth 3 observations): a fit resting on a
+// few trials that it matches exactly has not shown that its predictions are that sharp.
+static double PredictionSpread(const CalibrationState& c, const PointPrediction& p) {
+  constexpr double kPriorSigma = 0.15, kPriorWeight = 3;
+  const double dof = std::max<double>(0, static_cast<double>(c.observations) - 1);
+  const double sigma2 = (dof * c.residual_sigma * c.residual_sigma +
+                         kPriorWeight * kPriorSigma * kPriorSigma) /
+                        (dof + kPriorWeight);
+  return std::sqrt(sigma2 + p.uncertainty * p.uncertainty + 0.02 * 0.02);
+}
+
 // The runner's own anomaly wins; then the logged step times; then, once calibrated, the
 // objective against the calibrated prediction for this config made from the healthy history
 // (this trial is still Pending, so it does not predict itself).
@@ -342,6 +372,16 @@ std::optional<health::Anomaly> TuningSession::Impl::DetectAnomaly(const TrialRec
     if (auto a = health::DetectStepTimeAnomaly(o.step_times, opt.anomaly_thresholds)) return a;
   }
   if (!Learns()) return std::nullopt;  // an uncalibrated model is no fair bar
+  // The same configuration already measured as slow, and this run agrees with it: the slowness
+  // belongs to the configuration (the model misses it), not to a node.
+  const double objective = m.Objective(spec.objective.metric);
+  for (const auto& other : pool->trials()) {
+    if (&other == &t || !other.anomaly || !other.metrics || ConfigKey(other.config) != ConfigKey(t.config)) {
+      continue;
+    }
+    const double before = other.metrics->Objective(spec.objective.metric);
+    if (before > 0 && objective > 0 && std::abs(objective / before - 1) < 0.1) return std::nullopt;
+  }
   const MessagePool view = HistoryView();
   const CalibratedPredictor predictor = MakePredictor(view);
   const int64_t idx = space.Find(ConfigKey(t.config));
@@ -350,7 +390,7 @@ std::optional<health::Anomaly> TuningSession::Impl::DetectAnomaly(const TrialRec
   return health::DetectSlowerThanPredicted(
       ObjectiveMetricName(spec.objective.metric), m.Objective(spec.objective.metric), p.objective,
       spec.objective.Maximize(), static_cast<int>(pool->calibration().observations),
-      opt.anomaly_thresholds);
+      opt.anomaly_thresholds, PredictionSpread(pool->calibration(), p));
 }
 
 void TuningSession::Impl::RecordAnomaly(TrialRecord* t, health::Anomaly a,

@@ -45,6 +45,10 @@ struct SessionOptions {
   // step times drift or spike, are set aside as anomalies instead of being learned from.
   bool detect_anomalies = true;
   health::AnomalyThresholds anomaly_thresholds;
+  // Replay (contract section 11): when set, a validated candidate for which this returns false
+  // cannot be measured: it is recorded as rejected with kUnmeasuredReason (no trial) and the
+  // engine is asked again.
+  std::function<bool(const Config&)> measurable;
 };
 
 struct SessionDeps {

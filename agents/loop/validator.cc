@@ -1,5 +1,7 @@
 #include "agents/loop/validator.h"
 
+#include "agents/loop/memory_fit.h"
+
 #include <cstdio>
 #include <string>
 
@@ -29,6 +31,15 @@ std::string Assignments(const std::vector<std::string>& keys, const Config& conf
   return s;
 }
 
+bool WasUnmeasured(const Config& c, const MessagePool& pool) {
+  if (pool.rejected().empty()) return false;
+  const std::string key = ConfigKey(c);
+  for (const auto& r : pool.rejected()) {
+    if (r.reason == kUnmeasuredReason && ConfigKey(r.config) == key) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 std::string Validator::MatchKnownFailure(const Config& c, const MessagePool& pool,
@@ -37,6 +48,11 @@ std::string Validator::MatchKnownFailure(const Config& c, const MessagePool& poo
     if (t.phase != TrialPhase::kFailed || !t.failure || t.failure->retryable) continue;
     const FailureDiagnosis& d = *t.failure;
     if (IsMemoryCategory(d.category)) {
+      if (NeedsAtLeastAsMuchMemory(c, t.config)) {
+        return "needs at least as much memory as " + t.name + " (" + ConfigKey(t.config) +
+               "), which failed with " + d.category +
+               ": same settings, no smaller micro-batch, no more recomputation, no finer sharding";
+      }
       // Same memory-relevant settings as a config that ran out of memory and no smaller
       // predicted footprint: it would run out too.
       const double failed = predictor.PredictConfig(t.config, *model_).peak_memory_gib;
@@ -89,6 +105,10 @@ ValidationVerdict Validator::Check(const Config& c, const MessagePool& pool,
     v.reason = "already tried";
     return v;
   }
+  if (WasUnmeasured(c, pool)) {
+    v.reason = kUnmeasuredReason;
+    return v;
+  }
   v.prediction = predictor.PredictConfig(c, *model_);
   if (options_.check_known_failures) {
     std::string known = MatchKnownFailure(c, pool, predictor);
@@ -100,7 +120,7 @@ ValidationVerdict Validator::Check(const Config& c, const MessagePool& pool,
   if (options_.check_memory) {
     const double capacity = model_->CapacityGiB();
     const double margin =
-        margin_override_gib >= 0 ? margin_override_gib : predictor.calibration().memory_margin_gib;
+        margin_override_gib >= 0 ? margin_override_gib : v.prediction.memory_margin_gib;
     if (v.prediction.peak_memory_gib + margin > capacity) {
       v.reason = "predicted peak memory " + Fixed(v.prediction.peak_memory_gib) + " GiB + " +
                  Fixed(margin) + " GiB margin exceeds the " + Fixed(capacity) +

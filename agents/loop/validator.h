@@ -16,6 +16,10 @@
 
 namespace paratune {
 
+// The rejection reason of a candidate replay cannot measure (SessionOptions::measurable).
+inline constexpr const char* kUnmeasuredReason =
+    "not measured: the measurements file has no line for this configuration";
+
 struct ValidatorOptions {
   bool check_memory = true;          // predicted peak + margin vs capacity
   bool check_known_failures = true;  // failure signatures recorded in the pool

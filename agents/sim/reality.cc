@@ -1,5 +1,6 @@
 #include "agents/sim/reality.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace paratune::sim {
@@ -61,7 +62,56 @@ Reality RealityForSeed(uint64_t seed) {
   return r;
 }
 
+Result<Reality> RealityFor(uint64_t seed, const std::string& kind) {
+  if (kind == "perturbed" || kind.empty()) return RealityForSeed(seed);
+  if (kind != "structural") {
+    return Status::Invalid("--reality: unknown kind \"" + kind + "\" (perturbed, structural)");
+  }
+  Reality r = RealityForSeed(seed);
+  Rng rng(HashCombine(seed, 0x57c7));  // a stream of its own: the perturbed part is unchanged
+  r.structural = true;
+  // Ranges from the measured H100 set (bench/measurements/h100-hf): a 24-layer model paid about
+  // 40 ms per micro-batch, peaks grew faster than linearly with the micro-batch, and the
+  // allocator's reserve sat 1-9 GiB above the allocated peak.
+  r.layer_floor_s = rng.Uniform(0.0003, 0.0020);
+  r.activation_growth = rng.Uniform(0.03, 0.20);
+  r.logits_extra_bytes = rng.Uniform(0.0, 6.0);
+  r.allocator_overhead_gib += rng.Uniform(0.5, 3.0);
+  r.small_tile_penalty = rng.Uniform(0.05, 0.30);
+  r.narrow_penalty = rng.Uniform(0.0, 0.25);
+  return r;
+}
+
 namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+// Kernel efficiency of a structural reality: small micro-batches (few tokens per GEMM) and
+// narrow per-device GEMMs (hidden / tp) run below the model's smooth curve.
+double ShapeEfficiency(const Workload& w, const ParallelPlan& p, const Reality& r) {
+  if (!r.structural || w.IsTpu()) return 1.0;
+  const double tokens = static_cast<double>(w.training.seq_length * p.mbs) /
+                        static_cast<double>(std::max<int64_t>(1, p.cp));
+  const double width = static_cast<double>(w.model.hidden_size) /
+                       static_cast<double>(std::max<int64_t>(1, p.tp));
+  return (1.0 - r.small_tile_penalty * 4096.0 / (4096.0 + tokens)) *
+         (1.0 - r.narrow_penalty * 1024.0 / (1024.0 + width));
+}
+
+// Memory of a structural reality the model's formula misses (GiB): activations growing faster
+// than the micro-batch, and logit copies the model does not count.
+double ExtraActivationGiB(const Workload& w, const ParallelPlan& p, const Reality& r,
+                          double activations_gib) {
+  if (!r.structural || w.IsTpu()) return 0.0;
+  const double growth = r.activation_growth * std::log2(static_cast<double>(std::max<int64_t>(1, p.mbs)));
+  const double logits = static_cast<double>(w.training.seq_length * p.mbs) /
+                        static_cast<double>(std::max<int64_t>(1, p.cp)) *
+                        static_cast<double>(w.model.vocab_size) /
+                        static_cast<double>(std::max<int64_t>(1, p.tp));
+  const bool last_stage_peak = p.pp == 1;  // logits live on the last stage only
+  return activations_gib * growth +
+         (last_stage_peak ? r.logits_extra_bytes * logits / kGiB : 0.0);
+}
 
 // A deterministic efficiency quirk of one kernel shape (tp, mbs, cp / tensor, batch): some shapes
 // hit better or worse tiles than the model's smooth curve predicts.
@@ -88,6 +138,8 @@ double RealStepTime(const Workload& w, const ParallelPlan& p, const Reality& r, 
   double step = e.step_time_seconds;
   const double stages = static_cast<double>(p.num_microbatches + p.pp - 1);
   step += stages * r.per_microbatch_overhead_s;
+  step += static_cast<double>(p.num_microbatches) *
+          static_cast<double>(p.MaxStageLayers(w.model.num_layers)) * r.layer_floor_s;
   step -= r.tp_overlap * e.time.tensor_parallel;
   if (p.recompute == Recompute::kSelective) step += r.selective_penalty * e.time.compute;
   if (p.recompute == Recompute::kFull) step += r.full_penalty * e.time.compute;
@@ -123,12 +175,13 @@ RealOutcome EvaluateReality(const Workload& w_in, const ParallelPlan& p, const R
     return out;
   }
   Calibration cal;
-  cal.compute_efficiency = ShapeQuirk(w, p, r);
+  cal.compute_efficiency = ShapeQuirk(w, p, r) * ShapeEfficiency(w, p, r);
   if (d.compute != 1.0) cal.compute_efficiency *= d.compute;
   out.estimate = EstimatePlan(w, p, cal, r.constants);
   const Estimate& e = out.estimate;
   out.static_gib = e.memory.parameters_gib + e.memory.gradients_gib + e.memory.optimizer_gib;
   out.activations_gib = e.memory.activations_gib * r.activation_factor;
+  out.activations_gib += ExtraActivationGiB(w, p, r, out.activations_gib);
   const double overhead = w.IsTpu() ? 0.35 * r.allocator_overhead_gib : r.allocator_overhead_gib;
   out.peak_gib = out.static_gib + out.activations_gib + e.memory.other_gib + overhead;
   out.capacity_gib = w.accel->hbm_gib;

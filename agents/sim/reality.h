@@ -10,6 +10,7 @@
 #include <string>
 
 #include "agents/core/results.h"
+#include "agents/core/status.h"
 #include "agents/model/parallel_plan.h"
 #include "agents/model/perf_model.h"
 #include "agents/model/workload.h"
@@ -43,10 +44,25 @@ struct Reality {
   double tp_overlap = 0.2;          // share of tensor-parallel traffic hidden by comm overlap
   double selective_penalty = 0.03;  // extra compute of selective recompute (flash bwd, etc.)
   double full_penalty = 0.02;       // extra compute of full recompute (re-launch, sync)
+  // Structural realities (issue 14: --reality structural) differ from the model in form, not
+  // only in constants. All zero for a perturbed reality. GPU workloads only.
+  bool structural = false;
+  double layer_floor_s = 0;        // eager launch floor per layer per micro-batch (forward+back)
+  double activation_growth = 0;    // activations * (1 + growth * log2(mbs)): fragmentation
+  double logits_extra_bytes = 0;   // bytes per logit element kept beyond the model (fp32 upcast)
+  double small_tile_penalty = 0;   // efficiency lost by micro-batches of few tokens
+  double narrow_penalty = 0;       // efficiency lost by narrow per-device GEMMs (hidden / tp)
 };
 
-// The reality drawn from `seed` (independent of the workload).
+// The reality drawn from `seed` (independent of the workload): the model with perturbed
+// constants.
 Reality RealityForSeed(uint64_t seed);
+// kind "perturbed": RealityForSeed(seed). kind "structural": the same perturbed constants plus
+// structural effects drawn from the seed (a launch floor per layer and micro-batch, memory that
+// grows faster than the model's activation formula, logits the model does not count, a larger
+// framework overhead, kernel efficiency that depends on the micro-batch's tokens and the
+// per-device GEMM width). kInvalidArgument naming --reality for another kind.
+Result<Reality> RealityFor(uint64_t seed, const std::string& kind);
 
 // What a run of `p` would do on the real cluster, without noise or faults.
 struct RealOutcome {

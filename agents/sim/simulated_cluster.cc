@@ -12,6 +12,12 @@ namespace paratune {
 
 namespace {
 
+// The hidden reality of `opt` (perturbed by default, structural with --reality structural).
+sim::Reality RealityOf(const SimOptions& opt) {
+  return opt.structural_reality ? *sim::RealityFor(opt.seed, "structural")
+                                : sim::RealityForSeed(opt.seed);
+}
+
 using sim::Rng;
 
 // What the faults on the trial's nodes do to this run (all neutral when there are none). Drawn
@@ -281,7 +287,7 @@ void PlayRun(Run* r, const sim::Reality& reality, uint64_t h) {
 SimTrialResult RunSimulatedTrial(const Workload& w, const Config& c, const SimOptions& opt,
                                  int64_t attempt) {
   const ParallelPlan p = PlanFromConfig(w, c);
-  const sim::Reality reality = sim::RealityForSeed(opt.seed);
+  const sim::Reality reality = RealityOf(opt);
   const sim::RealOutcome real = sim::EvaluateReality(w, p, reality);
   uint64_t h = sim::HashCombine(opt.seed, sim::HashString(ConfigKey(PlanToConfig(w, p))));
   h = sim::HashCombine(h, static_cast<uint64_t>(attempt));
@@ -303,7 +309,7 @@ SimTrialResult RunSimulatedTrial(const Workload& w, const Config& c, const SimOp
 
 SimTruth TrueOutcome(const Workload& w, const Config& c, const SimOptions& opt) {
   const sim::RealOutcome real =
-      sim::EvaluateReality(w, PlanFromConfig(w, c), sim::RealityForSeed(opt.seed));
+      sim::EvaluateReality(w, PlanFromConfig(w, c), RealityOf(opt));
   SimTruth t;
   if (real.invalid) {
     t.failure = "InvalidParallelism: " + real.violation.sentence;

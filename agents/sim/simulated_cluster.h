@@ -19,6 +19,7 @@ namespace paratune {
 
 struct SimOptions {
   uint64_t seed = 1;               // picks the reality (efficiencies, overheads, quirks)
+  bool structural_reality = false;  // --reality structural (agents/sim/reality.h RealityFor)
   double infra_fault_rate = 0.02;  // chance per attempt of a retryable infrastructure fault
   double noise = 0.015;            // relative standard deviation of each logged step time
   int64_t train_iters = 100;       // Megatron-LM/torchtitan iterations (MaxText: steps / 10)

@@ -75,6 +75,15 @@ TEST(AnomalyTest, SlowerThanPredictedNeedsCalibrationAndHonoursTheDirection) {
   EXPECT_FALSE(DetectSlowerThanPredicted("mfu", 0.1, 0, true, 3).has_value());
 }
 
+TEST(AnomalyTest, SlowerThanPredictedAllowsForThePredictionsMeasuredSpread) {
+  // 70% of the calibrated prediction: flagged when the campaign's predictions are tight...
+  EXPECT_TRUE(DetectSlowerThanPredicted("mfu", 0.35, 0.5, true, 4, {}, 0.05).has_value());
+  // ...but not when this prediction is known to miss by 15% (log spread): 3 spreads = 0.45.
+  EXPECT_FALSE(DetectSlowerThanPredicted("mfu", 0.35, 0.5, true, 4, {}, 0.15).has_value());
+  // A node at half speed stands out even from a loose prediction.
+  EXPECT_TRUE(DetectSlowerThanPredicted("mfu", 0.2, 0.5, true, 4, {}, 0.15).has_value());
+}
+
 TEST(AnomalyTest, JsonRoundTripsTheContractObject) {
   Anomaly a = *DetectSlowerThanPredicted("mfu", 0.31, 0.52, true, 2);
   a.node_names = {"paratune-gpu-2"};

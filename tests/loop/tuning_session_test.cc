@@ -113,7 +113,7 @@ TEST(TuningSessionTest, CalibrationLearnsTheClustersEfficiencyAndMemoryOverhead)
   }
   const CalibrationState& c = pool.calibration();
   EXPECT_NEAR(c.compute_efficiency, 0.9, 0.05);
-  EXPECT_NEAR(c.memory_overhead_gib, 3.0, 0.01);
+  EXPECT_NEAR(c.memory_overhead_gib, 3.0, 0.1);  // a ridge fit toward the model
   EXPECT_GE(c.observations, 3);
 }
 
