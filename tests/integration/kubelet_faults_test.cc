@@ -78,7 +78,7 @@ Json TrialPod(const std::string& name, const std::string& node, const std::strin
         {"containers",
          Json::array({{{"name", "main"},
                        {"image", "paratune:dev"},
-                       {"command", Json::array({"paratune", "trial-sim", "--fast", "-f", campaign,
+                       {"command", Json::array({"paratune", "trial-sim", "--fast", "--termination-message", "-f", campaign,
                                                 "--seed", "7", "--fault-rate", "0"})},
                        {"env", env},
                        {"terminationMessagePolicy", "FallbackToLogsOnError"}}})}}}};
