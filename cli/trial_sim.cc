@@ -20,8 +20,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
-#include <functional>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <optional>
 #include <sstream>
@@ -249,9 +249,8 @@ int RunTrialSim(const Args& args) {
   if (!pace.ok()) return ReportError(cmd, pace.status());
   const SimTrialResult r = RunSimulatedTrial(*workload, config, *opt, attempt);
   const ParallelPlan plan = PlanFromConfig(*workload, config);
-  PrintLog(r.log, args.Has("--fast"), *pace, [&](const std::string& line) {
-    return sim::LineForRank(*workload, plan, *view, line);
-  });
+  PrintLog(r.log, args.Has("--fast"), *pace,
+           [&](const std::string& line) { return sim::LineForRank(*workload, plan, *view, line); });
   if (r.exit_code == 0 && WantsTerminationMessage(args)) {
     const std::string path = TerminationLogPath(args);
     if (!path.empty()) {
@@ -277,7 +276,8 @@ PARATUNE_COMMAND("trial-sim",
                  "(--fast, --seed, --attempt, -f CAMPAIGN; --rank N --nodes M: this pod's rank "
                  "(default JOB_COMPLETION_INDEX, NNODES), which decides the lines it prints; "
                  "--termination-message or PARATUNE_SIM_TERMINATION_MESSAGE=1: write the "
-                 "metrics to the termination log; --pace SECONDS per progress line; node faults: --node-faults TEXT or "
+                 "metrics to the termination log; --pace SECONDS per progress line; node faults: "
+                 "--node-faults TEXT or "
                  "PARATUNE_SIM_NODE_FAULTS, e.g. \"gpu-2=throttle:0.5;gpu-3=slow-link:0.3;"
                  "gpu-1=flaky:0.4\", played on --node NAME or PARATUNE_NODE_NAME and the Job's "
                  "--job-nodes A,B or PARATUNE_SIM_JOB_NODES)",

@@ -71,8 +71,9 @@ AcceleratorHours SumAcceleratorHours(const CampaignSpec& spec,
   out.recorded = Round6(out.recorded);
   const double mean = finished > 0 ? finished_sum / static_cast<double>(finished) : 0;
   out.expected_next =
-      mean > 0 ? mean
-               : AcceleratorHoursOf(devices, static_cast<double>(spec.budget.trial_timeout_seconds));
+      mean > 0
+          ? mean
+          : AcceleratorHoursOf(devices, static_cast<double>(spec.budget.trial_timeout_seconds));
   for (double h : stopped) out.saved_by_early_stopping += mean > h ? mean - h : 0;
   out.saved_by_early_stopping = Round6(out.saved_by_early_stopping);
   return out;

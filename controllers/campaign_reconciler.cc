@@ -162,7 +162,8 @@ Status TuningCampaignReconciler::Ingest(Context& ctx) {
                         : 0.0);
       const bool anomalous = rec != nullptr && rec->anomaly.has_value();
       Emit(ctx, anomalous ? "Warning" : "Normal", reasons::kTrialSucceeded,
-           name + (phase == "EarlyStopped" ? " stopped early, losing: " : " succeeded: ") + ObjectiveMetricName(ctx.spec.objective.metric) + " " + buf +
+           name + (phase == "EarlyStopped" ? " stopped early, losing: " : " succeeded: ") +
+               ObjectiveMetricName(ctx.spec.objective.metric) + " " + buf +
                (anomalous ? " but is anomalous (" +
                                 std::string(health::AnomalyKindName(rec->anomaly->kind)) +
                                 "): not learned from"
@@ -326,7 +327,8 @@ TrialOutcome OutcomeFromTrialRun(const Json& trial_run) {
   o.name = kube::NameOf(trial_run);
   const Json& status = ObjectField(trial_run, "status");
   // An early-stopped trial is a measured (losing) one: its partial metrics calibrate the model.
-  o.succeeded = status.value("phase", "") == "Succeeded" || status.value("phase", "") == "EarlyStopped";
+  const std::string phase = status.value("phase", "");
+  o.succeeded = phase == "Succeeded" || phase == "EarlyStopped";
   if (o.succeeded && status.contains("metrics")) {
     auto m = TrialMetrics::FromJson(status["metrics"]);
     if (m.ok()) o.metrics = *m;

@@ -54,11 +54,10 @@ EarlyStopDecision DecideEarlyStop(const EarlyStopInput& in, const EarlyStopOptio
   d.stop = in.maximize ? d.optimistic_objective < in.best_objective
                        : d.optimistic_objective > in.best_objective;
   if (d.stop) {
-    d.summary = "after " + std::to_string(n) + " steady steps (mean " + Num(mean) +
-                " s, noise " + Num(100 * d.noise) + "%) the trial heads to " +
-                Num(in.objective) + "; even " + Num(100 * d.margin) + "% better (" +
-                Num(d.optimistic_objective) + ") it cannot beat the best " +
-                Num(in.best_objective);
+    d.summary = "after " + std::to_string(n) + " steady steps (mean " + Num(mean) + " s, noise " +
+                Num(100 * d.noise) + "%) the trial heads to " + Num(in.objective) + "; even " +
+                Num(100 * d.margin) + "% better (" + Num(d.optimistic_objective) +
+                ") it cannot beat the best " + Num(in.best_objective);
   }
   return d;
 }

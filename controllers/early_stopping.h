@@ -38,8 +38,8 @@ struct EarlyStopDecision {
   bool stop = false;
   size_t steps_seen = 0;
   double mean_step_seconds = 0;
-  double noise = 0;   // cv: relative standard deviation of one step
-  double margin = 0;  // relative margin granted (see the rule)
+  double noise = 0;                 // cv: relative standard deviation of one step
+  double margin = 0;                // relative margin granted (see the rule)
   double projected_objective = 0;   // the objective the trial is heading to (its mean so far)
   double optimistic_objective = 0;  // the best it could plausibly still reach
   double best_objective = 0;

@@ -34,9 +34,9 @@ Result<bool> TrialRunReconciler::MaybeStopEarly(Context& ctx, const Json& worklo
   const Json& best = ctx.campaign_status.value("best", Json::object());
   if (!best.is_object()) return false;
   const std::string best_trial = best.value("trialName", "");
-  const double best_objective =
-      best.contains("objective") && best["objective"].is_number() ? best["objective"].get<double>()
-                                                                   : 0.0;
+  const double best_objective = best.contains("objective") && best["objective"].is_number()
+                                    ? best["objective"].get<double>()
+                                    : 0.0;
   if (best_trial.empty() || best_trial == kube::NameOf(ctx.trial) || best_objective <= 0) {
     return false;
   }

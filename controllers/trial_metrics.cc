@@ -90,8 +90,8 @@ Result<TrialMetricsReading> ReadTrialMetrics(const std::vector<json>& pods,
     if (!parsed.ok()) return parsed.status().WithPrefix("pod " + NameOf(pods[i]));
     // Step times: the message's own list, else the log of the rank that prints steps.
     const std::string* log = order.empty() ? nullptr : logs.Get(order.front());
-    auto collected = CollectTrialMetricsWithStepTimes(collector, message,
-                                                      log != nullptr ? *log : "", ctx);
+    auto collected =
+        CollectTrialMetricsWithStepTimes(collector, message, log != nullptr ? *log : "", ctx);
     if (!collected.ok()) return collected.status().WithPrefix("pod " + NameOf(pods[i]));
     out.collected = std::move(*collected);
     out.source.pod = NameOf(pods[i]);
@@ -119,8 +119,7 @@ Result<TrialMetricsReading> ReadTrialMetrics(const std::vector<json>& pods,
   return Status::NotFound("no termination message with metrics, and no " + collector +
                           " step lines in the logs of " +
                           (logs.ReadNames().empty() ? "any pod" : logs.ReadNames()) +
-                          " (the framework prints them on the " + out.source.convention +
-                          " rank)");
+                          " (the framework prints them on the " + out.source.convention + " rank)");
 }
 
 }  // namespace paratune::controllers

@@ -22,10 +22,10 @@ namespace paratune::controllers {
 // Where the metrics were read: TrialRun status.metricsSource.
 struct MetricsSource {
   std::string pod;
-  int64_t rank = -1;        // the pod's completion index, -1 for a single-pod Job
-  std::string from;         // "terminationMessage" or "log"
-  std::string convention;   // the collector's metrics rank: "first", "last" or "any"
-  std::string memory_pod;   // the pod whose memory lines were used, when another one
+  int64_t rank = -1;       // the pod's completion index, -1 for a single-pod Job
+  std::string from;        // "terminationMessage" or "log"
+  std::string convention;  // the collector's metrics rank: "first", "last" or "any"
+  std::string memory_pod;  // the pod whose memory lines were used, when another one
 
   nlohmann::json ToJson() const;
 };

@@ -48,7 +48,6 @@ bool IsTerminalTrialPhase(const std::string& phase) {
          phase == "EarlyStopped";
 }
 
-
 TrialRunReconciler::TrialRunReconciler(kube::KubeClient* client, TrialInformers informers,
                                        kube::EventRecorder* recorder,
                                        const FailureAnalyzer* analyzer, kube::TimeSource* time,

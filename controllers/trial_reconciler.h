@@ -28,8 +28,8 @@
 #include <string>
 #include <vector>
 
-#include "agents/loop/failure_analyzer.h"
 #include "agents/core/campaign.h"
+#include "agents/loop/failure_analyzer.h"
 #include "controllers/collectors/metric_collector.h"
 #include "controllers/early_stopping.h"
 #include "operator/controller.h"

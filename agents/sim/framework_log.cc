@@ -200,8 +200,8 @@ int64_t FirstDataParallelZeroRank(const Workload& w, const ParallelPlan& p, int6
 
 }  // namespace
 
-std::optional<std::string> LineForRank(const Workload& w, const ParallelPlan& p,
-                                       const RankView& v, const std::string& line) {
+std::optional<std::string> LineForRank(const Workload& w, const ParallelPlan& p, const RankView& v,
+                                       const std::string& line) {
   if (v.nodes <= 1) return line;
   const bool first = v.node_rank == 0;
   const bool last = v.node_rank == v.nodes - 1;

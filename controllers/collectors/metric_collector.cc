@@ -329,7 +329,8 @@ LoggedMemory MemoryFromLog(const std::string& collector, std::string_view log) {
   auto parsed = ParseLines(collector, log);
   if (!parsed.ok()) return out;
   out.peak_gib = parsed->memory.peak_gib;
-  out.avg_gib = parsed->memory.avg_count > 0 ? parsed->memory.avg_gib / parsed->memory.avg_count : 0;
+  out.avg_gib =
+      parsed->memory.avg_count > 0 ? parsed->memory.avg_gib / parsed->memory.avg_count : 0;
   for (const auto& s : parsed->samples) out.peak_gib = std::max(out.peak_gib, s.memory_gib);
   if (!std::isfinite(out.peak_gib)) out.peak_gib = 0;
   if (!std::isfinite(out.avg_gib)) out.avg_gib = 0;

@@ -1,5 +1,7 @@
 // Issue 13: metrics from the rank that has them (log_sources.h, trial_metrics.h), the early
 // stopping rule (early_stopping.h) and accelerator-hours (accelerator_hours.h).
+#include "controllers/trial_metrics.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -10,7 +12,6 @@
 #include "controllers/accelerator_hours.h"
 #include "controllers/collectors/log_sources.h"
 #include "controllers/early_stopping.h"
-#include "controllers/trial_metrics.h"
 
 namespace paratune::controllers {
 namespace {
@@ -63,7 +64,8 @@ TEST(LogSourcesTest, ReadOrderPutsTheFrameworksMetricsRankFirst) {
 
 TEST(LogSourcesTest, BoundedReadsNeverParseACutLineOrSplitACharacter) {
   // limitBytes cut the last line in the middle of its number: it is dropped.
-  std::string raw = MegatronLine(10, 9100.2, 412.3) + " iteration 20 | elapsed time per iteration (ms): 91";
+  std::string raw =
+      MegatronLine(10, 9100.2, 412.3) + " iteration 20 | elapsed time per iteration (ms): 91";
   EXPECT_EQ(BoundedLog(raw, raw.size()), MegatronLine(10, 9100.2, 412.3));
   EXPECT_EQ(BoundedLog(raw, 0), raw);  // no limit: kept
   // "é" is two bytes; a cut inside it must not leave half of it.
@@ -74,7 +76,10 @@ TEST(LogSourcesTest, BoundedReadsNeverParseACutLineOrSplitACharacter) {
     EXPECT_LE(Utf8Tail(text, n).size(), n);
   }
   EXPECT_EQ(Utf8Tail(text, 4), " ok");
-  EXPECT_EQ(Utf8Tail("a\xff" "b", 10), "a?b");  // invalid bytes replaced
+  EXPECT_EQ(Utf8Tail("a\xff"
+                     "b",
+                     10),
+            "a?b");  // invalid bytes replaced
 }
 
 TEST(TrialMetricsTest, MegatronMetricsComeFromTheLastRankAndMemoryFromRankZero) {
@@ -84,8 +89,7 @@ TEST(TrialMetricsTest, MegatronMetricsComeFromTheLastRankAndMemoryFromRankZero) 
     const std::string name = pod["metadata"]["name"];
     read.push_back(name);
     // As Megatron-LM prints: memory on data-parallel rank 0, iterations on the last rank.
-    return name == "t-0" ? std::string("training ...\n") + kMemoryLine
-                         : MegatronSteps(9000, 400);
+    return name == "t-0" ? std::string("training ...\n") + kMemoryLine : MegatronSteps(9000, 400);
   };
   CollectorContext ctx;
   ctx.peak_tflops_per_device = 1000;
@@ -104,14 +108,16 @@ TEST(TrialMetricsTest, MegatronMetricsComeFromTheLastRankAndMemoryFromRankZero) 
 
 TEST(TrialMetricsTest, ATerminationMessageFromAnyPodWins) {
   std::vector<json> pods = {Pod("t-0", 0), Pod("t-1", 1, R"({"metrics": {"mfu": 0.5}})")};
-  auto r = ReadTrialMetrics(pods, "maxtext", {}, [](const json&) { return std::string(); }, 8);
+  auto r = ReadTrialMetrics(
+      pods, "maxtext", {}, [](const json&) { return std::string(); }, 8);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->source.pod, "t-1");
   EXPECT_EQ(r->source.from, "terminationMessage");
   EXPECT_DOUBLE_EQ(r->collected.metrics.mfu, 0.5);
   // A malformed metrics object is an error naming the pod, not a silent fallback.
   pods[1] = Pod("t-1", 1, R"({"metrics": {"mfu": "high"}})");
-  auto bad = ReadTrialMetrics(pods, "maxtext", {}, [](const json&) { return std::string(); }, 8);
+  auto bad = ReadTrialMetrics(
+      pods, "maxtext", {}, [](const json&) { return std::string(); }, 8);
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("t-1"), std::string::npos);
 }
@@ -128,10 +134,13 @@ TEST(TrialMetricsTest, FallsBackToEveryPodWithinTheReadBudgetAndSaysWhichItRead)
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->source.pod, "t-1");
   reads = 0;
-  auto none = ReadTrialMetrics(pods, "megatron-lm", {}, [&reads](const json&) {
-    ++reads;
-    return std::string("nothing\n");
-  }, 2);
+  auto none = ReadTrialMetrics(
+      pods, "megatron-lm", {},
+      [&reads](const json&) {
+        ++reads;
+        return std::string("nothing\n");
+      },
+      2);
   ASSERT_FALSE(none.ok());
   EXPECT_EQ(none.status().code(), StatusCode::kNotFound);
   EXPECT_EQ(reads, 2);  // bounded

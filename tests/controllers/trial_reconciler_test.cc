@@ -71,16 +71,16 @@ spec:
 // Pod `index` of the trial's Indexed Job, in `phase`, with `log`.
 void AddPod(FakeCluster& c, int index, const std::string& phase, const std::string& log) {
   const std::string name = std::string(kTrial) + "-" + std::to_string(index) + "-x";
-  Json pod = {{"apiVersion", "v1"},
-              {"kind", "Pod"},
-              {"metadata",
-               {{"name", name},
-                {"namespace", "ns"},
-                {"labels", {{"tuning.paratune.dev/trial", kTrial}}},
-                {"annotations",
-                 {{"batch.kubernetes.io/job-completion-index", std::to_string(index)}}}}},
-              {"spec", {{"nodeName", "gpu-" + std::to_string(index)},
-                        {"containers", {{{"name", "trainer"}}}}}}};
+  Json pod = {
+      {"apiVersion", "v1"},
+      {"kind", "Pod"},
+      {"metadata",
+       {{"name", name},
+        {"namespace", "ns"},
+        {"labels", {{"tuning.paratune.dev/trial", kTrial}}},
+        {"annotations", {{"batch.kubernetes.io/job-completion-index", std::to_string(index)}}}}},
+      {"spec",
+       {{"nodeName", "gpu-" + std::to_string(index)}, {"containers", {{{"name", "trainer"}}}}}}};
   auto created = c.client.Create(res::kPods, "ns", pod);
   ASSERT_TRUE(created.ok());
   Json p = *created;
