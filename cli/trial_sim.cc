@@ -3,10 +3,10 @@
 // -f CAMPAIGN.yaml, prints the framework's log and exits 0, or prints the real error text and
 // exits 1. Bad input exits 2.
 // Multi-pod trials (issue 13): the pod's node rank comes from --rank, JOB_COMPLETION_INDEX (the
-// Indexed Job's), NODE_RANK or JAX_PROCESS_ID, the pod count from --nodes, NNODES,
-// JAX_PROCESS_COUNT or the workload; each pod prints what the framework prints on that rank
-// (framework_log.h LineForRank: Megatron-LM's iteration lines on the last rank only, MaxText's
-// and torchtitan's on rank 0), paced like the whole run. A real framework writes no
+// Indexed Job's), NODE_RANK or JAX_PROCESS_ID, the pod count from --nodes, NNODES or
+// JAX_PROCESS_COUNT (the job renderer sets NNODES; without it: one pod); each pod prints what
+// the framework prints on that rank (framework_log.h LineForRank: Megatron-LM's iteration
+// lines on the last rank only, MaxText's and torchtitan's on rank 0), paced like the whole run. A real framework writes no
 // termination message, so neither does trial-sim unless --termination-message or
 // PARATUNE_SIM_TERMINATION_MESSAGE=1 (then every pod writes it on success). Progress lines
 // are paced about 0.3 s each (at most ~5 s in all); --pace SECONDS or
@@ -163,7 +163,7 @@ bool IsProgressLine(const std::string& line) {
 }
 
 // This pod's place in the trial: --rank / --nodes, else the env the Job gives it.
-Result<sim::RankView> ReadRankView(const Args& args, const Workload& w) {
+Result<sim::RankView> ReadRankView(const Args& args) {
   sim::RankView v;
   int64_t env_rank = 0;
   for (const char* var : {"JOB_COMPLETION_INDEX", "NODE_RANK", "JAX_PROCESS_ID"}) {
@@ -172,8 +172,8 @@ Result<sim::RankView> ReadRankView(const Args& args, const Workload& w) {
       break;
     }
   }
-  const int64_t per_node = std::max<int64_t>(1, w.DevicesPerNode());
-  int64_t env_nodes = std::max<int64_t>(1, (w.devices + per_node - 1) / per_node);
+  // Outside a multi-pod Job (no NNODES: a run by hand, a single-pod Job) it prints everything.
+  int64_t env_nodes = 1;
   for (const char* var : {"NNODES", "JAX_PROCESS_COUNT"}) {
     if (const char* n = Env(var)) {
       env_nodes = std::atoll(n);
@@ -243,7 +243,7 @@ int RunTrialSim(const Args& args) {
   int64_t attempt = 0;
   auto opt = ReadOptions(args, &attempt);
   if (!opt.ok()) return ReportError(cmd, opt.status());
-  auto view = ReadRankView(args, *workload);
+  auto view = ReadRankView(args);
   if (!view.ok()) return ReportError(cmd, view.status());
   auto pace = ReadPace(args);
   if (!pace.ok()) return ReportError(cmd, pace.status());
