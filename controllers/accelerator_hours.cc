@@ -100,7 +100,13 @@ void ApplyAcceleratorHours(const CampaignSpec& spec, const AcceleratorHours& hou
         {"savedByEarlyStopping", hours.saved_by_early_stopping}};
   if (spec.budget.max_accelerator_hours > 0) ah["max"] = spec.budget.max_accelerator_hours;
   if ((*status)["trials"].is_object()) (*status)["trials"]["earlyStopped"] = hours.early_stopped;
-  if (budget_message.empty() || status->value("phase", "") != "Running") return;
+  // With no proposal asked for, the loop reads an empty queue as SpaceExhausted: the budget is
+  // the reason then. A stop of the loop's own (maxTrials, target, ...) is kept.
+  const std::string phase = status->value("phase", "");
+  if (budget_message.empty() ||
+      (phase != "Running" && status->value("stopReason", "") != "SpaceExhausted")) {
+    return;
+  }
   const json& trials = status->value("trials", json::object());
   if (trials.is_object() && trials.value("running", int64_t{0}) > 0) return;
   const bool has_best = !status->value("best", json::object()).value("trialName", "").empty();

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -235,6 +236,13 @@ TEST(AcceleratorHoursTest, SumsTrialsAndStopsACampaignThatWouldExceedItsBudget) 
   EXPECT_DOUBLE_EQ(status["acceleratorHours"]["total"].get<double>(), 7.0);
   EXPECT_DOUBLE_EQ(status["acceleratorHours"]["perTrial"]["a"].get<double>(), 4.0);
   EXPECT_EQ(status["trials"]["earlyStopped"], 1);
+  // No proposal was asked for: the loop's SpaceExhausted is the budget's doing.
+  json idle = {{"phase", "Succeeded"},
+               {"stopReason", "SpaceExhausted"},
+               {"trials", {{"running", 0}}},
+               {"best", {{"trialName", "a"}}}};
+  ApplyAcceleratorHours(spec, h, why, 1, "now", &idle);
+  EXPECT_EQ(idle["stopReason"], "AcceleratorHoursExhausted");
   // While a trial runs, the campaign waits for it.
   json running = {{"phase", "Running"}, {"trials", {{"running", 1}}}};
   ApplyAcceleratorHours(spec, h, why, 1, "now", &running);

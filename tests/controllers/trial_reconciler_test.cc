@@ -3,6 +3,7 @@
 // (EarlyStopped, evidence, Job deleted) and accelerator-hours.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <string>
 
 #include "agents/core/campaign.h"

@@ -35,7 +35,11 @@ int Count(const std::string& log, const std::string& what) {
 
 TEST(RankLogTest, MegatronPrintsIterationsOnTheLastRankAndMemoryOnDataParallelRankZero) {
   const Workload w = Llama8bTwoNodes();
-  Config c = {{"tp", PV::Int(8)}, {"pp", PV::Int(2)}, {"mbs", PV::Int(1)}};
+  Config c = {{"tp", PV::Int(8)},
+              {"pp", PV::Int(2)},
+              {"mbs", PV::Int(1)},
+              {"recompute", PV::Enum("selective")},
+              {"distributedOptimizer", PV::Bool(true)}};
   SimOptions opt;
   opt.infra_fault_rate = 0;
   const SimTrialResult r = RunSimulatedTrial(w, c, opt, 0);
@@ -53,7 +57,11 @@ TEST(RankLogTest, MegatronPrintsIterationsOnTheLastRankAndMemoryOnDataParallelRa
   EXPECT_EQ(Count(rank0, "using world size"), 1);
   EXPECT_EQ(Count(last, "using world size"), 1);
   // With dp = 8 (tp 2), ranks 8..15 hold data-parallel ranks 4..7: no memory line there.
-  Config dp8 = {{"tp", PV::Int(2)}, {"pp", PV::Int(1)}, {"mbs", PV::Int(1)}};
+  Config dp8 = {{"tp", PV::Int(2)},
+                {"pp", PV::Int(1)},
+                {"mbs", PV::Int(1)},
+                {"recompute", PV::Enum("selective")},
+                {"distributedOptimizer", PV::Bool(true)}};
   const SimTrialResult r8 = RunSimulatedTrial(w, dp8, opt, 0);
   ASSERT_EQ(r8.exit_code, 0) << r8.log;
   const ParallelPlan p8 = PlanFromConfig(w, dp8);
