@@ -5,7 +5,8 @@
 // after each logged line, against the best objective measured so far; a stopped trial reports
 // its partial measurement (mean of the steady steps seen) to the loop, as an EarlyStopped
 // TrialRun does. Accelerator-hours of a trial: devices x (45 s start-up + logged steps x
-// interval, + one 30 s poll interval when stopped). Reports hours spent and saved, trials
+// interval, + one 30 s poll interval when stopped; a trial that would end before that poll
+// simply finishes). Reports hours spent and saved, trials
 // stopped, wrong stops (a stopped trial whose full run would have beaten the best) and the true
 // quality of the campaign's result (best/opt) both ways.
 #include <algorithm>
@@ -74,6 +75,10 @@ class EarlyStoppingRunner : public TrialRunner {
       }
     }
     const double full_hours = Hours(o.step_times, o.step_times.size(), false);
+    // A trial that ends before the next poll is not stopped: it simply finishes.
+    if (seen < o.step_times.size() && Hours(o.step_times, seen, true) >= full_hours) {
+      seen = o.step_times.size();
+    }
     if (seen < o.step_times.size()) {
       const double h = Hours(o.step_times, seen, true);
       tally.hours += h;
@@ -223,7 +228,8 @@ int Main() {
       "cluster, early stopping off vs on (the operator's rule, controllers/early_stopping.h, "
       "played on each trial's logged step times as the 30 s log poll sees them). "
       "Accelerator-hours: devices x (45 s start-up + logged steps, + 30 s poll when stopped) of "
-      "the successful trials; means per campaign. Wrong stops: stopped trials whose full run "
+      "the successful trials (a trial that ends before the poll that would stop it finishes); "
+      "means per campaign. Wrong stops: stopped trials whose full run "
       "would have beaten the best. best/opt: true objective of the campaign's best over the "
       "optimum.\n\n",
       files.size(), kSeeds, kTrials);
