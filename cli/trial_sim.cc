@@ -1,7 +1,16 @@
 // paratune trial-sim: the simulated training run of contract section 8. Reads the trial's
 // configuration from PARATUNE_<KEY> variables (and --set), the workload from PARATUNE_WORKLOAD or
-// -f CAMPAIGN.yaml, prints the framework's log, writes the termination message on success and
-// exits 0, or prints the real error text and exits 1. Bad input exits 2.
+// -f CAMPAIGN.yaml, prints the framework's log and exits 0, or prints the real error text and
+// exits 1. Bad input exits 2.
+// Multi-pod trials (issue 13): the pod's node rank comes from --rank, JOB_COMPLETION_INDEX (the
+// Indexed Job's), NODE_RANK or JAX_PROCESS_ID, the pod count from --nodes, NNODES or
+// JAX_PROCESS_COUNT (the job renderer sets NNODES; without it: one pod); each pod prints what
+// the framework prints on that rank (framework_log.h LineForRank: Megatron-LM's iteration
+// lines on the last rank only, MaxText's and torchtitan's on rank 0), paced like the whole run. A real framework writes no
+// termination message, so neither does trial-sim unless --termination-message or
+// PARATUNE_SIM_TERMINATION_MESSAGE=1 (then every pod writes it on success). Progress lines
+// are paced about 0.3 s each (at most ~5 s in all); --pace SECONDS or
+// PARATUNE_SIM_SECONDS_PER_LINE sets the pause per progress line.
 // Node faults (issue 9): --node-faults / PARATUNE_SIM_NODE_FAULTS (node_faults.h text form),
 // the pod's node --node / PARATUNE_NODE_NAME and its Job's nodes --job-nodes /
 // PARATUNE_SIM_JOB_NODES (comma-separated, default: its own node). The faults of those nodes
@@ -12,13 +21,16 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <optional>
 #include <sstream>
 #include <thread>
 
 #include "agents/core/campaign.h"
+#include "agents/model/parallel_plan.h"
 #include "agents/model/workload.h"
+#include "agents/sim/framework_log.h"
 #include "agents/sim/node_faults.h"
 #include "agents/sim/reality.h"
 #include "agents/sim/simulated_cluster.h"
@@ -156,20 +168,74 @@ bool IsProgressLine(const std::string& line) {
          line.find(" - step: ") != std::string::npos;
 }
 
-// Prints the log line by line; progress lines are paced like a real run (about 0.3 s each, at
-// most ~5 s in all) unless `fast`.
-void PrintLog(const std::string& log, bool fast) {
+// This pod's place in the trial: --rank / --nodes, else the env the Job gives it.
+Result<sim::RankView> ReadRankView(const Args& args) {
+  sim::RankView v;
+  int64_t env_rank = 0;
+  for (const char* var : {"JOB_COMPLETION_INDEX", "NODE_RANK", "JAX_PROCESS_ID"}) {
+    if (const char* r = Env(var)) {
+      env_rank = std::atoll(r);
+      break;
+    }
+  }
+  // Outside a multi-pod Job (no NNODES: a run by hand, a single-pod Job) it prints everything.
+  int64_t env_nodes = 1;
+  for (const char* var : {"NNODES", "JAX_PROCESS_COUNT"}) {
+    if (const char* n = Env(var)) {
+      env_nodes = std::atoll(n);
+      break;
+    }
+  }
+  auto nodes = args.GetInt("--nodes", env_nodes, 1, 1 << 20);
+  if (!nodes.ok()) return nodes.status();
+  auto rank = args.GetInt("--rank", env_rank, 0, *nodes - 1);
+  if (!rank.ok()) return rank.status();
+  v.nodes = *nodes;
+  v.node_rank = *rank;
+  return v;
+}
+
+bool WantsTerminationMessage(const Args& args) {
+  if (args.Has("--termination-message")) return true;
+  const char* v = Env("PARATUNE_SIM_TERMINATION_MESSAGE");
+  return v != nullptr && std::string(v) == "1";
+}
+
+// Prints this rank's lines of the whole trial's log; every progress line of the whole log is
+// paced (`pace` seconds, or about 0.3 s each and at most ~5 s in all when negative) unless
+// `fast`, so that every pod of the trial runs as long as the whole run.
+void PrintLog(const std::string& log, bool fast, double pace,
+              const std::function<std::optional<std::string>(const std::string&)>& keep) {
   int progress = 0;
   std::istringstream count(log);
   for (std::string line; std::getline(count, line);) progress += IsProgressLine(line);
-  const double pause = progress > 0 ? std::min(0.3, 5.0 / progress) : 0;
+  const double pause = pace >= 0 ? pace : (progress > 0 ? std::min(0.3, 5.0 / progress) : 0);
   std::istringstream in(log);
   for (std::string line; std::getline(in, line);) {
-    std::cout << line << "\n" << std::flush;
+    if (auto kept = keep(line)) std::cout << *kept << "\n" << std::flush;
     if (!fast && IsProgressLine(line)) {
       std::this_thread::sleep_for(std::chrono::duration<double>(pause));
     }
   }
+}
+
+Result<double> ReadPace(const Args& args) {
+  if (auto p = args.Get("--pace")) {
+    char* end = nullptr;
+    const double v = std::strtod(p->c_str(), &end);
+    if (end == p->c_str() || !(v >= 0 && v <= 3600)) {
+      return Status::Invalid("--pace: seconds per progress line in [0, 3600]");
+    }
+    return v;
+  }
+  if (const char* p = Env("PARATUNE_SIM_SECONDS_PER_LINE")) {
+    const double v = std::atof(p);
+    if (!(v >= 0 && v <= 3600)) {
+      return Status::Invalid("PARATUNE_SIM_SECONDS_PER_LINE: seconds in [0, 3600]");
+    }
+    return v;
+  }
+  return -1.0;
 }
 
 int RunTrialSim(const Args& args) {
@@ -183,9 +249,15 @@ int RunTrialSim(const Args& args) {
   int64_t attempt = 0;
   auto opt = ReadOptions(args, &attempt);
   if (!opt.ok()) return ReportError(cmd, opt.status());
+  auto view = ReadRankView(args);
+  if (!view.ok()) return ReportError(cmd, view.status());
+  auto pace = ReadPace(args);
+  if (!pace.ok()) return ReportError(cmd, pace.status());
   const SimTrialResult r = RunSimulatedTrial(*workload, config, *opt, attempt);
-  PrintLog(r.log, args.Has("--fast"));
-  if (r.exit_code == 0) {
+  const ParallelPlan plan = PlanFromConfig(*workload, config);
+  PrintLog(r.log, args.Has("--fast"), *pace,
+           [&](const std::string& line) { return sim::LineForRank(*workload, plan, *view, line); });
+  if (r.exit_code == 0 && WantsTerminationMessage(args)) {
     const std::string path = TerminationLogPath(args);
     if (!path.empty()) {
       std::ofstream out(path, std::ios::trunc);
@@ -207,10 +279,14 @@ int RunTrialSim(const Args& args) {
 
 PARATUNE_COMMAND("trial-sim",
                  "simulated training run: reads PARATUNE_* and prints a framework log "
-                 "(--fast, --seed, --attempt, -f CAMPAIGN; node faults: --node-faults TEXT or "
+                 "(--fast, --seed, --attempt, -f CAMPAIGN; --rank N --nodes M: this pod's rank "
+                 "(default JOB_COMPLETION_INDEX, NNODES), which decides the lines it prints; "
+                 "--termination-message or PARATUNE_SIM_TERMINATION_MESSAGE=1: write the "
+                 "metrics to the termination log; --pace SECONDS per progress line; node faults: "
+                 "--node-faults TEXT or "
                  "PARATUNE_SIM_NODE_FAULTS, e.g. \"gpu-2=throttle:0.5;gpu-3=slow-link:0.3;"
                  "gpu-1=flaky:0.4\", played on --node NAME or PARATUNE_NODE_NAME and the Job's "
                  "--job-nodes A,B or PARATUNE_SIM_JOB_NODES)",
-                 {"--fast"}, RunTrialSim);
+                 {"--fast", "--termination-message"}, RunTrialSim);
 
 }  // namespace paratune::cli

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "agents/core/utf8.h"
+#include "controllers/accelerator_hours.h"
 #include "controllers/campaign_status.h"
 #include "controllers/conditions.h"
 #include "controllers/job_renderer.h"
@@ -41,6 +42,8 @@ struct TuningCampaignReconciler::Context {
   std::string now;
   HealthContext health;
   bool health_checked = false;
+  AcceleratorHours hours;      // issue 13: spent per trial and in total
+  std::string budget_message;  // non-empty: spec.budget.maxAcceleratorHours stops new trials
 };
 
 TuningCampaignReconciler::TuningCampaignReconciler(
@@ -103,6 +106,8 @@ Result<kube::ReconcileResult> TuningCampaignReconciler::Reconcile(const kube::Ob
   for (const auto& tr : informers_.trials->ByOwner(kube::UidOf(ctx.campaign))) {
     ctx.trial_runs[kube::NameOf(*tr)] = *tr;
   }
+  ctx.hours = SumAcceleratorHours(ctx.spec, ctx.trial_runs, time_->SystemNow());
+  AcceleratorBudgetReached(ctx.spec, ctx.hours, &ctx.budget_message);
   PARATUNE_RETURN_IF_ERROR(Ingest(ctx));
   PARATUNE_RETURN_IF_ERROR(CheckHealth(ctx));
   PARATUNE_RETURN_IF_ERROR(ProposeAndPersist(ctx));
@@ -158,7 +163,8 @@ Status TuningCampaignReconciler::Ingest(Context& ctx) {
                         : 0.0);
       const bool anomalous = rec != nullptr && rec->anomaly.has_value();
       Emit(ctx, anomalous ? "Warning" : "Normal", reasons::kTrialSucceeded,
-           name + " succeeded: " + ObjectiveMetricName(ctx.spec.objective.metric) + " " + buf +
+           name + (phase == "EarlyStopped" ? " stopped early, losing: " : " succeeded: ") +
+               ObjectiveMetricName(ctx.spec.objective.metric) + " " + buf +
                (anomalous ? " but is anomalous (" +
                                 std::string(health::AnomalyKindName(rec->anomaly->kind)) +
                                 "): not learned from"
@@ -195,7 +201,7 @@ Status TuningCampaignReconciler::ProposeAndPersist(Context& ctx) {
   int64_t running = 0;
   for (const auto& t : ctx.session->pool().trials()) running += IsOpen(t) ? 1 : 0;
   const int64_t free_slots = ctx.spec.budget.parallel_trials - running;
-  if (free_slots > 0 && !ctx.session->ShouldStop()) {
+  if (free_slots > 0 && !ctx.session->ShouldStop() && ctx.budget_message.empty()) {
     const size_t rejected_before = ctx.session->pool().rejected().size();
     auto plans = ctx.session->ProposeNext(static_cast<int>(free_slots));
     if (!plans.ok()) return plans.status();
@@ -295,6 +301,8 @@ Status TuningCampaignReconciler::PublishBest(Context& ctx, Json* status) {
 Status TuningCampaignReconciler::WriteStatus(Context& ctx) {
   const Json old_status = ObjectField(ctx.campaign, "status");
   Json status = BuildCampaignStatus(ctx.campaign, *ctx.session, ctx.now);
+  ApplyAcceleratorHours(ctx.spec, ctx.hours, ctx.budget_message,
+                        ctx.campaign["metadata"].value("generation", int64_t{0}), ctx.now, &status);
   const std::string old_phase = old_status.value("phase", "");
   const std::string phase = status.value("phase", "");
   const std::string old_best = old_status.value("best", Json::object()).value("trialName", "");
@@ -353,7 +361,9 @@ TrialOutcome OutcomeFromTrialRun(const Json& trial_run) {
   TrialOutcome o;
   o.name = kube::NameOf(trial_run);
   const Json& status = ObjectField(trial_run, "status");
-  o.succeeded = status.value("phase", "") == "Succeeded";
+  // An early-stopped trial is a measured (losing) one: its partial metrics calibrate the model.
+  const std::string phase = status.value("phase", "");
+  o.succeeded = phase == "Succeeded" || phase == "EarlyStopped";
   if (o.succeeded && status.contains("metrics")) {
     auto m = TrialMetrics::FromJson(status["metrics"]);
     if (m.ok()) o.metrics = *m;

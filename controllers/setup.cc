@@ -97,6 +97,7 @@ Result<std::unique_ptr<ControllerSet>> SetupControllers(kube::Manager* mgr,
       opts.namespaces);
   topts.jobset_available = set->jobset_available;
   topts.default_image = opts.trial_image;
+  topts.early_stop_interval = opts.trial_log_poll;
   set->trial_reconciler = std::make_unique<NamespaceFilter>(
       std::make_unique<TrialRunReconciler>(client, TrialInformers{trials, campaigns, jobs, pods},
                                            mgr->recorder(), set->analyzer.get(), mgr->time(),

@@ -30,6 +30,8 @@ struct ControllerSetupOptions {
   bool node_health = true;             // the node ledger, anti-affinity, remediation
   std::string diagnostics = "nvidia";  // off | nvidia | simulated (--diagnostics)
   std::string operator_namespace = kDefaultOperatorNamespace;  // where the ledger lives
+  // How often a running trial's log is read for early stopping (issue 13); 0: never.
+  kube::Millis trial_log_poll{30000};
 };
 
 // What Setup made; owned by the caller, must outlive the manager's Run.

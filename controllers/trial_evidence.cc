@@ -124,6 +124,42 @@ PodEvidence ReadPods(const std::vector<json>& pods) {
   return out;
 }
 
+std::string TerminationMessageOf(const json& pod) {
+  const json& statuses = Get(Get(pod, "status"), "containerStatuses");
+  if (!statuses.is_array()) return "";
+  for (const auto& cs : statuses) {
+    const json& term = Get(Get(cs, "state"), "terminated");
+    if (term.is_object()) return Str(term, "message");
+  }
+  return "";
+}
+
+double PodsWallSeconds(const std::vector<json>& pods, kube::SystemTime now) {
+  std::optional<kube::SystemTime> start, end;
+  bool running = false;
+  for (const auto& pod : pods) {
+    kube::SystemTime t;
+    if (!kube::ParseRfc3339(Str(Get(pod, "status"), "startTime"), &t)) continue;
+    if (!start || t < *start) start = t;
+    bool finished = false;
+    const json& statuses = Get(Get(pod, "status"), "containerStatuses");
+    if (statuses.is_array()) {
+      for (const auto& cs : statuses) {
+        kube::SystemTime f;
+        if (kube::ParseRfc3339(Str(Get(Get(cs, "state"), "terminated"), "finishedAt"), &f)) {
+          finished = true;
+          if (!end || f > *end) end = f;
+        }
+      }
+    }
+    running |= !finished;
+  }
+  if (!start) return 0;
+  const kube::SystemTime stop = running || !end ? now : *end;
+  const double s = std::chrono::duration<double>(stop - *start).count();
+  return s > 0 ? s : 0;
+}
+
 kube::Millis UnschedulableFor(const std::vector<json>& pods, kube::SystemTime now,
                               std::string* message) {
   kube::Millis longest{0};

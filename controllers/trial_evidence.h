@@ -39,6 +39,14 @@ struct PodEvidence {
 // lead pod otherwise.
 PodEvidence ReadPods(const std::vector<nlohmann::json>& pods);
 
+// The message of the pod's first terminated container ("" when none has terminated or it wrote
+// none).
+std::string TerminationMessageOf(const nlohmann::json& pod);
+
+// How long the trial's pods held their devices, in seconds: from the earliest pod start to the
+// latest container finish, or to `now` while a pod has not finished (0 when no pod started).
+double PodsWallSeconds(const std::vector<nlohmann::json>& pods, kube::SystemTime now);
+
 // The longest time a pod has been Pending with PodScheduled=False/Unschedulable, as of `now`
 // (zero when none is), and the scheduler's message.
 kube::Millis UnschedulableFor(const std::vector<nlohmann::json>& pods, kube::SystemTime now,

@@ -9,12 +9,15 @@
 #include "agents/core/utf8.h"
 #include "agents/health/anomaly.h"
 #include "agents/model/workload.h"
+#include "controllers/accelerator_hours.h"
+#include "controllers/collectors/log_sources.h"
 #include "controllers/collectors/metric_collector.h"
 #include "controllers/conditions.h"
 #include "controllers/job_renderer.h"
 #include "controllers/status_writer.h"
 #include "controllers/trial_admission.h"
 #include "controllers/trial_evidence.h"
+#include "controllers/trial_metrics.h"
 
 namespace paratune::controllers {
 
@@ -25,9 +28,9 @@ namespace res = kube::resources;
 
 constexpr size_t kMaxObservedText = 8 * 1024;
 
-std::string Tail(const std::string& s, size_t n) {
-  return Utf8Tail(s, n);  // whole, valid UTF-8 only: the status is JSON
-}
+std::string Tail(const std::string& s, size_t n) { return Utf8Tail(s, n); }
+
+}  // namespace
 
 CollectorContext ContextFor(const CampaignSpec& spec) {
   CollectorContext ctx;
@@ -42,21 +45,10 @@ CollectorContext ContextFor(const CampaignSpec& spec) {
   return ctx;
 }
 
-}  // namespace
-
 bool IsTerminalTrialPhase(const std::string& phase) {
-  return phase == "Succeeded" || phase == "Failed" || phase == "Rejected";
+  return phase == "Succeeded" || phase == "Failed" || phase == "Rejected" ||
+         phase == "EarlyStopped";
 }
-
-// Everything one reconcile of one trial knows.
-struct TrialRunReconciler::Context {
-  Json trial;  // the cached TrialRun (a copy we edit the status of)
-  Json original_status;
-  CampaignSpec campaign;
-  Config config;
-  std::vector<Json> pods;
-  std::string now;
-};
 
 TrialRunReconciler::TrialRunReconciler(kube::KubeClient* client, TrialInformers informers,
                                        kube::EventRecorder* recorder,
@@ -76,7 +68,15 @@ Result<kube::ReconcileResult> TrialRunReconciler::Reconcile(const kube::ObjectKe
   ctx.trial = *cached;
   ctx.original_status = ObjectField(ctx.trial, "status");
   if (!ctx.trial["status"].is_object()) ctx.trial["status"] = Json::object();
-  if (IsTerminalTrialPhase(ctx.trial["status"].value("phase", ""))) return kube::ReconcileResult{};
+  const std::string phase = ctx.trial["status"].value("phase", "");
+  if (phase == "EarlyStopped") {
+    // Stopped: make sure the Job is gone (its delete may have failed after the status landed).
+    kube::ObjectPtr job = informers_.jobs->Get(key);
+    if (job && !(*job)["metadata"].contains("deletionTimestamp")) {
+      PARATUNE_RETURN_IF_ERROR(DeleteWorkload(ctx, "Job", key.name));
+    }
+  }
+  if (IsTerminalTrialPhase(phase)) return kube::ReconcileResult{};
   ctx.now = kube::FormatRfc3339(time_->SystemNow());
   const Json& spec = ctx.trial.value("spec", Json::object());
   std::string campaign_name = spec.value("campaignRef", Json::object()).value("name", "");
@@ -89,6 +89,7 @@ Result<kube::ReconcileResult> TrialRunReconciler::Reconcile(const kube::ObjectKe
   if (!parsed.ok()) return Fail(ctx, "InvalidCampaign", parsed.status().message());
   ctx.campaign = std::move(*parsed);
   ctx.campaign.name = campaign_name;
+  ctx.campaign_status = ObjectField(*campaign, "status");
   auto config = ConfigFromJson(spec.value("config", Json::object()), "spec.config");
   if (!config.ok()) return Fail(ctx, "InvalidConfig", config.status().message());
   ctx.config = std::move(*config);
@@ -210,48 +211,52 @@ Result<kube::ReconcileResult> TrialRunReconciler::Observe(Context& ctx, const Js
     return Fail(ctx, "Unschedulable", why);
   }
   status["phase"] = pods.any_running ? "Running" : "Pending";
+  const bool poll = pods.any_running && ctx.campaign.budget.early_stopping &&
+                    opts_.early_stop_interval.count() > 0;
+  if (poll) {
+    auto stopped = MaybeStopEarly(ctx, workload);
+    if (!stopped.ok()) return stopped.status();
+    if (*stopped) return kube::ReconcileResult{};
+  }
   PARATUNE_RETURN_IF_ERROR(WriteStatus(ctx));
   kube::ReconcileResult r;
+  if (poll) r.requeue_after = opts_.early_stop_interval;
   if (stuck.count() > 0) r.requeue_after = opts_.unschedulable_after - stuck + kube::Millis(1000);
-  if (opts_.jobset_available && ctx.campaign.hardware.nodes > 1)
+  if (opts_.jobset_available && ctx.campaign.hardware.nodes > 1 &&
+      (r.requeue_after.count() == 0 || r.requeue_after > kube::Millis(10000))) {
     r.requeue_after = kube::Millis(10000);
+  }
   return r;
 }
 
 Result<kube::ReconcileResult> TrialRunReconciler::Succeed(Context& ctx) {
-  PodEvidence pods = ReadPods(ctx.pods);
-  std::string log;
-  auto parsed = ParseTerminationMessage(pods.termination_message);
-  if (!parsed.ok()) {
-    if (ctx.pods.empty()) return kube::ReconcileResult{false, kube::Millis(2000)};
-    log = LogTail(ctx.pods.front(), pods.container);
-  }
+  if (ctx.pods.empty()) return kube::ReconcileResult{false, kube::Millis(2000)};
   const CollectorContext cctx = ContextFor(ctx.campaign);
-  auto collected = CollectTrialMetricsWithStepTimes(ctx.campaign.metrics_collector,
-                                                    pods.termination_message, log, cctx);
-  if (!collected.ok()) {
+  auto read = ReadTrialMetrics(
+      ctx.pods, ctx.campaign.metrics_collector, cctx,
+      [this](const Json& pod) { return PodLog(pod); }, opts_.max_log_reads);
+  if (!read.ok()) {
     return Fail(ctx, "NoMetrics",
-                "the trial succeeded but reported no metrics: " + collected.status().message());
+                "the trial succeeded but reported no metrics: " + read.status().message());
   }
-  std::vector<double> step_times = collected->step_times;
-  if (step_times.empty() && log.empty() && !ctx.pods.empty()) {
-    // The termination message gave the metrics but no step times: the log has them.
-    log = LogTail(ctx.pods.front(), pods.container);
-    auto from_log = CollectLogWithStepTimes(ctx.campaign.metrics_collector, log, cctx);
-    if (from_log.ok()) step_times = from_log->step_times;
-  }
+  const CollectedMetrics* collected = &read->collected;
+  const std::vector<double>& step_times = collected->step_times;
   const TrialMetrics* metrics = &collected->metrics;
   Json& status = ctx.trial["status"];
   status["phase"] = "Succeeded";
   status["metrics"] = metrics->ToJson();
   status["objective"] = metrics->Objective(ctx.campaign.objective.metric);
+  status["metricsSource"] = read->source.ToJson();
   DetectStepTimeAnomaly(ctx, step_times);
   status["completionTime"] = ctx.now;
+  status["acceleratorHours"] = AcceleratorHoursOf(ctx.campaign.hardware.TotalDevices(),
+                                                  PodsWallSeconds(ctx.pods, time_->SystemNow()));
   SetCondition(&status["conditions"], kCompleted, true, "Succeeded", "the trial finished", 0,
                ctx.now);
-  spdlog::info("trial {}/{}: succeeded, {} = {}", kube::NamespaceOf(ctx.trial),
-               kube::NameOf(ctx.trial), ObjectiveMetricName(ctx.campaign.objective.metric),
-               status["objective"].get<double>());
+  spdlog::info("trial {}/{}: succeeded, {} = {} (from the {} of pod {})",
+               kube::NamespaceOf(ctx.trial), kube::NameOf(ctx.trial),
+               ObjectiveMetricName(ctx.campaign.objective.metric),
+               status["objective"].get<double>(), read->source.from, read->source.pod);
   PARATUNE_RETURN_IF_ERROR(WriteStatus(ctx));
   return kube::ReconcileResult{};
 }
@@ -265,7 +270,7 @@ Result<kube::ReconcileResult> TrialRunReconciler::Fail(Context& ctx, const std::
   std::string log;
   for (const auto& pod : ctx.pods) {
     if (kube::NameOf(pod) == pods.failed_pod) {
-      log = LogTail(pod, pods.container);
+      log = PodLog(pod);
       evidence.events = PodEvents(pod);
     }
   }
@@ -294,6 +299,8 @@ Result<kube::ReconcileResult> TrialRunReconciler::Fail(Context& ctx, const std::
                         {"logTail", Tail(log, kMaxObservedText)},
                         {"events", evidence.events}};
   status["completionTime"] = ctx.now;
+  status["acceleratorHours"] = AcceleratorHoursOf(ctx.campaign.hardware.TotalDevices(),
+                                                  PodsWallSeconds(ctx.pods, time_->SystemNow()));
   SetCondition(&status["conditions"], kCompleted, true, "Failed", d.summary, 0, ctx.now);
   spdlog::warn("trial {}/{}: failed ({}): {}", kube::NamespaceOf(ctx.trial),
                kube::NameOf(ctx.trial), d.category, d.summary);
@@ -337,13 +344,17 @@ void TrialRunReconciler::DetectStepTimeAnomaly(Context& ctx,
   }
 }
 
-std::string TrialRunReconciler::LogTail(const Json& pod, const std::string& container) {
+std::string TrialRunReconciler::PodLog(const Json& pod) {
   kube::PodLogOptions opts;
-  opts.container = container;
+  const Json& containers = pod.value("spec", Json::object()).value("containers", Json::array());
+  if (containers.is_array() && !containers.empty() && containers[0].is_object()) {
+    opts.container = containers[0].value("name", "");
+  }
   opts.tail_lines = opts_.log_tail_lines;
-  opts.limit_bytes = 256 * 1024;
+  opts.limit_bytes = opts_.log_limit_bytes;
   auto log = client_->GetPodLog(kube::NamespaceOf(pod), kube::NameOf(pod), opts);
-  return log.ok() ? *log : std::string();
+  if (!log.ok()) return std::string();
+  return BoundedLog(std::move(*log), static_cast<size_t>(std::max<int64_t>(0, opts.limit_bytes)));
 }
 
 std::vector<std::string> TrialRunReconciler::PodEvents(const Json& pod) {

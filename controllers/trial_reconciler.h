@@ -1,9 +1,17 @@
 // TrialRunReconciler: drives one TrialRun through its Job (contract sections 4 and 5).
 //   Pending, no Job -> renders the Job (and headless Service / JobSet) and creates it.
 //   Job running      -> phase Running, startTime, nodeNames.
-//   Job complete     -> metrics from the termination message, else the pod log via the
-//                       campaign's collector -> phase Succeeded (objective, metrics); logged
-//                       step times that drift or spike -> status.anomaly (contract section 10).
+//   Job complete     -> metrics from a termination message of any pod, else the logs of the
+//                       pods the framework prints throughput on (trial_metrics.h: Megatron-LM
+//                       the last rank, MaxText / torchtitan / transformers rank 0) via the
+//                       campaign's collector -> phase Succeeded (objective, metrics,
+//                       metricsSource naming the pod and rank); logged step times that drift
+//                       or spike -> status.anomaly (contract section 10).
+//   Job running      -> with spec.budget.earlyStopping, the log is read every
+//                       early_stop_interval; a trial that cannot beat the campaign's best
+//                       (early_stopping.h) is ended EarlyStopped with its partial metrics and
+//                       the evidence (status.earlyStop), then its Job is deleted.
+// Every finished trial records status.acceleratorHours (devices x wall time of its pods).
 // Every Job gets a required node anti-affinity against the ledger's suspect nodes at launch
 // time and the TrialRun's spec.avoidNodes.
 //   Job failed, or pods unschedulable too long -> gathers the evidence (termination message,
@@ -20,7 +28,10 @@
 #include <string>
 #include <vector>
 
+#include "agents/core/campaign.h"
 #include "agents/loop/failure_analyzer.h"
+#include "controllers/collectors/metric_collector.h"
+#include "controllers/early_stopping.h"
 #include "operator/controller.h"
 #include "operator/event_recorder.h"
 #include "operator/informer.h"
@@ -35,6 +46,14 @@ struct TrialReconcilerOptions {
   // A trial whose pods cannot be scheduled for this long fails as Unschedulable.
   kube::Millis unschedulable_after{180000};
   int64_t log_tail_lines = 400;
+  // Bytes of one pod log read at most (the pod log API's limitBytes).
+  int64_t log_limit_bytes = 256 * 1024;
+  // Pod logs read at most per finished trial (the framework's metrics rank first, issue 13).
+  size_t max_log_reads = 8;
+  // Early stopping (spec.budget.earlyStopping): a running trial's log is read this often, and
+  // the rule of early_stopping.h decides. Zero turns polling off for every campaign.
+  kube::Millis early_stop_interval{30000};
+  EarlyStopOptions early_stop;
   // The node ledger's suspect nodes at launch time (every new Job gets a required node
   // anti-affinity against them). Null: none. An error is logged and launches without them.
   std::function<Result<std::vector<std::string>>()> suspect_nodes;
@@ -61,10 +80,16 @@ class TrialRunReconciler : public kube::Reconciler {
   Result<kube::ReconcileResult> Launch(Context& ctx);
   Result<kube::ReconcileResult> Observe(Context& ctx, const kube::Json& workload);
   Result<kube::ReconcileResult> Succeed(Context& ctx);
+  // Reads a running trial's log and stops it when it cannot beat the campaign's best (defined
+  // in trial_early_stop.cc). True when it stopped the trial (its status is then written).
+  Result<bool> MaybeStopEarly(Context& ctx, const kube::Json& workload);
+  // Deletes the trial's Job or JobSet (background propagation: its pods go too).
+  Status DeleteWorkload(const Context& ctx, const std::string& kind, const std::string& name);
+  // The bounded, UTF-8 safe log of the trial container of `pod`.
+  std::string PodLog(const kube::Json& pod);
   Result<kube::ReconcileResult> Fail(Context& ctx, const std::string& reason,
                                      const std::string& message);
   Result<kube::Json> GetWorkload(const Context& ctx);
-  std::string LogTail(const kube::Json& pod, const std::string& container);
   std::vector<std::string> PodEvents(const kube::Json& pod);
   Status WriteStatus(Context& ctx);
   std::vector<std::string> AvoidList(const Context& ctx);
@@ -78,11 +103,25 @@ class TrialRunReconciler : public kube::Reconciler {
   TrialReconcilerOptions opts_;
 };
 
+// Everything one reconcile of one trial knows.
+struct TrialRunReconciler::Context {
+  kube::Json trial;  // the cached TrialRun (a copy we edit the status of)
+  kube::Json original_status;
+  kube::Json campaign_status;  // the campaign's status (best objective for early stopping)
+  CampaignSpec campaign;
+  Config config;
+  std::vector<kube::Json> pods;
+  std::string now;
+};
+
 // JobSet API (jobset.x-k8s.io/v1alpha2 jobsets), used when discovery finds it.
 inline const kube::GroupVersionResource kJobSets{"jobset.x-k8s.io", "v1alpha2", "jobsets", true,
                                                  "JobSet"};
 
-// True for the phases a trial never leaves (Succeeded, Failed, Rejected).
+// What the collectors need from the campaign (sequence, batch, devices, peak FLOP/s).
+CollectorContext ContextFor(const CampaignSpec& spec);
+
+// True for the phases a trial never leaves (Succeeded, Failed, Rejected, EarlyStopped).
 bool IsTerminalTrialPhase(const std::string& phase);
 
 }  // namespace paratune::controllers

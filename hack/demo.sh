@@ -2,8 +2,10 @@
 # make demo: the product end to end on the local control plane. Brings the cluster up, deploys
 # the CRDs, RBAC and operator, applies manifests/samples/llama3-8b-h100x8.yaml, follows the
 # campaign live and prints the result (best configuration, improvement over the baseline, the
-# report). When the cluster cannot come up here, it says so and runs the same campaign through
-# `paratune simulate` instead.
+# report, where each trial's metrics were read and the accelerator-hours spent). Trials are
+# `paratune trial-sim` pods that, like real frameworks, write no termination message: the
+# operator reads their logs. When the cluster cannot come up here, it says so and runs the same
+# campaign through `paratune simulate` instead.
 # Usage: hack/demo.sh BUILD_DIR   (PARATUNE_DEMO_KEEP=1 leaves the cluster running)
 set -uo pipefail
 build=${1:-build}
@@ -57,7 +59,12 @@ best:     {.status.best.trialName} objective {.status.best.objective}
 improvement over baseline: {.status.best.improvementOverBaseline}
 best config: {.status.best.config}
 last analysis: {.status.lastAnalysis.summary}
+accelerator-hours spent: {.status.acceleratorHours.total} (saved by early stopping: {.status.acceleratorHours.savedByEarlyStopping})
 '
+# trial-sim writes no termination message, like a real framework: every metric below was read
+# from the log of the pod the framework prints throughput on (status.metricsSource).
+echo "where each trial's metrics came from:"
+kubectl -n "$ns" get tr -l "tuning.paratune.dev/campaign=$name" -o custom-columns='TRIAL:.metadata.name,PHASE:.status.phase,FROM:.status.metricsSource.from,POD:.status.metricsSource.pod,ACCEL-HOURS:.status.acceleratorHours' 2>/dev/null
 out=$(kubectl -n "$ns" get tc "$name" -o jsonpath='{.spec.output.configMapName}')
 [ -n "$out" ] && { echo "published ConfigMap $out:"; kubectl -n "$ns" get configmap "$out" -o jsonpath='{.data.config\.json}'; echo; }
 echo "events:"

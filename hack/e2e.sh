@@ -8,9 +8,14 @@
 #      as a local process with the rendered Deployment's arguments and the token of the rendered
 #      ServiceAccount (a real ServiceAccount token: RBAC is exactly the chart's);
 #   2. an invalid campaign is marked SpecValid=False naming the field, and creates nothing;
-#   3. the simulated sample (manifests/samples/simulated-llama3-8b-anywhere.yaml, smaller budget)
-#      and a TPU campaign run to Succeeded with trial-sim trials and publish their best
-#      configuration; status, events and the report (hack/campaign-report.sh) say so;
+#   3. the simulated sample (manifests/samples/simulated-llama3-8b-anywhere.yaml, smaller budget),
+#      a 2-node GPU campaign (mixtral-8x7b-h100x16.yaml: an Indexed Job of 2 pods) and the 4-host
+#      TPU campaign run to Succeeded with trial-sim trials and publish their best configuration;
+#      status, events and the report (hack/campaign-report.sh) say so. trial-sim writes no
+#      termination message (as real frameworks do not) and prints throughput only on the rank
+#      the framework does: every successful trial must have its metrics from the log of the
+#      right pod (status.metricsSource: the last rank for Megatron-LM, process 0 for MaxText),
+#      and no pod may carry a termination message;
 #   4. the operator is killed (SIGKILL) mid-campaign and restarted (it waits for the Lease): no
 #      trial is lost or duplicated (every TrialRun has one Job, iterations are unique);
 #   5. no RBAC denial in the operator log; its /metrics counted reconciles and API requests;
@@ -30,7 +35,7 @@ export KUBECONFIG=$PARATUNE_CLUSTER_DIR/kubeconfig
 dir=$PARATUNE_CLUSTER_DIR
 ns=paratune-e2e
 opns=paratune-system
-deadline_s=${PARATUNE_E2E_TIMEOUT:-420}
+deadline_s=${PARATUNE_E2E_TIMEOUT:-600}
 t0=$(date +%s)
 failures=0
 
@@ -139,6 +144,9 @@ sed -e 's/maxTrials: [0-9]*/maxTrials: 6/' -e 's/parallelTrials: [0-9]*/parallel
 tpu=llama2-7b-tpu-v5e-4x4
 sed -e 's/maxTrials: [0-9]*/maxTrials: 4/' -e 's/parallelTrials: [0-9]*/parallelTrials: 1/' \
   "$root/manifests/samples/$tpu.yaml" > "$dir/tpu.yaml"
+gpu2=mixtral-8x7b-h100x16
+sed -e 's/maxTrials: [0-9]*/maxTrials: 3/' -e 's/parallelTrials: [0-9]*/parallelTrials: 1/' \
+  "$root/manifests/samples/$gpu2.yaml" > "$dir/gpu2.yaml"
 
 # 2. Invalid: tensorParallelism is not a parameter of the vocabulary.
 kubectl -n "$ns" apply -f - >/dev/null <<'YAML'
@@ -153,8 +161,8 @@ spec:
     parameters:
     - {name: tensorParallelism, values: [1, 2]}
 YAML
-kubectl -n "$ns" apply -f "$dir/sim.yaml" -f "$dir/tpu.yaml" >/dev/null
-say "applied $sim, $tpu and invalid"
+kubectl -n "$ns" apply -f "$dir/sim.yaml" -f "$dir/tpu.yaml" -f "$dir/gpu2.yaml" >/dev/null
+say "applied $sim, $tpu, $gpu2 and invalid"
 
 invalid_marked() { [ "$(jp tc invalid '{.status.conditions[?(@.type=="SpecValid")].status}')" = False ]; }
 if wait_for 60 "invalid SpecValid=False" invalid_marked; then
@@ -178,7 +186,9 @@ fi
 # 3. Both campaigns finish; status, events, the published configuration and the report.
 finished() { local p; p=$(jp tc "$1" '{.status.phase}'); [ "$p" = Succeeded ] || [ "$p" = Failed ]; }
 remaining=$(( deadline_s - ($(date +%s) - t0) ))
-for c in "$sim" "$tpu"; do
+for c in "$sim" "$tpu" "$gpu2"; do
+  remaining=$(( deadline_s - ($(date +%s) - t0) ))
+  [ "$remaining" -gt 0 ] || remaining=1
   wait_for "$remaining" "$c to finish" finished "$c" || true
   phase=$(jp tc "$c" '{.status.phase}')
   best=$(jp tc "$c" '{.status.best.trialName}')
@@ -204,6 +214,45 @@ for c in "$sim" "$tpu"; do
     case " $events " in *" $r "*) ;; *) fail "$c: no $r event (saw: $events)" ;; esac
   done
 done
+
+# 3b. Metrics from the right rank, with termination messages off (issue 13): every Succeeded
+#     trial of the multi-pod campaigns read its metrics from the log of the pod whose rank the
+#     framework prints throughput on, and no trial pod wrote a termination message.
+check_ranks() {  # check_ranks CAMPAIGN EXPECTED_RANK PODS_PER_TRIAL
+  local c=$1 want=$2 pods=$3 out
+  if out=$(kubectl -n "$ns" get tr -l tuning.paratune.dev/campaign="$c" -o json | python3 -c '
+import json, sys
+want, per_trial = int(sys.argv[1]), int(sys.argv[2])
+ok = bad = 0
+for t in json.load(sys.stdin)["items"]:
+    st = t.get("status", {})
+    if st.get("phase") != "Succeeded":
+        continue
+    src = st.get("metricsSource", {})
+    if src.get("from") == "log" and src.get("rank") == want:
+        ok += 1
+    else:
+        bad += 1
+        print("%s: metricsSource %s" % (t["metadata"]["name"], json.dumps(src)))
+print("ok=%d bad=%d" % (ok, bad))
+sys.exit(0 if ok > 0 and bad == 0 else 1)' "$want" "$pods"); then
+    pass "$c: every successful trial read its metrics from the log of rank $want (${out##*$'\n'})"
+  else
+    fail "$c: metrics not from rank $want's log: $out"
+  fi
+  local msgs
+  msgs=$(kubectl -n "$ns" get pods -l tuning.paratune.dev/campaign="$c" -o json | python3 -c '
+import json, sys
+pods = json.load(sys.stdin)["items"]
+n = sum(1 for p in pods for cs in p.get("status", {}).get("containerStatuses", [])
+        if cs.get("state", {}).get("terminated", {}).get("exitCode") == 0
+        and cs["state"]["terminated"].get("message"))
+print("%d/%d" % (n, len(pods)))')
+  case "$msgs" in 0/*) pass "$c: no trial pod wrote a termination message ($msgs pods)" ;;
+    *) fail "$c: pods with a termination message: $msgs" ;; esac
+}
+check_ranks "$gpu2" 1 2   # Megatron-LM: print_rank_last, the last of 2 nodes
+check_ranks "$tpu" 0 4    # MaxText: process 0 of 4 hosts
 kubectl -n "$ns" get tc,tr
 
 if PARATUNE_BIN="$build/bin/paratune" "$root/hack/campaign-report.sh" -n "$ns" "$sim" "$dir/report" \

@@ -283,10 +283,13 @@ Status ParseBudget(const nlohmann::json& j, BudgetSpec* b) {
   JsonFields f(j, "spec.budget");
   PARATUNE_RETURN_IF_ERROR(f.CheckObject());
   PARATUNE_RETURN_IF_ERROR(
-      f.CheckKnownKeys({"maxTrials", "parallelTrials", "maxFailedTrials", "trialTimeout"}));
+      f.CheckKnownKeys({"maxTrials", "parallelTrials", "maxFailedTrials", "trialTimeout",
+                        "earlyStopping", "maxAcceleratorHours"}));
   PARATUNE_RETURN_IF_ERROR(f.ReadInt("maxTrials", 1, 10000, &b->max_trials));
   PARATUNE_RETURN_IF_ERROR(f.ReadInt("parallelTrials", 1, 256, &b->parallel_trials));
   PARATUNE_RETURN_IF_ERROR(f.ReadInt("maxFailedTrials", 1, 10000, &b->max_failed_trials));
+  PARATUNE_RETURN_IF_ERROR(f.ReadBool("earlyStopping", &b->early_stopping));
+  PARATUNE_RETURN_IF_ERROR(f.ReadDouble("maxAcceleratorHours", 0, 1e9, &b->max_accelerator_hours));
   const auto& timeout = f.Get("trialTimeout");
   if (!timeout.is_null()) {
     if (!timeout.is_string() && !timeout.is_number_integer()) {

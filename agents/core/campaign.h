@@ -96,6 +96,10 @@ struct BudgetSpec {
   int64_t parallel_trials = 1;
   int64_t max_failed_trials = 8;
   int64_t trial_timeout_seconds = 1800;
+  // Stop a running trial once its logged step times show it cannot beat the best (issue 13).
+  bool early_stopping = true;
+  // Devices x wall time of the trials' pods the campaign may spend, in hours; 0: no limit.
+  double max_accelerator_hours = 0;
 };
 
 struct SecretKeyRef {

@@ -1,5 +1,6 @@
 #include "agents/sim/framework_log.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <ctime>
 #include <sstream>
@@ -181,6 +182,59 @@ std::string MemoryLine(const Workload& w, int64_t after_iterations, double alloc
                 static_cast<long long>(after_iterations), allocated_gib * 1024, peak_gib * 1024,
                 reserved_gib * 1024, reserved_gib * 1024);
   return buf;
+}
+
+namespace {
+
+// The first global rank on pod `node` whose data-parallel rank is 0 (-1 when none), for
+// Megatron-LM's default rank order: tp varies fastest, then cp, then dp, then pp.
+int64_t FirstDataParallelZeroRank(const Workload& w, const ParallelPlan& p, int64_t node) {
+  const int64_t per_node = std::max<int64_t>(1, std::min(w.DevicesPerNode(), w.devices));
+  const int64_t inner = std::max<int64_t>(1, p.tp * p.cp);
+  const int64_t dp = std::max<int64_t>(1, p.dp);
+  for (int64_t r = node * per_node; r < (node + 1) * per_node && r < w.devices; ++r) {
+    if ((r / inner) % dp == 0) return r;
+  }
+  return -1;
+}
+
+}  // namespace
+
+std::optional<std::string> LineForRank(const Workload& w, const ParallelPlan& p, const RankView& v,
+                                       const std::string& line) {
+  if (v.nodes <= 1) return line;
+  const bool first = v.node_rank == 0;
+  const bool last = v.node_rank == v.nodes - 1;
+  if (w.IsTpu()) {
+    if (line.rfind("completed step:", 0) == 0) return first ? std::optional(line) : std::nullopt;
+    return line;
+  }
+  if (!IsMegatron(w)) {
+    if (line.find(" - step: ") != std::string::npos) {
+      return first ? std::optional(line) : std::nullopt;
+    }
+    return line;
+  }
+  if (line.find("elapsed time per iteration (ms)") != std::string::npos) {
+    return last ? std::optional(line) : std::nullopt;
+  }
+  const std::string memory_prefix = "[Rank 0] (after ";
+  if (line.rfind(memory_prefix, 0) == 0) {
+    const int64_t rank = FirstDataParallelZeroRank(w, p, v.node_rank);
+    if (rank < 0) return std::nullopt;
+    return "[Rank " + std::to_string(rank) + "]" + line.substr(std::string("[Rank 0]").size());
+  }
+  return line;
+}
+
+std::string LogForRank(const Workload& w, const ParallelPlan& p, const RankView& v,
+                       const std::string& log) {
+  std::istringstream in(log);
+  std::string out;
+  for (std::string line; std::getline(in, line);) {
+    if (auto kept = LineForRank(w, p, v, line)) out += *kept + "\n";
+  }
+  return out;
 }
 
 std::string ConfigErrorLog(const Workload& w, const std::string& framework_error) {

@@ -5,6 +5,7 @@
 #define PARATUNE_AGENTS_SIM_FRAMEWORK_LOG_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "agents/core/config.h"
@@ -37,6 +38,26 @@ std::string IterationLine(const Workload& w, const ParallelPlan& p, const Iterat
 // stats line; "" for torchtitan (memory is on every step line).
 std::string MemoryLine(const Workload& w, int64_t after_iterations, double allocated_gib,
                        double peak_gib, double reserved_gib, double argument_gib);
+
+// Where one pod sits in a multi-pod trial: its node rank (the Indexed Job's completion index,
+// JOB_COMPLETION_INDEX; torchrun's NODE_RANK, JAX's process id) of `nodes` pods.
+struct RankView {
+  int64_t node_rank = 0;
+  int64_t nodes = 1;
+};
+
+// Whether the pod at `v` prints `line` of the whole trial's log, as the framework does (issue
+// 13): Megatron-LM prints the iteration line on the last rank only (print_rank_last) and the
+// `[Rank N] ... memory (MB)` line on every rank whose data-parallel rank is 0 (report_memory;
+// the line is rewritten to name this pod's first such rank; default rank order tp-cp-ep-dp-pp);
+// MaxText's `completed step:` and torchtitan's step lines come from process / rank 0. Every pod
+// prints every other line (startup, errors). Returns the line as this pod prints it, or
+// nullopt. One pod (nodes <= 1) prints everything unchanged.
+std::optional<std::string> LineForRank(const Workload& w, const ParallelPlan& p, const RankView& v,
+                                       const std::string& line);
+// LineForRank over a whole log (lines end in '\n').
+std::string LogForRank(const Workload& w, const ParallelPlan& p, const RankView& v,
+                       const std::string& log);
 
 // Failures. Each returns the tail a failed pod's log ends with (traceback + error).
 std::string ConfigErrorLog(const Workload& w, const std::string& framework_error);

@@ -222,7 +222,7 @@ Result<TrialMetrics> ParseTerminationMessage(std::string_view message) {
 
 namespace {
 
-Result<ParsedLog> ParseLog(const std::string& collector, std::string_view log) {
+Result<ParsedLog> ParseLines(const std::string& collector, std::string_view log) {
   LineParser parser;
   if (collector == "megatron-lm") parser = ParseMegatronLine;
   if (collector == "maxtext") parser = ParseMaxTextLine;
@@ -234,7 +234,13 @@ Result<ParsedLog> ParseLog(const std::string& collector, std::string_view log) {
   }
   ParsedLog parsed;
   ForEachLine(log, [&](std::string_view line) { parser(line, &parsed); });
-  if (parsed.samples.empty()) {
+  return parsed;
+}
+
+Result<ParsedLog> ParseLog(const std::string& collector, std::string_view log) {
+  auto parsed = ParseLines(collector, log);
+  if (!parsed.ok()) return parsed.status();
+  if (parsed->samples.empty()) {
     return Status::NotFound("log: no " + collector + " step lines");
   }
   return parsed;
@@ -315,6 +321,19 @@ Result<CollectedMetrics> CollectLogWithStepTimes(const std::string& collector, s
   out.metrics = MetricsOf(*parsed, steady, ctx);
   out.step_times = StepTimesOf(parsed->samples, ctx);
   out.steady_step_times = StepTimesOf(steady, ctx);
+  return out;
+}
+
+LoggedMemory MemoryFromLog(const std::string& collector, std::string_view log) {
+  LoggedMemory out;
+  auto parsed = ParseLines(collector, log);
+  if (!parsed.ok()) return out;
+  out.peak_gib = parsed->memory.peak_gib;
+  out.avg_gib =
+      parsed->memory.avg_count > 0 ? parsed->memory.avg_gib / parsed->memory.avg_count : 0;
+  for (const auto& s : parsed->samples) out.peak_gib = std::max(out.peak_gib, s.memory_gib);
+  if (!std::isfinite(out.peak_gib)) out.peak_gib = 0;
+  if (!std::isfinite(out.avg_gib)) out.avg_gib = 0;
   return out;
 }
 

@@ -85,6 +85,16 @@ Result<CollectedMetrics> CollectTrialMetricsWithStepTimes(const std::string& col
                                                           std::string_view log,
                                                           const CollectorContext& ctx);
 
+// What a log's memory lines say (Megatron-LM's `[Rank N] ... memory (MB)`, MaxText's
+// `Total memory size`, torchtitan's step lines, JSON lines' peak/avgMemoryGiB), even when it has
+// no step line: Megatron-LM prints memory on rank 0 and throughput on the last rank. Zeros when
+// the log says nothing (or the collector is unknown).
+struct LoggedMemory {
+  double peak_gib = 0;
+  double avg_gib = 0;
+};
+LoggedMemory MemoryFromLog(const std::string& collector, std::string_view log);
+
 // The samples that count: drops the warm-up (the first fifth of the steps, at least one when
 // there are two or more, and any step numbered 0).
 std::vector<StepSample> SteadyState(const std::vector<StepSample>& samples);

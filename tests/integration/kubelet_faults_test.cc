@@ -76,12 +76,13 @@ Json TrialPod(const std::string& name, const std::string& node, const std::strin
        {{"restartPolicy", "Never"},
         {"nodeName", node},
         {"containers",
-         Json::array({{{"name", "main"},
-                       {"image", "paratune:dev"},
-                       {"command", Json::array({"paratune", "trial-sim", "--fast", "-f", campaign,
-                                                "--seed", "7", "--fault-rate", "0"})},
-                       {"env", env},
-                       {"terminationMessagePolicy", "FallbackToLogsOnError"}}})}}}};
+         Json::array(
+             {{{"name", "main"},
+               {"image", "paratune:dev"},
+               {"command", Json::array({"paratune", "trial-sim", "--fast", "--termination-message",
+                                        "-f", campaign, "--seed", "7", "--fault-rate", "0"})},
+               {"env", env},
+               {"terminationMessagePolicy", "FallbackToLogsOnError"}}})}}}};
 }
 
 TEST(KubeletFaultsTest, TrialSimPodsOnASickNodeShowIt) {

@@ -1,0 +1,125 @@
+#include "controllers/accelerator_hours.h"
+
+#include <cmath>
+#include <cstdio>
+
+#include "controllers/conditions.h"
+
+namespace paratune::controllers {
+
+namespace {
+
+using nlohmann::json;
+
+double Round6(double v) { return std::round(v * 1e6) / 1e6; }
+
+std::string Hours(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.3g", v);
+  return buf;
+}
+
+const json& StatusOf(const json& tr) {
+  static const json kEmpty = json::object();
+  return tr.is_object() && tr.contains("status") && tr["status"].is_object() ? tr["status"]
+                                                                             : kEmpty;
+}
+
+}  // namespace
+
+double AcceleratorHoursOf(int64_t devices, double wall_seconds) {
+  if (devices <= 0 || !(wall_seconds > 0)) return 0;
+  return Round6(static_cast<double>(devices) * wall_seconds / 3600.0);
+}
+
+AcceleratorHours SumAcceleratorHours(const CampaignSpec& spec,
+                                     const std::map<std::string, json>& trial_runs,
+                                     kube::SystemTime now) {
+  AcceleratorHours out;
+  const int64_t devices = spec.hardware.TotalDevices();
+  double finished_sum = 0;
+  int64_t finished = 0;
+  std::vector<double> stopped;
+  for (const auto& [name, tr] : trial_runs) {
+    const json& st = StatusOf(tr);
+    const std::string phase = st.value("phase", "");
+    double h = 0;
+    if (st.contains("acceleratorHours") && st["acceleratorHours"].is_number()) {
+      h = st["acceleratorHours"].get<double>();
+    } else if (phase == "Running" || phase == "Pending") {
+      kube::SystemTime start;
+      if (kube::ParseRfc3339(st.value("startTime", ""), &start)) {
+        h = AcceleratorHoursOf(devices, std::chrono::duration<double>(now - start).count());
+      }
+    }
+    if (!(h >= 0) || !std::isfinite(h)) h = 0;
+    if (st.contains("acceleratorHours")) {
+      out.per_trial[name] = Round6(h);
+      out.recorded += h;
+    }
+    out.spent += h;
+    if (phase == "Succeeded" && h > 0) {
+      finished_sum += h;
+      ++finished;
+    }
+    if (phase == "EarlyStopped") {
+      ++out.early_stopped;
+      stopped.push_back(h);
+    }
+  }
+  out.spent = Round6(out.spent);
+  out.recorded = Round6(out.recorded);
+  const double mean = finished > 0 ? finished_sum / static_cast<double>(finished) : 0;
+  out.expected_next =
+      mean > 0
+          ? mean
+          : AcceleratorHoursOf(devices, static_cast<double>(spec.budget.trial_timeout_seconds));
+  for (double h : stopped) out.saved_by_early_stopping += mean > h ? mean - h : 0;
+  out.saved_by_early_stopping = Round6(out.saved_by_early_stopping);
+  return out;
+}
+
+bool AcceleratorBudgetReached(const CampaignSpec& spec, const AcceleratorHours& hours,
+                              std::string* message) {
+  const double max = spec.budget.max_accelerator_hours;
+  if (max <= 0 || hours.spent + hours.expected_next <= max) return false;
+  if (message != nullptr) {
+    *message = "spec.budget.maxAcceleratorHours " + Hours(max) + ": " + Hours(hours.spent) +
+               " accelerator-hours spent, and one more trial is expected to cost " +
+               Hours(hours.expected_next);
+  }
+  return true;
+}
+
+void ApplyAcceleratorHours(const CampaignSpec& spec, const AcceleratorHours& hours,
+                           const std::string& budget_message, int64_t generation,
+                           const std::string& now, json* status) {
+  json& ah = (*status)["acceleratorHours"];
+  ah = {{"total", hours.recorded},
+        {"perTrial", hours.per_trial},
+        {"savedByEarlyStopping", hours.saved_by_early_stopping}};
+  if (spec.budget.max_accelerator_hours > 0) ah["max"] = spec.budget.max_accelerator_hours;
+  if ((*status)["trials"].is_object()) (*status)["trials"]["earlyStopped"] = hours.early_stopped;
+  // With no proposal asked for, the loop reads an empty queue as SpaceExhausted: the budget is
+  // the reason then. A stop of the loop's own (maxTrials, target, ...) is kept.
+  const std::string phase = status->value("phase", "");
+  if (budget_message.empty() ||
+      (phase != "Running" && status->value("stopReason", "") != "SpaceExhausted")) {
+    return;
+  }
+  const json& trials = status->value("trials", json::object());
+  if (trials.is_object() && trials.value("running", int64_t{0}) > 0) return;
+  const bool has_best = !status->value("best", json::object()).value("trialName", "").empty();
+  (*status)["phase"] = has_best ? "Succeeded" : "Failed";
+  (*status)["stopReason"] = "AcceleratorHoursExhausted";
+  (*status)["message"] = budget_message;
+  json& c = (*status)["conditions"];
+  SetCondition(&c, kProgressing, false, "AcceleratorHoursExhausted", budget_message, generation,
+               now);
+  if (has_best) {
+    SetCondition(&c, kConverged, true, "AcceleratorHoursExhausted", budget_message, generation,
+                 now);
+  }
+}
+
+}  // namespace paratune::controllers

@@ -1,0 +1,253 @@
+// Issue 13: metrics from the rank that has them (log_sources.h, trial_metrics.h), the early
+// stopping rule (early_stopping.h) and accelerator-hours (accelerator_hours.h).
+#include "controllers/trial_metrics.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "agents/core/json_fields.h"
+#include "controllers/accelerator_hours.h"
+#include "controllers/collectors/log_sources.h"
+#include "controllers/early_stopping.h"
+
+namespace paratune::controllers {
+namespace {
+
+using nlohmann::json;
+
+json Pod(const std::string& name, int rank, const std::string& message = "") {
+  json pod = {{"metadata", {{"name", name}}}, {"spec", {{"containers", {{{"name", "t"}}}}}}};
+  if (rank >= 0) {
+    pod["metadata"]["annotations"] = {
+        {"batch.kubernetes.io/job-completion-index", std::to_string(rank)}};
+  }
+  json term = {{"exitCode", 0}, {"reason", "Completed"}};
+  if (!message.empty()) term["message"] = message;
+  pod["status"] = {{"phase", "Succeeded"},
+                   {"containerStatuses", {{{"name", "t"}, {"state", {{"terminated", term}}}}}}};
+  return pod;
+}
+
+std::string MegatronLine(int it, double ms, double tflops) {
+  char buf[256];
+  std::snprintf(buf, sizeof(buf),
+                " [2026-11-21 05:40:01] iteration %8d/     100 | elapsed time per iteration (ms): "
+                "%.1f | throughput per GPU (TFLOP/s/GPU): %.1f | global batch size:   512 |\n",
+                it, ms, tflops);
+  return buf;
+}
+
+std::string MegatronSteps(double ms, double tflops, int lines = 6) {
+  std::string log;
+  for (int i = 1; i <= lines; ++i) log += MegatronLine(10 * i, ms, tflops);
+  return log;
+}
+
+const char* kMemoryLine =
+    "[Rank 0] (after 10 iterations) memory (MB) | allocated: 40960.00 | max allocated: 61440.00 "
+    "| reserved: 62000.00 | max reserved: 62000.00\n";
+
+TEST(LogSourcesTest, ReadOrderPutsTheFrameworksMetricsRankFirst) {
+  std::vector<json> pods = {Pod("t-1", 1), Pod("t-0", 0), Pod("t-3", 3), Pod("t-2", 2)};
+  EXPECT_EQ(PodReadOrder(pods, "megatron-lm"), (std::vector<size_t>{2, 1, 0, 3}));
+  EXPECT_EQ(PodReadOrder(pods, "maxtext"), (std::vector<size_t>{1, 0, 3, 2}));
+  EXPECT_EQ(PodReadOrder(pods, "torchtitan"), (std::vector<size_t>{1, 0, 3, 2}));
+  EXPECT_EQ(PodReadOrder(pods, "json"), (std::vector<size_t>{1, 0, 3, 2}));
+  EXPECT_EQ(PodRank(Pod("single", -1)), -1);
+  json labelled = Pod("l", -1);
+  labelled["metadata"]["labels"] = {{"batch.kubernetes.io/job-completion-index", "5"}};
+  EXPECT_EQ(PodRank(labelled), 5);
+}
+
+TEST(LogSourcesTest, BoundedReadsNeverParseACutLineOrSplitACharacter) {
+  // limitBytes cut the last line in the middle of its number: it is dropped.
+  std::string raw =
+      MegatronLine(10, 9100.2, 412.3) + " iteration 20 | elapsed time per iteration (ms): 91";
+  EXPECT_EQ(BoundedLog(raw, raw.size()), MegatronLine(10, 9100.2, 412.3));
+  EXPECT_EQ(BoundedLog(raw, 0), raw);  // no limit: kept
+  // "é" is two bytes; a cut inside it must not leave half of it.
+  const std::string text = "loss é ok";
+  for (size_t n = 0; n <= text.size(); ++n) {
+    EXPECT_TRUE(IsValidUtf8(Utf8Tail(text, n))) << n;
+    EXPECT_TRUE(IsValidUtf8(Utf8Head(text, n))) << n;
+    EXPECT_LE(Utf8Tail(text, n).size(), n);
+  }
+  EXPECT_EQ(Utf8Tail(text, 4), " ok");
+  EXPECT_EQ(Utf8Tail("a\xff"
+                     "b",
+                     10),
+            "a?b");  // invalid bytes replaced
+}
+
+TEST(TrialMetricsTest, MegatronMetricsComeFromTheLastRankAndMemoryFromRankZero) {
+  std::vector<json> pods = {Pod("t-0", 0), Pod("t-1", 1)};
+  std::vector<std::string> read;
+  auto reader = [&read](const json& pod) {
+    const std::string name = pod["metadata"]["name"];
+    read.push_back(name);
+    // As Megatron-LM prints: memory on data-parallel rank 0, iterations on the last rank.
+    return name == "t-0" ? std::string("training ...\n") + kMemoryLine : MegatronSteps(9000, 400);
+  };
+  CollectorContext ctx;
+  ctx.peak_tflops_per_device = 1000;
+  auto r = ReadTrialMetrics(pods, "megatron-lm", ctx, reader, 8);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->source.pod, "t-1");
+  EXPECT_EQ(r->source.rank, 1);
+  EXPECT_EQ(r->source.from, "log");
+  EXPECT_EQ(r->source.convention, "last");
+  EXPECT_NEAR(r->collected.metrics.mfu, 0.4, 1e-9);
+  EXPECT_NEAR(r->collected.metrics.peak_memory_gib, 60.0, 1e-9);
+  EXPECT_EQ(r->source.memory_pod, "t-0");
+  EXPECT_EQ(read.front(), "t-1");  // the last rank is read first
+  EXPECT_EQ(r->source.ToJson()["rank"], 1);
+}
+
+TEST(TrialMetricsTest, ATerminationMessageFromAnyPodWins) {
+  std::vector<json> pods = {Pod("t-0", 0), Pod("t-1", 1, R"({"metrics": {"mfu": 0.5}})")};
+  auto r = ReadTrialMetrics(
+      pods, "maxtext", {}, [](const json&) { return std::string(); }, 8);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->source.pod, "t-1");
+  EXPECT_EQ(r->source.from, "terminationMessage");
+  EXPECT_DOUBLE_EQ(r->collected.metrics.mfu, 0.5);
+  // A malformed metrics object is an error naming the pod, not a silent fallback.
+  pods[1] = Pod("t-1", 1, R"({"metrics": {"mfu": "high"}})");
+  auto bad = ReadTrialMetrics(
+      pods, "maxtext", {}, [](const json&) { return std::string(); }, 8);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("t-1"), std::string::npos);
+}
+
+TEST(TrialMetricsTest, FallsBackToEveryPodWithinTheReadBudgetAndSaysWhichItRead) {
+  std::vector<json> pods = {Pod("t-0", 0), Pod("t-1", 1), Pod("t-2", 2)};
+  int reads = 0;
+  // A custom launcher that logs the steps on rank 1: read after rank 2 (the Megatron default).
+  auto reader = [&reads](const json& pod) {
+    ++reads;
+    return pod["metadata"]["name"] == "t-1" ? MegatronSteps(9000, 400) : std::string("noise\n");
+  };
+  auto r = ReadTrialMetrics(pods, "megatron-lm", {}, reader, 8);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->source.pod, "t-1");
+  reads = 0;
+  auto none = ReadTrialMetrics(
+      pods, "megatron-lm", {},
+      [&reads](const json&) {
+        ++reads;
+        return std::string("nothing\n");
+      },
+      2);
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(reads, 2);  // bounded
+  EXPECT_NE(none.status().message().find("t-2 (rank 2)"), std::string::npos)
+      << none.status().message();
+}
+
+std::vector<double> Steps(double mean, double rel_noise, int n) {
+  std::vector<double> out;
+  for (int i = 0; i < n; ++i) out.push_back(mean * (1 + rel_noise * ((i % 2) ? 1 : -1)));
+  return out;
+}
+
+TEST(EarlyStoppingTest, StopsAClearLoserAndKeepsOneWithinNoise) {
+  EarlyStopInput in;
+  in.steady_step_times = Steps(10.0, 0.01, 5);
+  in.objective = 0.40;
+  in.best_objective = 0.50;
+  EarlyStopDecision d = DecideEarlyStop(in);
+  EXPECT_TRUE(d.stop) << d.summary;
+  EXPECT_EQ(d.steps_seen, 5u);
+  EXPECT_NEAR(d.noise, 0.01 * std::sqrt(5.0 / 4.0), 1e-3);
+  EXPECT_GT(d.optimistic_objective, 0.40);
+  EXPECT_LT(d.optimistic_objective, 0.50);
+  EXPECT_NE(d.summary.find("0.5"), std::string::npos);
+  // 1% behind with 1% noise: within the margin, it runs on.
+  in.objective = 0.495;
+  EXPECT_FALSE(DecideEarlyStop(in).stop);
+  // 20% behind but so noisy (30% per step over 4 steps) that it could still win.
+  in.objective = 0.40;
+  in.steady_step_times = Steps(10.0, 0.30, 4);
+  EXPECT_FALSE(DecideEarlyStop(in).stop);
+}
+
+TEST(EarlyStoppingTest, NeedsABestEnoughStepsAndKnowsStepTimeIsMinimized) {
+  EarlyStopInput in;
+  in.steady_step_times = Steps(10.0, 0.01, 2);
+  in.objective = 0.2;
+  in.best_objective = 0.5;
+  EXPECT_FALSE(DecideEarlyStop(in).stop);  // two steps: too few
+  in.steady_step_times = Steps(10.0, 0.01, 6);
+  in.best_objective = 0;
+  EXPECT_FALSE(DecideEarlyStop(in).stop);  // no best yet
+  // stepTimeSeconds: 10 s against a best of 8 s is losing; against 12 s it is winning.
+  in.maximize = false;
+  in.objective = 10.0;
+  in.best_objective = 8.0;
+  EXPECT_TRUE(DecideEarlyStop(in).stop);
+  in.best_objective = 12.0;
+  EXPECT_FALSE(DecideEarlyStop(in).stop);
+}
+
+json TrialRun(const std::string& phase, double hours, const std::string& start = "") {
+  json st = {{"phase", phase}};
+  if (hours >= 0) st["acceleratorHours"] = hours;
+  if (!start.empty()) st["startTime"] = start;
+  return {{"status", st}};
+}
+
+TEST(AcceleratorHoursTest, SumsTrialsAndStopsACampaignThatWouldExceedItsBudget) {
+  CampaignSpec spec;
+  spec.hardware.nodes = 2;
+  spec.hardware.devices_per_node = 8;
+  EXPECT_DOUBLE_EQ(AcceleratorHoursOf(16, 1800), 8.0);
+  kube::SystemTime now;
+  ASSERT_TRUE(kube::ParseRfc3339("2026-11-21T06:00:00Z", &now));
+  std::map<std::string, json> trs = {{"a", TrialRun("Succeeded", 4.0)},
+                                     {"b", TrialRun("Succeeded", 2.0)},
+                                     {"c", TrialRun("EarlyStopped", 1.0)},
+                                     {"d", TrialRun("Running", -1, "2026-11-21T05:30:00Z")}};
+  AcceleratorHours h = SumAcceleratorHours(spec, trs, now);
+  EXPECT_DOUBLE_EQ(h.recorded, 7.0);
+  EXPECT_DOUBLE_EQ(h.spent, 15.0);         // + 16 devices x 0.5 h running
+  EXPECT_DOUBLE_EQ(h.expected_next, 3.0);  // the mean finished trial
+  EXPECT_DOUBLE_EQ(h.saved_by_early_stopping, 2.0);
+  EXPECT_EQ(h.early_stopped, 1);
+  std::string why;
+  EXPECT_FALSE(AcceleratorBudgetReached(spec, h, &why));  // no limit
+  spec.budget.max_accelerator_hours = 20;
+  EXPECT_FALSE(AcceleratorBudgetReached(spec, h, &why));  // 15 + 3 <= 20
+  spec.budget.max_accelerator_hours = 17;
+  ASSERT_TRUE(AcceleratorBudgetReached(spec, h, &why));
+  EXPECT_NE(why.find("maxAcceleratorHours 17"), std::string::npos) << why;
+
+  json status = {{"phase", "Running"},
+                 {"trials", {{"running", 0}}},
+                 {"best", {{"trialName", "a"}}},
+                 {"conditions", json::array()}};
+  ApplyAcceleratorHours(spec, h, why, 1, "2026-11-21T06:00:00Z", &status);
+  EXPECT_EQ(status["phase"], "Succeeded");
+  EXPECT_EQ(status["stopReason"], "AcceleratorHoursExhausted");
+  EXPECT_DOUBLE_EQ(status["acceleratorHours"]["total"].get<double>(), 7.0);
+  EXPECT_DOUBLE_EQ(status["acceleratorHours"]["perTrial"]["a"].get<double>(), 4.0);
+  EXPECT_EQ(status["trials"]["earlyStopped"], 1);
+  // No proposal was asked for: the loop's SpaceExhausted is the budget's doing.
+  json idle = {{"phase", "Succeeded"},
+               {"stopReason", "SpaceExhausted"},
+               {"trials", {{"running", 0}}},
+               {"best", {{"trialName", "a"}}}};
+  ApplyAcceleratorHours(spec, h, why, 1, "now", &idle);
+  EXPECT_EQ(idle["stopReason"], "AcceleratorHoursExhausted");
+  // While a trial runs, the campaign waits for it.
+  json running = {{"phase", "Running"}, {"trials", {{"running", 1}}}};
+  ApplyAcceleratorHours(spec, h, why, 1, "now", &running);
+  EXPECT_EQ(running["phase"], "Running");
+}
+
+}  // namespace
+}  // namespace paratune::controllers

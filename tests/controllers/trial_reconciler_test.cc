@@ -1,0 +1,181 @@
+// The TrialRun reconciler on multi-pod trials without termination messages (issue 13): metrics
+// from the rank the framework logs on (status.metricsSource), early stopping of a losing trial
+// (EarlyStopped, evidence, Job deleted) and accelerator-hours.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <string>
+
+#include "agents/core/campaign.h"
+#include "tests/controllers/reconciler_fixture.h"
+
+namespace paratune::controllers {
+namespace {
+
+using testing::FakeCluster;
+using testing::Json;
+namespace res = kube::resources;
+
+constexpr const char* kCampaign = "mega";
+constexpr const char* kTrial = "mega-t002";
+
+std::string StepLines(double tflops, int lines) {
+  std::string log = "training ...\n";
+  for (int i = 1; i <= lines; ++i) {
+    char buf[256];
+    std::snprintf(buf, sizeof(buf),
+                  " [2026-11-21 05:40:01] iteration %8d/     100 | elapsed time per iteration "
+                  "(ms): %.1f | throughput per GPU (TFLOP/s/GPU): %.1f | global batch size:   512 "
+                  "|\n",
+                  10 * i, 9000.0 * 400.0 / tflops * (i % 2 ? 1.004 : 0.996), tflops);
+    log += buf;
+  }
+  return log;
+}
+
+// A two-node Megatron-LM campaign whose best so far has mfu `best_mfu`.
+void CreateCampaign(FakeCluster& c, double best_mfu, bool early_stopping = true) {
+  auto j = YamlToJson(R"(
+apiVersion: tuning.paratune.dev/v1alpha1
+kind: TuningCampaign
+metadata: {name: mega, namespace: ns}
+spec:
+  model: {preset: llama3-8b}
+  training: {framework: megatron-lm, seqLength: 8192, globalBatchSize: 512}
+  hardware: {accelerator: nvidia-h100-80gb, nodes: 2, devicesPerNode: 8}
+  searchSpace:
+    parameters:
+    - {name: tp, values: [1, 2, 4]}
+    - {name: mbs, values: [1, 2]}
+  objective: {metric: mfu}
+  metrics: {collector: megatron-lm}
+)");
+  ASSERT_TRUE(j.ok());
+  Json campaign = *j;
+  campaign["spec"]["budget"]["earlyStopping"] = early_stopping;
+  auto created = c.client.Create(res::kTuningCampaigns, "ns", campaign);
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  Json with_status = *created;
+  with_status["status"] = {{"phase", "Running"},
+                           {"best", {{"trialName", "mega-t001"}, {"objective", best_mfu}}}};
+  ASSERT_TRUE(c.client.UpdateStatus(res::kTuningCampaigns, with_status).ok());
+  Json trial = {{"apiVersion", "tuning.paratune.dev/v1alpha1"},
+                {"kind", "TrialRun"},
+                {"metadata", {{"name", kTrial}, {"namespace", "ns"}}},
+                {"spec",
+                 {{"campaignRef", {{"name", kCampaign}}},
+                  {"iteration", 2},
+                  {"config", {{"tp", 2}, {"mbs", 1}}}}}};
+  ASSERT_TRUE(c.client.Create(res::kTrialRuns, "ns", trial).ok());
+}
+
+// Pod `index` of the trial's Indexed Job, in `phase`, with `log`.
+void AddPod(FakeCluster& c, int index, const std::string& phase, const std::string& log) {
+  const std::string name = std::string(kTrial) + "-" + std::to_string(index) + "-x";
+  Json pod = {
+      {"apiVersion", "v1"},
+      {"kind", "Pod"},
+      {"metadata",
+       {{"name", name},
+        {"namespace", "ns"},
+        {"labels", {{"tuning.paratune.dev/trial", kTrial}}},
+        {"annotations", {{"batch.kubernetes.io/job-completion-index", std::to_string(index)}}}}},
+      {"spec",
+       {{"nodeName", "gpu-" + std::to_string(index)}, {"containers", {{{"name", "trainer"}}}}}}};
+  auto created = c.client.Create(res::kPods, "ns", pod);
+  ASSERT_TRUE(created.ok());
+  Json p = *created;
+  Json state = {{"running", {{"startedAt", "2026-11-21T05:00:00Z"}}}};
+  if (phase == "Succeeded") {
+    state = {{"terminated",
+              {{"exitCode", 0},
+               {"reason", "Completed"},
+               {"finishedAt", "2026-11-21T05:30:00Z"}}}};  // no termination message
+  }
+  p["status"] = {{"phase", phase},
+                 {"startTime", "2026-11-21T05:00:00Z"},
+                 {"containerStatuses", {{{"name", "trainer"}, {"state", state}}}}};
+  ASSERT_TRUE(c.client.UpdateStatus(res::kPods, p).ok());
+  c.client.SetPodLog("ns", name, log);
+}
+
+Json ReconcileTrial(FakeCluster& c) {
+  c.Sync();
+  auto r = c.trial_reconciler->Reconcile({"ns", kTrial});
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  return c.Get(res::kTrialRuns, kTrial).value("status", Json::object());
+}
+
+const char* kRankZeroLog =
+    "using world size: 16\n[Rank 0] (after 10 iterations) memory (MB) | allocated: 40960.00 | "
+    "max allocated: 61440.00 | reserved: 62000.00 | max reserved: 62000.00\n";
+
+TEST(TrialReconcilerTest, MultiNodeMegatronTrialTakesItsMetricsFromTheLastRank) {
+  FakeCluster c;
+  CreateCampaign(c, 0.0);
+  EXPECT_EQ(ReconcileTrial(c).value("phase", ""), "Pending");  // the Indexed Job is created
+  AddPod(c, 0, "Succeeded", kRankZeroLog);
+  AddPod(c, 1, "Succeeded", StepLines(400, 8));
+  Json job = c.Get(res::kJobs, kTrial);
+  job["status"] = {{"conditions", {{{"type", "Complete"}, {"status", "True"}}}}};
+  ASSERT_TRUE(c.client.UpdateStatus(res::kJobs, job).ok());
+  Json st = ReconcileTrial(c);
+  ASSERT_EQ(st.value("phase", ""), "Succeeded") << st.dump();
+  EXPECT_EQ(st["metricsSource"]["pod"], std::string(kTrial) + "-1-x");
+  EXPECT_EQ(st["metricsSource"]["rank"], 1);
+  EXPECT_EQ(st["metricsSource"]["from"], "log");
+  EXPECT_EQ(st["metricsSource"]["memoryPod"], std::string(kTrial) + "-0-x");
+  EXPECT_NEAR(st["metrics"]["tflopsPerDevice"].get<double>(), 400, 1e-6);
+  EXPECT_NEAR(st["metrics"]["peakMemoryGiB"].get<double>(), 60, 1e-6);
+  // 16 GPUs for 30 minutes.
+  EXPECT_DOUBLE_EQ(st["acceleratorHours"].get<double>(), 8.0);
+}
+
+TEST(TrialReconcilerTest, ALosingTrialIsStoppedEarlyWithItsEvidence) {
+  FakeCluster c;
+  CreateCampaign(c, 0.60);  // the best so far: mfu 0.60 (593 TFLOP/s on an H100)
+  ReconcileTrial(c);
+  ASSERT_FALSE(c.Get(res::kJobs, kTrial).is_null());
+  AddPod(c, 0, "Running", kRankZeroLog);
+  AddPod(c, 1, "Running", StepLines(300, 6));  // mfu ~0.30
+  Json st = ReconcileTrial(c);
+  ASSERT_EQ(st.value("phase", ""), "EarlyStopped") << st.dump();
+  EXPECT_EQ(st["earlyStop"]["bestTrial"], "mega-t001");
+  EXPECT_EQ(st["earlyStop"]["stepsSeen"], 5);  // six logged, the first is warm-up
+  EXPECT_NEAR(st["earlyStop"]["bestObjective"].get<double>(), 0.60, 1e-9);
+  EXPECT_LT(st["earlyStop"]["optimisticObjective"].get<double>(), 0.60);
+  EXPECT_NEAR(st["objective"].get<double>(), 300 / 989.0, 0.01);
+  EXPECT_EQ(st["metricsSource"]["rank"], 1);
+  EXPECT_GT(st["acceleratorHours"].get<double>(), 0);
+  // The Job is gone, and the trial counts as measured for the campaign.
+  EXPECT_TRUE(c.Get(res::kJobs, kTrial).is_null());
+  TrialOutcome o = OutcomeFromTrialRun(c.Get(res::kTrialRuns, kTrial));
+  EXPECT_TRUE(o.succeeded);
+  ASSERT_TRUE(o.metrics.has_value());
+  EXPECT_NEAR(o.metrics->tflops_per_device, 300, 1e-6);
+  // Terminal: never relaunched.
+  ReconcileTrial(c);
+  EXPECT_TRUE(c.Get(res::kJobs, kTrial).is_null());
+}
+
+TEST(TrialReconcilerTest, ATrialWithinNoiseOfTheBestOrWithEarlyStoppingOffRunsOn) {
+  {
+    FakeCluster c;
+    CreateCampaign(c, 0.40);
+    ReconcileTrial(c);
+    AddPod(c, 1, "Running", StepLines(393, 6));  // mfu 0.397: 1% behind, within the margin
+    EXPECT_EQ(ReconcileTrial(c).value("phase", ""), "Running");
+    EXPECT_FALSE(c.Get(res::kJobs, kTrial).is_null());
+  }
+  {
+    FakeCluster c;
+    CreateCampaign(c, 0.60, /*early_stopping=*/false);
+    ReconcileTrial(c);
+    AddPod(c, 1, "Running", StepLines(300, 6));
+    EXPECT_EQ(ReconcileTrial(c).value("phase", ""), "Running");
+    EXPECT_FALSE(c.Get(res::kJobs, kTrial).is_null());
+  }
+}
+
+}  // namespace
+}  // namespace paratune::controllers
