@@ -40,8 +40,8 @@ Result<std::string> ReadLlmApiKey(kube::KubeClient* client, const CampaignSpec& 
   const SecretKeyRef& ref = spec.agents.llm_api_key;
   if (ref.name.empty()) return std::string();
   const std::string key = ref.key.empty() ? "apiKey" : ref.key;
-  const std::string where = "spec.agents.llm.apiKeySecretRef: Secret " + spec.namespace_ + "/" +
-                            ref.name + " key " + key;
+  const std::string where =
+      "spec.agents.llm.apiKeySecretRef: Secret " + spec.namespace_ + "/" + ref.name + " key " + key;
   // By label and name: an unlabelled Secret is never sent to the operator at all.
   kube::ListOptions opts;
   opts.label_selector = std::string(kLlmApiKeyLabel) + "=true";

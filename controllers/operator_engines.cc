@@ -54,8 +54,8 @@ Result<std::unique_ptr<StrategyEngine>> MakeLlmEngine(kube::KubeClient* client,
   deps.seed = seed;
   if (!cfg->api_key.empty()) deps.secrets.push_back(cfg->api_key);
   deps.knowledge = knowledge->Get();
-  const LlmEngineMode mode = spec.agents.engine == "llm" ? LlmEngineMode::kLlm
-                                                          : LlmEngineMode::kHybrid;
+  const LlmEngineMode mode =
+      spec.agents.engine == "llm" ? LlmEngineMode::kLlm : LlmEngineMode::kHybrid;
   return std::unique_ptr<StrategyEngine>(new LlmEngine(mode, std::move(deps)));
 }
 
@@ -64,17 +64,18 @@ Result<std::unique_ptr<StrategyEngine>> MakeLlmEngine(kube::KubeClient* client,
 EngineFactory MakeOperatorEngineFactory(kube::KubeClient* client, LlmAccessOptions llm,
                                         uint64_t seed) {
   auto knowledge = std::make_shared<SharedKnowledge>();
-  return [client, llm = std::move(llm), knowledge, seed](
-             const CampaignSpec& spec, MessagePool* pool) -> Result<std::unique_ptr<StrategyEngine>> {
-    if (spec.agents.engine == "llm" || spec.agents.engine == "hybrid") {
-      return MakeLlmEngine(client, llm, knowledge.get(), seed, spec, pool);
-    }
-    EngineOptions o;
-    o.spec = &spec;
-    o.seed = seed;
-    o.pool = pool;
-    return CreateStrategyEngine(spec.agents.engine, o);
-  };
+  return
+      [client, llm = std::move(llm), knowledge, seed](
+          const CampaignSpec& spec, MessagePool* pool) -> Result<std::unique_ptr<StrategyEngine>> {
+        if (spec.agents.engine == "llm" || spec.agents.engine == "hybrid") {
+          return MakeLlmEngine(client, llm, knowledge.get(), seed, spec, pool);
+        }
+        EngineOptions o;
+        o.spec = &spec;
+        o.seed = seed;
+        o.pool = pool;
+        return CreateStrategyEngine(spec.agents.engine, o);
+      };
 }
 
 }  // namespace paratune::controllers

@@ -17,7 +17,8 @@ std::string Authority(const std::string& url) {
 std::string Normalized(std::string e) {
   while (!e.empty() && e.back() == '/') e.pop_back();
   const std::string suffix = "/chat/completions";
-  if (e.size() >= suffix.size() && e.compare(e.size() - suffix.size(), suffix.size(), suffix) == 0) {
+  if (e.size() >= suffix.size() &&
+      e.compare(e.size() - suffix.size(), suffix.size(), suffix) == 0) {
     e.resize(e.size() - suffix.size());
   }
   while (!e.empty() && e.back() == '/') e.pop_back();
@@ -69,8 +70,10 @@ bool IsLoopbackUrl(const std::string& url) {
   if (host.rfind("127.", 0) != 0) return false;
   int dots = 0;
   for (char c : host) {
-    if (c == '.') ++dots;
-    else if (c < '0' || c > '9') return false;
+    if (c == '.')
+      ++dots;
+    else if (c < '0' || c > '9')
+      return false;
   }
   return dots == 3;
 }
@@ -79,8 +82,10 @@ Status CheckKeyTransport(const std::string& endpoint, bool has_key) {
   if (!has_key || endpoint.rfind("http://", 0) != 0 || IsLoopbackUrl(endpoint)) {
     return Status::Ok();
   }
-  return Status::Invalid("spec.agents.llm.endpoint: an API key is sent only over https:// (or "
-                         "to a loopback address), not to \"" + endpoint + "\"");
+  return Status::Invalid(
+      "spec.agents.llm.endpoint: an API key is sent only over https:// (or "
+      "to a loopback address), not to \"" +
+      endpoint + "\"");
 }
 
 std::vector<std::string> SplitList(const std::string& text) {
