@@ -106,8 +106,8 @@ Result<std::unique_ptr<ControllerSet>> SetupControllers(kube::Manager* mgr,
   copts.admit = [client, policy](const Json& campaign, const CampaignSpec& spec) {
     return AdmitCampaign(client, *policy, kube::NamespaceOf(campaign), spec, true);
   };
-  topts.admit = [client, policy](const std::string& ns, const CampaignSpec& spec) {
-    return AdmitCampaign(client, *policy, ns, spec, false);
+  topts.admit = [client, policy](const std::string& trial_ns, const CampaignSpec& spec) {
+    return AdmitCampaign(client, *policy, trial_ns, spec, false);
   };
   set->campaign_reconciler = std::make_unique<NamespaceFilter>(
       std::make_unique<TuningCampaignReconciler>(client, CampaignInformers{campaigns, trials},

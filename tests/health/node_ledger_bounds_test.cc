@@ -3,7 +3,9 @@
 // suspects never.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <string>
+#include <vector>
 
 #include "agents/health/node_ledger.h"
 
