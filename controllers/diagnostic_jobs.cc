@@ -272,17 +272,16 @@ std::string PodIndex(const kube::Json& pod) {
 }
 
 json ContainerShapes(const kube::Json& pod_spec) {
-    json out = json::array();
-    const json& cs = pod_spec.is_object() ? pod_spec.value("containers", json::array())
-                                          : json::array();
-    for (const auto& c : cs.is_array() ? cs : json::array()) {
-      if (!c.is_object()) continue;
-      out.push_back({c.value("name", json()), c.value("image", json()),
-                     c.value("command", json()), c.value("args", json())});
-    }
-    return out;
+  json out = json::array();
+  const json& cs =
+      pod_spec.is_object() ? pod_spec.value("containers", json::array()) : json::array();
+  for (const auto& c : cs.is_array() ? cs : json::array()) {
+    if (!c.is_object()) continue;
+    out.push_back({c.value("name", json()), c.value("image", json()), c.value("command", json()),
+                   c.value("args", json())});
+  }
+  return out;
 }
-
 
 const json& PodSpecOfJob(const kube::Json& job) {
   return ObjectField(ObjectField(ObjectField(job, "spec"), "template"), "spec");
@@ -337,7 +336,6 @@ std::string TerminationMessage(const kube::Json& pod) {
 }
 
 }  // namespace
-
 
 bool SameDiagnosticPods(const kube::Json& a, const kube::Json& b) {
   const json sa = ContainerShapes(a);

@@ -95,11 +95,11 @@ Result<Json> CampaignHealth::DiagnoseCheck(HealthContext& ctx, const std::string
   expect.paratune_image = opts_.paratune_image;
   auto rendered = RenderDiagnosticJob(*ctx.campaign, check, node, node + "-peer", expect);
   const Json& job_pod = ObjectField(ObjectField(ObjectField(job, "spec"), "template"), "spec");
-  if (rendered.ok() &&
-      !SameDiagnosticPods(job_pod, (*rendered)["spec"]["template"]["spec"])) {
+  if (rendered.ok() && !SameDiagnosticPods(job_pod, (*rendered)["spec"]["template"]["spec"])) {
     EmitOnce(ctx, "diag-foreign|" + name, emit, "Warning", reasons::kDiagnosticResult,
-             "Job " + name + " was not made by paratune (its containers differ): its result is "
-             "ignored; delete it to let the check run");
+             "Job " + name +
+                 " was not made by paratune (its containers differ): its result is "
+                 "ignored; delete it to let the check run");
     entry["summary"] = "Job " + name + " was not made by paratune: ignored";
     return entry;
   }

@@ -214,10 +214,11 @@ Status CampaignHealth::Observe(HealthContext& ctx, const HealthEmit& emit) {
     ctx.ledger_reason = "Compacted";
     ctx.ledger_message = "the node ledger reached its bound of " + bound +
                          ": stale healthy nodes are evicted first, then older evidence";
-    spdlog::info("campaign {}: node ledger compacted from {} to {} bytes: {} nodes evicted, {} "
-                 "evidence items and {} trial keys dropped, {} nodes kept",
-                 key, report.bytes_before, report.bytes, report.evicted_nodes,
-                 report.trimmed_evidence, report.forgotten_trials, ctx.ledger.size());
+    spdlog::info(
+        "campaign {}: node ledger compacted from {} to {} bytes: {} nodes evicted, {} "
+        "evidence items and {} trial keys dropped, {} nodes kept",
+        key, report.bytes_before, report.bytes, report.evicted_nodes, report.trimmed_evidence,
+        report.forgotten_trials, ctx.ledger.size());
   }
   for (const auto& node : uncordoned) {
     spdlog::info("campaign {}: node {} was uncordoned after remediation: suspicion cleared", key,

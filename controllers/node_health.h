@@ -110,8 +110,8 @@ class CampaignHealth {
   kube::Informer* pods_;
   CampaignHealthOptions opts_;
   std::mutex mu_;
-  std::set<std::string> emitted_;        // guarded by mu_
-  std::deque<std::string> emit_order_;   // guarded by mu_; oldest first, for the bound below
+  std::set<std::string> emitted_;       // guarded by mu_
+  std::deque<std::string> emit_order_;  // guarded by mu_; oldest first, for the bound below
   static constexpr size_t kMaxEmitted = 4096;
 };
 

@@ -65,8 +65,9 @@ Status CampaignHealth::Remediate(HealthContext& ctx, const HealthEmit& emit) {
     emit("Normal", reasons::kRemediationProposed,
          "proposed " + proposal["action"].get<std::string>() + " " + id + ": " +
              proposal["reason"].get<std::string>() + ". Nothing happens until " +
-             (cluster ? "a cluster administrator approves: " + ClusterApproveCommand(ledger_->ns(), id)
-                      : "a person approves: " + ApproveCommand(*ctx.campaign, id)));
+             (cluster
+                  ? "a cluster administrator approves: " + ClusterApproveCommand(ledger_->ns(), id)
+                  : "a person approves: " + ApproveCommand(*ctx.campaign, id)));
     rems.push_back(std::move(proposal));
   };
   for (const auto& node : ctx.suspects) {

@@ -41,8 +41,10 @@ bool DetectJobSet(kube::KubeClient* client, const std::string& ns) {
 Status AdmitCampaign(kube::KubeClient* client, const ControllerSetupOptions& opts,
                      const std::string& ns, const CampaignSpec& spec, bool check_llm) {
   if (ns == opts.operator_namespace) {
-    return Status::Invalid("metadata.namespace: campaigns may not run in the operator's own "
-                           "namespace " + ns + " (its ServiceAccount and state live there)");
+    return Status::Invalid(
+        "metadata.namespace: campaigns may not run in the operator's own "
+        "namespace " +
+        ns + " (its ServiceAccount and state live there)");
   }
   PARATUNE_RETURN_IF_ERROR(CheckTrialPodPolicy(spec, opts.pod_policy));
   if (!check_llm) return Status::Ok();
@@ -64,7 +66,7 @@ Result<std::unique_ptr<ControllerSet>> SetupControllers(kube::Manager* mgr,
   }
   set->store = std::make_unique<ConfigMapPoolStore>(client);
   const std::string probe_ns = !opts.watch_namespace.empty() ? opts.watch_namespace
-                              : opts.namespaces.empty()      ? ""
+                               : opts.namespaces.empty()     ? ""
                                                              : *opts.namespaces.begin();
   set->jobset_available = opts.detect_jobset && DetectJobSet(client, probe_ns);
   spdlog::info("JobSet API {}", set->jobset_available ? "found: multi-node trials use JobSets"

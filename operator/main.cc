@@ -73,11 +73,11 @@ struct Flags {
   std::string operator_namespace = paratune::controllers::OperatorNamespaceFromEnv();
   // Multi-tenant safety.
   std::string llm_allowed_endpoints;
-  std::map<std::string, std::string> trial_allow = {{"--trial-allow-privileged", "false"},
-                                                    {"--trial-allow-host-namespaces", "false"},
-                                                    {"--trial-allow-host-path", "false"},
-                                                    {"--trial-allow-control-plane-tolerations",
-                                                     "false"}};
+  std::map<std::string, std::string> trial_allow = {
+      {"--trial-allow-privileged", "false"},
+      {"--trial-allow-host-namespaces", "false"},
+      {"--trial-allow-host-path", "false"},
+      {"--trial-allow-control-plane-tolerations", "false"}};
   std::string trial_allowed_capabilities;
   std::string trial_allowed_service_accounts;
   int suspect_min_campaigns = 2;

@@ -62,7 +62,8 @@ Result<NodeRecord> RecordFromJson(const nlohmann::json& j, const std::string& pa
     return Status::Invalid(f.Path("campaigns") + ": must be an object");
   }
   for (const auto& [c, w] : camps.items()) {
-    if (!w.is_number()) return Status::Invalid(f.Path("campaigns") + "." + c + ": must be a number");
+    if (!w.is_number())
+      return Status::Invalid(f.Path("campaigns") + "." + c + ": must be a number");
     r.campaigns[c] = w.get<double>();
   }
   const nlohmann::json& ev = f.Get("evidence");
@@ -208,8 +209,9 @@ double NodeLedger::Contribute(NodeRecord& r, const std::string& campaign, double
   mine = std::max(0.0, mine + share);
   if (mine == 0) r.campaigns.erase(campaign);
   while (r.campaigns.size() > options_.max_campaigns_per_node) {
-    auto smallest = std::min_element(r.campaigns.begin(), r.campaigns.end(),
-                                     [](const auto& a, const auto& b) { return a.second < b.second; });
+    auto smallest =
+        std::min_element(r.campaigns.begin(), r.campaigns.end(),
+                         [](const auto& a, const auto& b) { return a.second < b.second; });
     r.campaigns.erase(smallest);
   }
   const double cap = options_.suspect_threshold / options_.min_campaigns;

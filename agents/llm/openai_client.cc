@@ -183,8 +183,8 @@ Result<ChatReply> OpenAiChatClient::Complete(const ChatRequest& request) {
                          : Status::Unavailable("LLM endpoint " + url_ + ": " + a.transport_error);
       if (a.timed_out && !options_.retry_on_timeout) return last;
     } else {
-      last = StatusForHttp(a.http_status, options_.include_error_body ? a.body : "",
-                           options_.api_key);
+      last =
+          StatusForHttp(a.http_status, options_.include_error_body ? a.body : "", options_.api_key);
       if (!IsRetryableHttp(a.http_status)) return last;
       server_delay =
           ParseRetryAfter(a.retry_after, std::chrono::system_clock::now(), options_.backoff_cap);

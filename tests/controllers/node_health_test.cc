@@ -113,8 +113,7 @@ int EventsWithReason(FakeCluster& c, const std::string& reason) {
 // True when some Event with that reason says `text`.
 bool AnyEventSays(FakeCluster& c, const std::string& reason, const std::string& text) {
   for (const auto& e : c.List(res::kEvents)) {
-    if (e.value("reason", "") == reason &&
-        e.value("message", "").find(text) != std::string::npos) {
+    if (e.value("reason", "") == reason && e.value("message", "").find(text) != std::string::npos) {
       return true;
     }
   }
@@ -349,13 +348,14 @@ TEST(NodeHealthTest, SuspectNodeIsAvoidedDiagnosedAndCordonedOnlyWithApproval) {
   ASSERT_TRUE(c.campaign_reconciler->Reconcile({"ns", "llama"}).ok());
   EXPECT_FALSE(GetNode(c, "gpu-2").value("spec", Json::object()).value("unschedulable", false));
   EXPECT_EQ(EventsWithReason(c, "ApprovalRefused"), 2);
-  EXPECT_TRUE(AnyEventSays(c, "RemediationProposed", "create configmap paratune-approve-cordon-gpu-2"));
+  EXPECT_TRUE(
+      AnyEventSays(c, "RemediationProposed", "create configmap paratune-approve-cordon-gpu-2"));
   EXPECT_EQ(EventsWithReason(c, "ApprovalIgnored"), 1);
   // An approval naming another remediation does nothing either.
   Json wrong = {{"apiVersion", "v1"},
                 {"kind", "ConfigMap"},
-                {"metadata", {{"name", ClusterApprovalName("cordon-gpu-2")},
-                              {"namespace", "paratune-system"}}},
+                {"metadata",
+                 {{"name", ClusterApprovalName("cordon-gpu-2")}, {"namespace", "paratune-system"}}},
                 {"data", {{"remediation", "cordon-gpu-0"}}}};
   ASSERT_TRUE(c.client.Create(res::kConfigMaps, "paratune-system", wrong).ok());
   ASSERT_TRUE(c.campaign_reconciler->Reconcile({"ns", "llama"}).ok());
