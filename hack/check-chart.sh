@@ -165,7 +165,6 @@ expect "$TMP/tenant.yaml" $D "$C.args[9]" '"--trial-allow-host-path=true"'
 expect "$TMP/tenant.yaml" $D "$C.args[10]" '"--trial-allowed-capabilities=IPC_LOCK"'
 expect_absent "$TMP/default.yaml" Role/paratune-operator-state
 expect_error "trialPodPolicy.allowPrivileged" --set trialPodPolicy.allowPrivileged=yes
-expect_error "llm.allowedEndpoints" --set 'llm.allowedEndpoints={ftp://x}'
 
 # 3. Values the operator refuses fail the rendering, naming the value.
 expect_error "leaderElection.enabled" --set leaderElection.enabled=false

@@ -36,7 +36,7 @@ TEST(EventRecorderTest, MemoryIsBoundedByForgettingTheOldest) {
   FakeKubeClient client;
   FakeTimeSource time;
   EventRecorder rec(&client, "paratune-operator", &time);
-  const int n = static_cast<int>(EventRecorder::kMaxSeen) * 3;
+  const int n = static_cast<int>(EventRecorder::kMaxSeen * 3 / 2) + 1;  // past the bound
   for (int i = 0; i < n; ++i) {
     rec.Event(Campaign(i), "Normal", "Launched", "trial " + std::to_string(i));
     time.Advance(Millis(10));
