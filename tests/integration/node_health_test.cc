@@ -216,7 +216,8 @@ TEST(NodeHealthIntegrationTest, SickNodeIsFoundAvoidedAndCordonedAfterApproval) 
   std::this_thread::sleep_for(3s);
   EXPECT_FALSE((*admin->Get(resources::kNodes, "", sick))["spec"].value("unschedulable", false));
   EXPECT_EQ(remediation_state(cordon), "Proposed");
-  // A cluster administrator approves: the Node is cordoned, with the operator's own credentials.
+  // A cluster administrator approves: the Node is cordoned, with the operator's own credentials,
+  // at the campaign's next reconcile (approvals are not watched: within the 60 s resync).
   ASSERT_EQ(Kubectl(cluster, "-n " + opns + " create configmap " + approval +
                                  " --from-literal=remediation=" + cordon +
                                  " --from-literal=approvedBy=root"),
@@ -226,7 +227,7 @@ TEST(NodeHealthIntegrationTest, SickNodeIsFoundAvoidedAndCordonedAfterApproval) 
         auto node = admin->Get(resources::kNodes, "", sick);
         return node.ok() && (*node)["spec"].value("unschedulable", false);
       },
-      30s));
+      90s));
   EXPECT_TRUE(Eventually([&] { return remediation_state(cordon) == "Applied"; }, 10s));
   EXPECT_FALSE((*admin->Get(resources::kNodes, "", healthy))["spec"].value("unschedulable", false));
 
