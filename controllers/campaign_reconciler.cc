@@ -78,6 +78,14 @@ Result<kube::ReconcileResult> TuningCampaignReconciler::Reconcile(const kube::Ob
     return kube::ReconcileResult{};
   }
   ctx.spec = std::move(*spec);
+  if (opts_.admit) {
+    Status admitted = opts_.admit(ctx.campaign, ctx.spec);
+    if (admitted.code() == StatusCode::kInvalidArgument) {
+      PARATUNE_RETURN_IF_ERROR(MarkInvalid(ctx.campaign, admitted));
+      return kube::ReconcileResult{};
+    }
+    if (!admitted.ok()) return admitted;
+  }
   auto loaded = store_->Load(ctx.campaign);
   if (!loaded.ok()) return loaded.status();
   ctx.loaded = std::move(*loaded);
@@ -325,6 +333,9 @@ Status TuningCampaignReconciler::WriteStatus(Context& ctx) {
   if (ctx.health_checked) {
     status["nodeHealth"] = ctx.health.node_health;
     status["remediations"] = ctx.health.remediations;
+    SetCondition(&status["conditions"], "NodeLedger", ctx.health.ledger_ok,
+                 ctx.health.ledger_reason, ctx.health.ledger_message,
+                 ctx.campaign["metadata"].value("generation", int64_t{0}), ctx.now);
   }
   DropEmptyStrings(&status);
   if (status == old_status) return Status::Ok();

@@ -54,6 +54,10 @@ struct CampaignReconcilerOptions {
   // Off: every success is learned from (SessionOptions::detect_anomalies), e.g. for made-up
   // measurements that have nothing to do with the performance model.
   bool detect_anomalies = true;
+  // Administrator policy checked before anything runs (controllers/setup: trial pod policy,
+  // LLM access, not the operator's namespace). kInvalidArgument: SpecValid=False with its
+  // message (naming the field), nothing created; other errors retry. Null: none.
+  std::function<Status(const kube::Json& campaign, const CampaignSpec& spec)> admit;
 };
 
 struct CampaignInformers {

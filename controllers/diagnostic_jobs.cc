@@ -271,15 +271,43 @@ std::string PodIndex(const kube::Json& pod) {
   return meta.value("annotations", json::object()).value(kCompletionIndex, "");
 }
 
-bool BelongsTo(const kube::Json& pod, const kube::Json& job) {
-  const json& meta = pod.value("metadata", json::object());
-  const json& labels = meta.value("labels", json::object());
-  if (labels.value(kDiagnosticJobLabel, "") == kube::NameOf(job)) return true;
-  if (labels.value("job-name", "") == kube::NameOf(job)) return true;
-  for (const auto& o : meta.value("ownerReferences", json::array())) {
-    if (!kube::UidOf(job).empty() && o.value("uid", "") == kube::UidOf(job)) return true;
+json ContainerShapes(const kube::Json& pod_spec) {
+  json out = json::array();
+  const json& cs =
+      pod_spec.is_object() ? pod_spec.value("containers", json::array()) : json::array();
+  for (const auto& c : cs.is_array() ? cs : json::array()) {
+    if (!c.is_object()) continue;
+    out.push_back({c.value("name", json()), c.value("image", json()), c.value("command", json()),
+                   c.value("args", json())});
   }
-  return false;
+  return out;
+}
+
+const json& PodSpecOfJob(const kube::Json& job) {
+  return ObjectField(ObjectField(ObjectField(job, "spec"), "template"), "spec");
+}
+
+// A pod the Job controls: the Job controller's ownerReference (controller, the Job's UID) and
+// the Job template's containers. Labels alone prove nothing: anyone may set them.
+bool BelongsTo(const kube::Json& pod, const kube::Json& job) {
+  const std::string uid = kube::UidOf(job);
+  if (uid.empty()) return false;
+  const json& meta = pod.value("metadata", json::object());
+  const json& owners = meta.value("ownerReferences", json::array());
+  bool owned = false;
+  for (const auto& o : owners.is_array() ? owners : json::array()) {
+    owned |= o.is_object() && o.value("uid", "") == uid && o.value("controller", false) &&
+             o.value("kind", "") == "Job";
+  }
+  if (!owned) return false;
+  // Every container of the template runs in the pod (an injected sidecar may be added).
+  const json want = ContainerShapes(PodSpecOfJob(job));
+  const json have = ContainerShapes(ObjectField(pod, "spec"));
+  if (want.empty()) return false;
+  for (const auto& c : want) {
+    if (std::find(have.begin(), have.end(), c) == have.end()) return false;
+  }
+  return true;
 }
 
 // The pods to read, best first: the one on the suspect node, then index 0, then the rest.
@@ -288,9 +316,6 @@ std::vector<const kube::Json*> ReadOrder(const kube::Json& job, const std::vecto
   std::vector<const kube::Json*> mine;
   for (const auto& p : pods) {
     if (BelongsTo(p, job)) mine.push_back(&p);
-  }
-  if (mine.empty()) {
-    for (const auto& p : pods) mine.push_back(&p);
   }
   auto rank = [&](const kube::Json* p) {
     if (p->value("spec", json::object()).value("nodeName", "") == node) return 0;
@@ -311,6 +336,11 @@ std::string TerminationMessage(const kube::Json& pod) {
 }
 
 }  // namespace
+
+bool SameDiagnosticPods(const kube::Json& a, const kube::Json& b) {
+  const json sa = ContainerShapes(a);
+  return !sa.empty() && sa == ContainerShapes(b);
+}
 
 std::optional<health::CheckResult> InterpretDiagnosticJob(
     const kube::Json& job, const std::vector<kube::Json>& pods,

@@ -64,6 +64,13 @@ std::optional<kube::Json> RenderDiagnosticService(const kube::Json& campaign,
 // the pod on that node) through `log_of`, falling back to its termination message when the log
 // is empty. A failed Job whose output cannot be judged gives passed=false with the reason (the
 // Job's failure condition, or the parse error) as the summary.
+// Trust: only pods the Job controls are read (a controller ownerReference with the Job's UID,
+// whose containers are the Job template's: same images, commands and args); any other pod,
+// however labelled, is ignored, so a namespace user cannot forge a verdict with a pod of their
+// own. Whether the Job itself is paratune's is the caller's check (SameDiagnosticPods).
+// True when two pod specs run the same containers (name, image, command, args), in order.
+bool SameDiagnosticPods(const kube::Json& pod_spec_a, const kube::Json& pod_spec_b);
+
 std::optional<health::CheckResult> InterpretDiagnosticJob(
     const kube::Json& job, const std::vector<kube::Json>& pods,
     const std::function<std::string(const kube::Json& pod)>& log_of,

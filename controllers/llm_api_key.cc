@@ -1,6 +1,7 @@
 #include "controllers/llm_api_key.h"
 
 #include <cctype>
+#include <string>
 
 namespace paratune::controllers {
 
@@ -39,19 +40,46 @@ Result<std::string> ReadLlmApiKey(kube::KubeClient* client, const CampaignSpec& 
   const SecretKeyRef& ref = spec.agents.llm_api_key;
   if (ref.name.empty()) return std::string();
   const std::string key = ref.key.empty() ? "apiKey" : ref.key;
-  const std::string where = "Secret " + spec.namespace_ + "/" + ref.name + " key " + key;
-  auto secret = client->Get(kube::resources::kSecrets, spec.namespace_, ref.name);
-  if (!secret.ok()) return secret.status().WithPrefix(where);
-  const auto& data = (*secret)["data"];
+  const std::string where =
+      "spec.agents.llm.apiKeySecretRef: Secret " + spec.namespace_ + "/" + ref.name + " key " + key;
+  // By label and name: an unlabelled Secret is never sent to the operator at all.
+  kube::ListOptions opts;
+  opts.label_selector = std::string(kLlmApiKeyLabel) + "=true";
+  opts.field_selector = "metadata.name=" + ref.name;
+  auto list = client->List(kube::resources::kSecrets, spec.namespace_, opts);
+  if (!list.ok()) return list.status().WithPrefix(where);
+  if (list->items.empty()) {
+    return Status::Invalid(where + ": no such Secret carries the label " + kLlmApiKeyLabel +
+                           "=\"true\" (someone who may write Secrets in the namespace sets it)");
+  }
+  const auto& data = list->items.front()["data"];
   if (!data.is_object() || !data.contains(key) || !data[key].is_string()) {
-    return Status::NotFound(where + ": no such key in the Secret");
+    return Status::Invalid(where + ": no such key in the Secret");
   }
   auto decoded = DecodeBase64(data[key].get<std::string>());
-  if (!decoded.ok()) return decoded.status().WithPrefix(where);
+  if (!decoded.ok()) return Status::Invalid(where + ": " + decoded.status().message());
   while (!decoded->empty() && (decoded->back() == '\n' || decoded->back() == '\r')) {
     decoded->pop_back();  // `kubectl create secret --from-file` keeps the file's newline
   }
   return decoded;
+}
+
+Result<std::string> ResolveLlmApiKey(kube::KubeClient* client, const CampaignSpec& spec,
+                                     const LlmAccessOptions& opts) {
+  if (!spec.agents.llm_api_key.name.empty()) return ReadLlmApiKey(client, spec);
+  if (llm::SameEndpoint(spec.agents.llm_endpoint, opts.endpoints.operator_endpoint)) {
+    return opts.operator_api_key;
+  }
+  return std::string();
+}
+
+Status CheckLlmAccess(kube::KubeClient* client, const CampaignSpec& spec,
+                      const LlmAccessOptions& opts) {
+  if (spec.agents.engine != "llm" && spec.agents.engine != "hybrid") return Status::Ok();
+  PARATUNE_RETURN_IF_ERROR(llm::CheckEndpointAllowed(spec.agents.llm_endpoint, opts.endpoints));
+  auto key = ResolveLlmApiKey(client, spec, opts);
+  if (!key.ok()) return key.status();
+  return llm::CheckKeyTransport(spec.agents.llm_endpoint, !key->empty());
 }
 
 }  // namespace paratune::controllers

@@ -1,5 +1,12 @@
-// Reads the LLM API key a campaign names in spec.agents.llm.apiKeySecretRef from its Secret, so
-// the LLM engine never needs the key in the campaign, the pool, status or logs.
+// The operator's side of LLM access (contract section 12): which endpoint a campaign may reach,
+// which API key goes with it, and reading a campaign's key Secret. Rules:
+//  - spec.agents.llm.endpoint must be the operator-wide endpoint or start with one of the
+//    administrator's allowed prefixes (--llm-allowed-endpoints);
+//  - a Secret named by spec.agents.llm.apiKeySecretRef is used only when it carries the label
+//    tuning.paratune.dev/llm-api-key: "true" (set by someone who may write Secrets there). It
+//    is looked up by label selector, so the operator never receives an unlabelled Secret;
+//  - the operator-wide key goes only to the operator-wide endpoint;
+//  - no key over plain http except to loopback.
 #ifndef PARATUNE_CONTROLLERS_LLM_API_KEY_H_
 #define PARATUNE_CONTROLLERS_LLM_API_KEY_H_
 
@@ -7,15 +14,35 @@
 
 #include "agents/core/campaign.h"
 #include "agents/core/status.h"
+#include "agents/llm/endpoint_policy.h"
 #include "operator/kube_client.h"
 
 namespace paratune::controllers {
 
-// The key for `spec`: "" when the campaign names no Secret (the engine then falls back to
-// OPENAI_API_KEY); kNotFound when the Secret or its key is missing; kInvalidArgument when the
-// value is not base64. Errors name the Secret and key, never the value. `client` is not owned
-// and must outlive every call; thread-safe as far as the client is.
+inline constexpr const char* kLlmApiKeyLabel = "tuning.paratune.dev/llm-api-key";
+
+struct LlmAccessOptions {
+  llm::EndpointPolicy endpoints;  // the allowlist and the operator-wide endpoint
+  std::string operator_api_key;   // never logged; sent only to endpoints.operator_endpoint
+  size_t max_response_bytes = 1 << 20;
+};
+
+// The key `spec` names: "" when it names no Secret; kInvalidArgument naming
+// spec.agents.llm.apiKeySecretRef when no Secret of that name carries the opt-in label, when
+// the key is missing in it, or when the value is not base64. Errors never hold the value.
+// `client` is not owned; thread-safe as far as the client is.
 Result<std::string> ReadLlmApiKey(kube::KubeClient* client, const CampaignSpec& spec);
+
+// The key the operator sends with this campaign's requests: the campaign's Secret when it names
+// one, else the operator-wide key when the endpoint is the operator-wide one, else "".
+Result<std::string> ResolveLlmApiKey(kube::KubeClient* client, const CampaignSpec& spec,
+                                     const LlmAccessOptions& opts);
+
+// Admission for campaigns with engine llm|hybrid (OK for builtin): the endpoint is allowed, the
+// Secret (if named) is labelled and the key would not travel in clear. kInvalidArgument naming
+// the field; other codes are transient (the API server), to retry.
+Status CheckLlmAccess(kube::KubeClient* client, const CampaignSpec& spec,
+                      const LlmAccessOptions& opts);
 
 // Standard base64 (RFC 4648, padding optional, whitespace ignored); kInvalidArgument otherwise.
 Result<std::string> DecodeBase64(const std::string& text);

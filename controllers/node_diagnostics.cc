@@ -89,6 +89,20 @@ Result<Json> CampaignHealth::DiagnoseCheck(HealthContext& ctx, const std::string
     return entry;
   }
   if (IsTerminal(previous)) return previous;  // judged and recorded already
+  // A Job of that name that paratune did not render (someone made it first) proves nothing.
+  DiagnosticJobOptions expect;
+  expect.mode = opts_.diagnostics;
+  expect.paratune_image = opts_.paratune_image;
+  auto rendered = RenderDiagnosticJob(*ctx.campaign, check, node, node + "-peer", expect);
+  const Json& job_pod = ObjectField(ObjectField(ObjectField(job, "spec"), "template"), "spec");
+  if (rendered.ok() && !SameDiagnosticPods(job_pod, (*rendered)["spec"]["template"]["spec"])) {
+    EmitOnce(ctx, "diag-foreign|" + name, emit, "Warning", reasons::kDiagnosticResult,
+             "Job " + name +
+                 " was not made by paratune (its containers differ): its result is "
+                 "ignored; delete it to let the check run");
+    entry["summary"] = "Job " + name + " was not made by paratune: ignored";
+    return entry;
+  }
   std::vector<Json> pods;
   if (pods_ != nullptr) {
     for (const auto& p : pods_->List(ns)) {
@@ -149,7 +163,10 @@ Status CampaignHealth::Diagnose(HealthContext& ctx, const HealthEmit& emit) {
     for (const auto& r : results)
       l->RecordDiagnostic(r.node, r.check, r.passed, r.summary, ctx.now);
   });
-  if (!ledger.ok()) return ledger.status().WithPrefix("node ledger");
+  if (!ledger.ok()) {
+    LedgerProblem(ctx, emit, "WriteFailed", ledger.status().message());
+    return Status::Ok();
+  }
   ctx.ledger = std::move(*ledger);
   std::vector<std::string> still;
   Json listed = Json::array();

@@ -3,7 +3,9 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 
 #include "controllers/conditions.h"
@@ -86,6 +88,25 @@ std::string ApproveCommand(const Json& campaign, const std::string& id) {
          "=<your-name>";
 }
 
+std::string ClusterApprovalName(const std::string& id) {
+  std::string name = "paratune-approve-";
+  for (char c : id) {
+    const char l = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    name += std::isalnum(static_cast<unsigned char>(l)) || l == '-' || l == '.' ? l : '-';
+  }
+  if (name.size() <= 253) return name;
+  uint64_t h = 1469598103934665603ull;  // FNV-1a of the id
+  for (char c : id) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  char hex[17];
+  std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(h));
+  return name.substr(0, 253 - 17) + "-" + hex;
+}
+
+std::string ClusterApproveCommand(const std::string& operator_ns, const std::string& id) {
+  return "kubectl -n " + operator_ns + " create configmap " + ClusterApprovalName(id) +
+         " --from-literal=remediation=" + id + " --from-literal=approvedBy=<your-name>";
+}
+
 CampaignHealth::CampaignHealth(kube::KubeClient* client, NodeLedgerStore* ledger,
                                kube::Informer* jobs, kube::Informer* pods,
                                CampaignHealthOptions opts)
@@ -96,7 +117,13 @@ void CampaignHealth::EmitOnce(const HealthContext& ctx, const std::string& key,
                               const std::string& reason, const std::string& message) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (!emitted_.insert(kube::UidOf(*ctx.campaign) + "|" + key).second) return;
+    const std::string k = kube::UidOf(*ctx.campaign) + "|" + key;
+    if (!emitted_.insert(k).second) return;
+    emit_order_.push_back(k);
+    while (emit_order_.size() > kMaxEmitted) {
+      emitted_.erase(emit_order_.front());
+      emit_order_.pop_front();
+    }
   }
   emit(type, reason, message);
 }
@@ -154,23 +181,60 @@ Status CampaignHealth::Observe(HealthContext& ctx, const HealthEmit& emit) {
   for (const auto& [name, tr] : *ctx.trial_runs) {
     if (auto obs = ObservationOf(key, tr)) observations.push_back(std::move(*obs));
   }
+  // The ledger serves every campaign; a ledger that cannot be read or written costs this
+  // reconcile its node attribution, never its tuning (the NodeLedger condition says so).
   auto current = ledger_->Load();
-  if (!current.ok()) return current.status();
+  if (!current.ok()) {
+    LedgerProblem(ctx, emit, "ReadFailed", current.status().message());
+    ListSuspects(ctx, emit);
+    return Status::Ok();
+  }
   std::vector<std::string> uncordoned = UncordonedSuspects(ctx, *current);
-  auto ledger = ledger_->Modify([&](health::NodeLedger* l) {
-    for (const auto& obs : observations) l->RecordTrial(obs, ctx.now);
-    for (const auto& node : uncordoned) {
-      l->Clear(node, "uncordoned after an approved cordon", ctx.now);
-    }
-  });
-  if (!ledger.ok()) return ledger.status().WithPrefix("node ledger");
+  health::CompactionReport report;
+  auto ledger = ledger_->Modify(
+      [&](health::NodeLedger* l) {
+        for (const auto& obs : observations) l->RecordTrial(obs, ctx.now);
+        for (const auto& node : uncordoned) {
+          l->Clear(node, "uncordoned after an approved cordon", ctx.now);
+        }
+      },
+      &report);
+  if (!ledger.ok()) {
+    LedgerProblem(ctx, emit, "WriteFailed", ledger.status().message());
+    ctx.ledger = std::move(*current);
+    ListSuspects(ctx, emit);
+    return Status::Ok();
+  }
   ctx.ledger = std::move(*ledger);
+  // Stable messages (figures go to the log): the condition must not rewrite every campaign's
+  // status whenever the shared ledger grows.
+  const std::string bound = std::to_string(ledger_->max_bytes()) + " bytes";
+  ctx.ledger_message = "the node ledger is stored within its bound of " + bound;
+  if (report.changed()) {
+    ctx.ledger_reason = "Compacted";
+    ctx.ledger_message = "the node ledger reached its bound of " + bound +
+                         ": stale healthy nodes are evicted first, then older evidence";
+    spdlog::info(
+        "campaign {}: node ledger compacted from {} to {} bytes: {} nodes evicted, {} "
+        "evidence items and {} trial keys dropped, {} nodes kept",
+        key, report.bytes_before, report.bytes, report.evicted_nodes, report.trimmed_evidence,
+        report.forgotten_trials, ctx.ledger.size());
+  }
   for (const auto& node : uncordoned) {
     spdlog::info("campaign {}: node {} was uncordoned after remediation: suspicion cleared", key,
                  node);
   }
   ListSuspects(ctx, emit);
   return Status::Ok();
+}
+
+void CampaignHealth::LedgerProblem(HealthContext& ctx, const HealthEmit& emit,
+                                   const std::string& reason, const std::string& message) {
+  ctx.ledger_ok = false;
+  ctx.ledger_reason = reason;
+  ctx.ledger_message = "node ledger: " + message + "; tuning goes on without node attribution";
+  spdlog::warn("campaign {}: {}", CampaignKey(*ctx.campaign), ctx.ledger_message);
+  EmitOnce(ctx, "ledger|" + reason, emit, "Warning", "NodeLedgerUnavailable", ctx.ledger_message);
 }
 
 void CampaignHealth::ListSuspects(HealthContext& ctx, const HealthEmit& emit) {

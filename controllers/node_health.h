@@ -11,14 +11,17 @@
 //               (status.nodeHealth.diagnostics, ledger RecordDiagnostic); all passing clears the
 //               suspicion.
 //   Remediate   proposes CordonNode for each suspect and RetryTrial for each anomalous trial
-//               (status.remediations + RemediationProposed naming the kubectl command), and acts
-//               only on ids listed in the annotation tuning.paratune.dev/approve together with
-//               tuning.paratune.dev/approved-by. State lives in status, so an applied remediation
-//               is never applied twice, even across restarts.
+//               (status.remediations + RemediationProposed naming the kubectl command). A
+//               CordonNode runs only once a ConfigMap ClusterApprovalName(id) exists in the
+//               operator's namespace (RBAC: cluster administrators); a RetryTrial once its id is
+//               in the annotation tuning.paratune.dev/approve with tuning.paratune.dev/approved-by.
+//               State lives in status, so an applied remediation is never applied twice, even
+//               across restarts.
 // Thread-safe for different campaigns (the Controller serializes one campaign's reconciles).
 #ifndef PARATUNE_CONTROLLERS_NODE_HEALTH_H_
 #define PARATUNE_CONTROLLERS_NODE_HEALTH_H_
 
+#include <deque>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -58,6 +61,11 @@ struct HealthContext {
   kube::Json node_health = kube::Json::object();  // status.nodeHealth
   kube::Json remediations = kube::Json::array();  // status.remediations
   bool pool_changed = false;                      // an approved RetryTrial was queued
+  // The NodeLedger condition: False when the ledger could not be read or written (tuning goes
+  // on without it); reason Stored, Compacted, ReadFailed or WriteFailed.
+  bool ledger_ok = true;
+  std::string ledger_reason = "Stored";
+  std::string ledger_message;
 };
 
 // type ("Normal"/"Warning"), reason, message: one Event on the campaign.
@@ -80,14 +88,19 @@ class CampaignHealth {
   std::vector<std::string> UncordonedSuspects(const HealthContext& ctx,
                                               const health::NodeLedger& ledger);
   void ListSuspects(HealthContext& ctx, const HealthEmit& emit);
+  void LedgerProblem(HealthContext& ctx, const HealthEmit& emit, const std::string& reason,
+                     const std::string& message);
   Result<kube::Json> DiagnoseCheck(HealthContext& ctx, const std::string& node,
                                    const std::string& check, const kube::Json& previous,
                                    std::vector<health::CheckResult>* results,
                                    const HealthEmit& emit);
   Status ApplyApproved(HealthContext& ctx, const HealthEmit& emit);
+  // Who approved a CordonNode through its ConfigMap ("" when nobody has); errors are transient.
+  Result<std::string> ClusterApproval(const kube::Json& remediation);
   Status Apply(HealthContext& ctx, kube::Json& remediation, const std::string& by,
                const HealthEmit& emit);
-  // Emits once per (campaign uid, key) for this process's lifetime.
+  // Emits once per (campaign uid, key) for this process's lifetime, remembering at most
+  // kMaxEmitted keys (the oldest are forgotten: such an Event may then be emitted again).
   void EmitOnce(const HealthContext& ctx, const std::string& key, const HealthEmit& emit,
                 const std::string& type, const std::string& reason, const std::string& message);
 
@@ -97,7 +110,9 @@ class CampaignHealth {
   kube::Informer* pods_;
   CampaignHealthOptions opts_;
   std::mutex mu_;
-  std::set<std::string> emitted_;  // guarded by mu_
+  std::set<std::string> emitted_;       // guarded by mu_
+  std::deque<std::string> emit_order_;  // guarded by mu_; oldest first, for the bound below
+  static constexpr size_t kMaxEmitted = 4096;
 };
 
 // Every node named in the TrialRuns' status.nodeNames, sorted.
@@ -105,8 +120,13 @@ std::vector<std::string> NodesUsed(const std::map<std::string, kube::Json>& tria
 // The ledger observation of a finished TrialRun (nullopt: not finished, or no node to blame).
 std::optional<health::TrialObservation> ObservationOf(const std::string& campaign_key,
                                                       const kube::Json& trial_run);
-// The kubectl command that approves remediation `id` of the campaign.
+// The kubectl command that approves remediation `id` of the campaign (RetryTrial).
 std::string ApproveCommand(const kube::Json& campaign, const std::string& id);
+// The ConfigMap in the operator's namespace whose existence approves a cluster-wide
+// remediation (CordonNode) `id`: "paratune-approve-<id>", shortened with a hash when too long.
+std::string ClusterApprovalName(const std::string& id);
+// The kubectl command a cluster administrator runs to approve it.
+std::string ClusterApproveCommand(const std::string& operator_ns, const std::string& id);
 
 }  // namespace paratune::controllers
 

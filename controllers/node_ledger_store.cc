@@ -22,10 +22,11 @@ NodeLedgerStore::NodeLedgerStore(kube::KubeClient* client, std::string ns, int m
 Result<NodeLedgerStore::Read> NodeLedgerStore::ReadLedger() {
   auto cm = client_->Get(res::kConfigMaps, ns_, kNodeHealthConfigMap);
   if (!cm.ok()) {
-    if (cm.status().code() == StatusCode::kNotFound) return Read();
+    if (cm.status().code() == StatusCode::kNotFound) return Read{health::NodeLedger(options_), ""};
     return cm.status();
   }
   Read out;
+  out.ledger = health::NodeLedger(options_);
   out.resource_version = kube::ResourceVersionOf(*cm);
   const Json& data = cm->value("data", Json::object());
   if (!data.is_object() || !data.contains(kNodeHealthKey) || !data[kNodeHealthKey].is_string()) {
@@ -34,7 +35,7 @@ Result<NodeLedgerStore::Read> NodeLedgerStore::ReadLedger() {
   Json j = Json::parse(data[kNodeHealthKey].get<std::string>(), nullptr, false);
   const std::string where = "configmap " + ns_ + "/" + kNodeHealthConfigMap + " " + kNodeHealthKey;
   if (j.is_discarded()) return Status::Internal(where + ": not JSON");
-  auto ledger = health::NodeLedger::FromJson(j);
+  auto ledger = health::NodeLedger::FromJson(j, options_);
   if (!ledger.ok()) return Status::Internal(where + ": " + ledger.status().message());
   out.ledger = std::move(*ledger);
   return out;
@@ -67,13 +68,20 @@ Result<Json> NodeLedgerStore::Write(const health::NodeLedger& ledger, const std:
 }
 
 Result<health::NodeLedger> NodeLedgerStore::Modify(
-    const std::function<void(health::NodeLedger*)>& change) {
+    const std::function<void(health::NodeLedger*)>& change, health::CompactionReport* report) {
   Status last = Status::Ok();
   for (int attempt = 0; attempt < max_attempts_; ++attempt) {
     auto read = ReadLedger();
     if (!read.ok()) return read.status();
     const Json before = read->ledger.ToJson();
     change(&read->ledger);
+    const health::CompactionReport compacted = read->ledger.Compact(max_bytes_);
+    if (report != nullptr) *report = compacted;
+    if (!compacted.fits) {
+      return Status::Exhausted("configmap " + ns_ + "/" + kNodeHealthConfigMap + ": the ledger (" +
+                               std::to_string(compacted.bytes) + " bytes of suspects) exceeds " +
+                               std::to_string(max_bytes_) + " bytes; not written");
+    }
     if (read->ledger.ToJson() == before) return std::move(read->ledger);
     auto written = Write(read->ledger, read->resource_version);
     if (written.ok()) return std::move(read->ledger);

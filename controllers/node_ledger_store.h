@@ -3,7 +3,10 @@
 // campaign: a node's score adds up across campaigns. Every change is a read-modify-write guarded
 // by the ConfigMap's resourceVersion; a 409 Conflict (another writer got there first) re-reads
 // and re-applies the change, so concurrent campaign reconciles never lose each other's evidence.
-// Thread-safe when the client is (no state of its own).
+// Bounded: before every write the ledger is compacted (NodeLedger::Compact) to max_bytes, well
+// under the API server's object limit, so a cluster of thousands of nodes never makes the
+// ConfigMap unwritable; a ledger that still does not fit is not written (kResourceExhausted).
+// Thread-safe when the client is; the setters are for before first use.
 #ifndef PARATUNE_CONTROLLERS_NODE_LEDGER_STORE_H_
 #define PARATUNE_CONTROLLERS_NODE_LEDGER_STORE_H_
 
@@ -19,6 +22,8 @@ namespace paratune::controllers {
 inline constexpr const char* kNodeHealthConfigMap = "paratune-node-health";
 inline constexpr const char* kNodeHealthKey = "nodes.json";
 inline constexpr const char* kDefaultOperatorNamespace = "paratune-system";
+// nodes.json budget: a ConfigMap holds at most 1 MiB of data; room is left for metadata.
+inline constexpr size_t kDefaultLedgerMaxBytes = 900 * 1024;
 
 // $POD_NAMESPACE (the downward API sets it in the Deployment), else paratune-system.
 std::string OperatorNamespaceFromEnv();
@@ -37,9 +42,14 @@ class NodeLedgerStore {
   // `change` must therefore be idempotent (NodeLedger's RecordTrial is). Returns the ledger as
   // written (or as read, when unchanged). Errors: the client's, kConflict after the last
   // attempt, kInternal for a corrupt ledger.
-  Result<health::NodeLedger> Modify(const std::function<void(health::NodeLedger*)>& change);
+  // `report` (may be null) receives what the compaction before the write did.
+  Result<health::NodeLedger> Modify(const std::function<void(health::NodeLedger*)>& change,
+                                    health::CompactionReport* report = nullptr);
 
   const std::string& ns() const { return ns_; }
+  void set_ledger_options(health::LedgerOptions o) { options_ = std::move(o); }
+  void set_max_bytes(size_t max_bytes) { max_bytes_ = max_bytes; }
+  size_t max_bytes() const { return max_bytes_; }
 
  private:
   struct Read {
@@ -52,6 +62,8 @@ class NodeLedgerStore {
   kube::KubeClient* client_;
   std::string ns_;
   int max_attempts_;
+  health::LedgerOptions options_;
+  size_t max_bytes_ = kDefaultLedgerMaxBytes;
 };
 
 }  // namespace paratune::controllers

@@ -1,4 +1,12 @@
 // CampaignHealth::Remediate: proposals in status.remediations, and acting on approved ones only.
+// Who may approve what (docs/security.md):
+//  - CordonNode changes a Node for every tenant, so only someone Kubernetes lets write
+//    ConfigMaps in the operator's namespace may approve it: the approval is the ConfigMap
+//    ClusterApprovalName(id) there, created after the proposal, with data remediation=<id>. The
+//    API server's RBAC decides, and its audit log records who created it; a namespace editor,
+//    who may annotate campaigns, cannot. The campaign annotations never cordon.
+//  - RetryTrial re-runs one of the campaign's own trials in its namespace: the annotations
+//    tuning.paratune.dev/approve and approved-by on the campaign approve it.
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -53,10 +61,13 @@ Status CampaignHealth::Remediate(HealthContext& ctx, const HealthEmit& emit) {
   auto propose = [&](Json proposal) {
     const std::string id = proposal["id"].get<std::string>();
     if (FindById(rems, id) != nullptr) return;
+    const bool cluster = proposal["action"] == "CordonNode";
     emit("Normal", reasons::kRemediationProposed,
          "proposed " + proposal["action"].get<std::string>() + " " + id + ": " +
-             proposal["reason"].get<std::string>() +
-             ". Nothing happens until a person approves: " + ApproveCommand(*ctx.campaign, id));
+             proposal["reason"].get<std::string>() + ". Nothing happens until " +
+             (cluster
+                  ? "a cluster administrator approves: " + ClusterApproveCommand(ledger_->ns(), id)
+                  : "a person approves: " + ApproveCommand(*ctx.campaign, id)));
     rems.push_back(std::move(proposal));
   };
   for (const auto& node : ctx.suspects) {
@@ -89,7 +100,31 @@ Status CampaignHealth::Remediate(HealthContext& ctx, const HealthEmit& emit) {
   return ApplyApproved(ctx, emit);
 }
 
+Result<std::string> CampaignHealth::ClusterApproval(const Json& remediation) {
+  const std::string id = remediation.value("id", "");
+  const std::string name = ClusterApprovalName(id);
+  auto cm = client_->Get(res::kConfigMaps, ledger_->ns(), name);
+  if (!cm.ok()) {
+    const StatusCode c = cm.status().code();
+    if (c == StatusCode::kNotFound || c == StatusCode::kPermissionDenied) return std::string();
+    return cm.status();
+  }
+  const Json& data = cm->value("data", Json::object());
+  if (!data.is_object() || data.value("remediation", "") != id) return std::string();
+  // An approval older than the proposal was for an earlier suspicion of the node.
+  const std::string created = cm->value("metadata", Json::object()).value("creationTimestamp", "");
+  if (created.empty() || created < remediation.value("proposedAt", "")) return std::string();
+  const std::string note = data.value("approvedBy", "");
+  return "configmap " + ledger_->ns() + "/" + name + (note.empty() ? "" : " (" + note + ")");
+}
+
 Status CampaignHealth::ApplyApproved(HealthContext& ctx, const HealthEmit& emit) {
+  for (auto& r : ctx.remediations) {
+    if (r.value("state", "") != "Proposed" || r.value("action", "") != "CordonNode") continue;
+    auto by = ClusterApproval(r);
+    if (!by.ok()) return by.status();
+    if (!by->empty()) PARATUNE_RETURN_IF_ERROR(Apply(ctx, r, *by, emit));
+  }
   const std::string approve = Annotation(*ctx.campaign, kApproveAnnotation);
   if (approve.empty()) return Status::Ok();
   const std::string by = Annotation(*ctx.campaign, kApprovedByAnnotation);
@@ -107,6 +142,13 @@ Status CampaignHealth::ApplyApproved(HealthContext& ctx, const HealthEmit& emit)
       continue;
     }
     if (r->value("state", "") != "Proposed") continue;  // applied, failed or moot: never again
+    if (r->value("action", "") == "CordonNode") {
+      EmitOnce(ctx, "cluster|" + id, emit, "Warning", reasons::kApprovalRefused,
+               "approval of \"" + id + "\" by annotation refused: cordoning a node affects " +
+                   "every tenant, so a cluster administrator approves it: " +
+                   ClusterApproveCommand(ledger_->ns(), id));
+      continue;
+    }
     PARATUNE_RETURN_IF_ERROR(Apply(ctx, *r, by, emit));
   }
   return Status::Ok();

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "controllers/diagnostic_jobs.h"
+#include "controllers/operator_engines.h"
 
 namespace paratune::controllers {
 
@@ -27,24 +28,28 @@ class NamespaceFilter : public kube::Reconciler {
   std::set<std::string> namespaces_;
 };
 
-bool DetectJobSet(kube::KubeClient* client) {
+// In a namespace the operator may read (with per-namespace RBAC a cluster-wide list is denied).
+bool DetectJobSet(kube::KubeClient* client, const std::string& ns) {
   kube::ListOptions opts;
   opts.limit = 1;
-  auto list = client->List(kJobSets, "", opts);
+  auto list = client->List(kJobSets, ns, opts);
   return list.ok();
 }
 
-EngineFactory DefaultEngineFactory(uint64_t seed) {
-  return [seed](const CampaignSpec& spec, MessagePool* pool) {
-    EngineOptions o;
-    o.spec = &spec;
-    o.seed = seed;
-    o.pool = pool;
-    return CreateStrategyEngine(spec.agents.engine, o);
-  };
-}
-
 }  // namespace
+
+Status AdmitCampaign(kube::KubeClient* client, const ControllerSetupOptions& opts,
+                     const std::string& ns, const CampaignSpec& spec, bool check_llm) {
+  if (ns == opts.operator_namespace) {
+    return Status::Invalid(
+        "metadata.namespace: campaigns may not run in the operator's own "
+        "namespace " +
+        ns + " (its ServiceAccount and state live there)");
+  }
+  PARATUNE_RETURN_IF_ERROR(CheckTrialPodPolicy(spec, opts.pod_policy));
+  if (!check_llm) return Status::Ok();
+  return CheckLlmAccess(client, spec, opts.llm);
+}
 
 Result<std::unique_ptr<ControllerSet>> SetupControllers(kube::Manager* mgr,
                                                         const ControllerSetupOptions& opts) {
@@ -60,7 +65,10 @@ Result<std::unique_ptr<ControllerSet>> SetupControllers(kube::Manager* mgr,
     set->analyzer = std::shared_ptr<const FailureAnalyzer>(MakeFallbackFailureAnalyzer());
   }
   set->store = std::make_unique<ConfigMapPoolStore>(client);
-  set->jobset_available = opts.detect_jobset && DetectJobSet(client);
+  const std::string probe_ns = !opts.watch_namespace.empty() ? opts.watch_namespace
+                               : opts.namespaces.empty()     ? ""
+                                                             : *opts.namespaces.begin();
+  set->jobset_available = opts.detect_jobset && DetectJobSet(client, probe_ns);
   spdlog::info("JobSet API {}", set->jobset_available ? "found: multi-node trials use JobSets"
                                                       : "not installed: Indexed Jobs");
   const std::string& ns = opts.watch_namespace;
@@ -74,6 +82,10 @@ Result<std::unique_ptr<ControllerSet>> SetupControllers(kube::Manager* mgr,
   TrialReconcilerOptions topts;
   if (opts.node_health) {
     set->ledger = std::make_unique<NodeLedgerStore>(client, opts.operator_namespace);
+    health::LedgerOptions lo;
+    lo.min_campaigns = opts.suspect_min_campaigns;
+    set->ledger->set_ledger_options(lo);
+    if (opts.ledger_max_bytes > 0) set->ledger->set_max_bytes(opts.ledger_max_bytes);
     CampaignHealthOptions ho;
     ho.diagnostics = opts.diagnostics;
     ho.paratune_image = opts.trial_image;
@@ -88,8 +100,17 @@ Result<std::unique_ptr<ControllerSet>> SetupControllers(kube::Manager* mgr,
     spdlog::info("node health: ledger configmap {}/{}, diagnostics {}", opts.operator_namespace,
                  kNodeHealthConfigMap, opts.diagnostics);
   }
-  EngineFactory factory =
-      opts.engine_factory ? opts.engine_factory : DefaultEngineFactory(opts.seed);
+  EngineFactory factory = opts.engine_factory
+                              ? opts.engine_factory
+                              : MakeOperatorEngineFactory(client, opts.llm, opts.seed);
+  // The policy is read from a copy the lambdas own: the caller's options may not outlive Run.
+  auto policy = std::make_shared<const ControllerSetupOptions>(opts);
+  copts.admit = [client, policy](const Json& campaign, const CampaignSpec& spec) {
+    return AdmitCampaign(client, *policy, kube::NamespaceOf(campaign), spec, true);
+  };
+  topts.admit = [client, policy](const std::string& trial_ns, const CampaignSpec& spec) {
+    return AdmitCampaign(client, *policy, trial_ns, spec, false);
+  };
   set->campaign_reconciler = std::make_unique<NamespaceFilter>(
       std::make_unique<TuningCampaignReconciler>(client, CampaignInformers{campaigns, trials},
                                                  set->store.get(), mgr->recorder(), set->analyzer,

@@ -10,9 +10,11 @@
 
 #include "controllers/campaign_reconciler.h"
 #include "controllers/job_renderer.h"
+#include "controllers/llm_api_key.h"
 #include "controllers/message_pool_store.h"
 #include "controllers/node_health.h"
 #include "controllers/node_ledger_store.h"
+#include "controllers/pod_policy.h"
 #include "controllers/trial_reconciler.h"
 #include "operator/manager.h"
 
@@ -32,7 +34,20 @@ struct ControllerSetupOptions {
   std::string operator_namespace = kDefaultOperatorNamespace;  // where the ledger lives
   // How often a running trial's log is read for early stopping (issue 13); 0: never.
   kube::Millis trial_log_poll{30000};
+  // Multi-tenant safety (docs/security.md). Campaigns in operator_namespace are refused.
+  TrialPodPolicy pod_policy;  // what trial pods may ask for
+  LlmAccessOptions llm;       // LLM endpoints and keys; used when engine_factory is null
+  // A single campaign's evidence may make a node suspect only when this is 1 (the ledger's
+  // min_campaigns, agents/health/node_ledger.h); the operator's default is 2.
+  int suspect_min_campaigns = 2;
+  size_t ledger_max_bytes = 0;  // 0: NodeLedgerStore's default bound
 };
+
+// The administrator policy a campaign must meet before anything runs: not in the operator's
+// namespace (metadata.namespace), the trial pod policy, and (engine llm|hybrid) LLM access.
+// kInvalidArgument naming the field; other codes are transient.
+Status AdmitCampaign(kube::KubeClient* client, const ControllerSetupOptions& opts,
+                     const std::string& ns, const CampaignSpec& spec, bool check_llm);
 
 // What Setup made; owned by the caller, must outlive the manager's Run.
 struct ControllerSet {

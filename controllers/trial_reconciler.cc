@@ -129,6 +129,13 @@ Result<kube::ReconcileResult> TrialRunReconciler::Launch(Context& ctx) {
   in.jobset_available = opts_.jobset_available;
   in.default_image = opts_.default_image;
   in.avoid_nodes = AvoidList(ctx);
+  if (opts_.admit) {
+    Status admitted = opts_.admit(in.namespace_, ctx.campaign);
+    if (admitted.code() == StatusCode::kInvalidArgument) {
+      return Fail(ctx, "PolicyRefused", admitted.message());
+    }
+    if (!admitted.ok()) return admitted;
+  }
   auto rendered = RenderTrial(in);
   if (!rendered.ok()) return Fail(ctx, "InvalidTemplate", rendered.status().message());
   if (rendered->service) {

@@ -57,6 +57,9 @@ struct TrialReconcilerOptions {
   // The node ledger's suspect nodes at launch time (every new Job gets a required node
   // anti-affinity against them). Null: none. An error is logged and launches without them.
   std::function<Result<std::vector<std::string>>()> suspect_nodes;
+  // Administrator policy re-checked before a Job is created (a TrialRun may be made by hand):
+  // kInvalidArgument fails the trial as PolicyRefused with its message; other errors retry.
+  std::function<Status(const std::string& ns, const CampaignSpec& spec)> admit;
 };
 
 // The caches the reconciler reads. Borrowed; they must outlive it.

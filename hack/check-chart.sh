@@ -149,6 +149,23 @@ expect "$TMP/other.yaml" ClusterRoleBinding/tuner-paratune-operator .subjects \
 expect "$TMP/other.yaml" CustomResourceDefinition/trialruns.tuning.paratune.dev \
   .metadata.annotations '{"helm.sh/resource-policy":"keep"}'
 
+# Multi-tenant safety (docs/security.md): with watchNamespaces the operator's rights are Roles
+# in those namespaces (plus its own state), cluster-wide only Nodes; the policy values reach flags.
+render "$TMP/tenant.yaml" --set 'watchNamespaces={team-a}' --set trialPodPolicy.allowHostPath=true \
+  --set 'trialPodPolicy.allowedCapabilities={IPC_LOCK}' --set 'llm.allowedEndpoints={https://llm.corp/}' \
+  --set nodeHealth.suspectMinCampaigns=1
+expect "$TMP/tenant.yaml" Role/paratune-operator .metadata.namespace '"team-a"'
+expect "$TMP/tenant.yaml" Role/paratune-operator-state .rules \
+  '[{"apiGroups":[""],"resources":["configmaps"],"verbs":["get","create","update"]}]'
+expect "$TMP/tenant.yaml" ClusterRole/paratune-operator .rules \
+  '[{"apiGroups":[""],"resources":["nodes"],"verbs":["get","patch"]}]'
+expect "$TMP/tenant.yaml" $D "$C.args[7]" '"--suspect-min-campaigns=1"'
+expect "$TMP/tenant.yaml" $D "$C.args[8]" '"--llm-allowed-endpoints=https://llm.corp/"'
+expect "$TMP/tenant.yaml" $D "$C.args[9]" '"--trial-allow-host-path=true"'
+expect "$TMP/tenant.yaml" $D "$C.args[10]" '"--trial-allowed-capabilities=IPC_LOCK"'
+expect_absent "$TMP/default.yaml" Role/paratune-operator-state
+expect_error "trialPodPolicy.allowPrivileged" --set trialPodPolicy.allowPrivileged=yes
+
 # 3. Values the operator refuses fail the rendering, naming the value.
 expect_error "leaderElection.enabled" --set leaderElection.enabled=false
 expect_error "logFormat: must be one of [json text], got xml" --set logFormat=xml

@@ -216,8 +216,10 @@ deploy() {
   fi
   stop_pid operator
   if [ -x "$build/bin/paratune-operator" ]; then
+    # PARATUNE_OPERATOR_ARGS: extra operator flags (e.g. --llm-allowed-endpoints=...).
+    # shellcheck disable=SC2086
     KUBECONFIG="$dir/operator.kubeconfig" start_bg operator "$build/bin/paratune-operator" \
-      --kubeconfig "$dir/operator.kubeconfig"
+      --kubeconfig "$dir/operator.kubeconfig" ${PARATUNE_OPERATOR_ARGS:-}
     log "operator pid $(cat "$dir/operator.pid"), log $dir/operator.log"
   else
     log "no $build/bin/paratune-operator built: CRDs and manifests applied only"

@@ -2,6 +2,10 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <iterator>
+#include <vector>
+
 namespace paratune::kube {
 
 EventRecorder::EventRecorder(KubeClient* client, std::string component, TimeSource* time)
@@ -10,6 +14,29 @@ EventRecorder::EventRecorder(KubeClient* client, std::string component, TimeSour
 int EventRecorder::recorded() const {
   std::lock_guard lock(mu_);
   return recorded_;
+}
+
+size_t EventRecorder::remembered() const {
+  std::lock_guard lock(mu_);
+  return seen_.size();
+}
+
+void EventRecorder::PruneLocked() {
+  if (seen_.size() <= kMaxSeen) return;
+  const SteadyTime now = time_->Now();
+  for (auto it = seen_.begin(); it != seen_.end();) {
+    it = now - it->second.last >= std::chrono::minutes(10) ? seen_.erase(it) : std::next(it);
+  }
+  if (seen_.size() <= kMaxSeen / 2) return;
+  std::vector<SteadyTime> times;
+  times.reserve(seen_.size());
+  for (const auto& [k, v] : seen_) times.push_back(v.last);
+  auto mid = times.begin() + static_cast<std::ptrdiff_t>(times.size() - kMaxSeen / 2);
+  std::nth_element(times.begin(), mid, times.end());
+  const SteadyTime cutoff = *mid;
+  for (auto it = seen_.begin(); it != seen_.end();) {
+    it = it->second.last < cutoff ? seen_.erase(it) : std::next(it);
+  }
 }
 
 void EventRecorder::Event(const Json& object, const std::string& type, const std::string& reason,
@@ -55,6 +82,7 @@ void EventRecorder::Event(const Json& object, const std::string& type, const std
     return;
   }
   seen_[key] = Seen{NameOf(*created), ns, 1, time_->Now()};
+  PruneLocked();
   ++recorded_;
 }
 

@@ -1,10 +1,13 @@
 // EventRecorder: writes core/v1 Events about objects (kubectl describe shows them). Repeats of
 // the same (object, type, reason, message) within 10 minutes bump count and lastTimestamp on the
 // existing Event instead of creating a new one, as client-go's correlator does. Best effort:
-// failures are logged, never returned (events must not break a reconcile). Thread-safe.
+// failures are logged, never returned (events must not break a reconcile). Memory is bounded:
+// past kMaxSeen remembered events, those older than the 10-minute window are forgotten, then the
+// oldest, down to half. Thread-safe.
 #ifndef PARATUNE_OPERATOR_EVENT_RECORDER_H_
 #define PARATUNE_OPERATOR_EVENT_RECORDER_H_
 
+#include <cstddef>
 #include <map>
 #include <mutex>
 #include <string>
@@ -24,6 +27,9 @@ class EventRecorder {
              const std::string& message);
   // Events written so far (created or bumped): for tests and metrics.
   int recorded() const;
+  // Events remembered for de-duplication (bounded by kMaxSeen).
+  size_t remembered() const;
+  static constexpr size_t kMaxSeen = 4096;
 
  private:
   struct Seen {
@@ -32,6 +38,8 @@ class EventRecorder {
     int count = 0;
     SteadyTime last;
   };
+  void PruneLocked();  // requires mu_
+
   KubeClient* client_;
   std::string component_;
   TimeSource* time_;

@@ -17,6 +17,17 @@
 //                                   $POD_NAMESPACE, else paratune-system)
 //   --kube-api-qps Q, --kube-api-burst B  client-side rate limit towards the API server
 //                                   (default 20 and 30, as client-go; raise for many campaigns)
+// Multi-tenant safety (docs/security.md):
+//   --llm-allowed-endpoints P[,P...]  URL prefixes campaigns' LLM endpoints must start with
+//                                   (default: only the operator-wide $PARATUNE_LLM_ENDPOINT)
+//   --trial-allow-privileged, --trial-allow-host-namespaces, --trial-allow-host-path,
+//   --trial-allow-control-plane-tolerations true|false   widen the trial pod policy (default
+//                                   false: refused)
+//   --trial-allowed-capabilities C[,C...]  capabilities trial containers may add (default none)
+//   --trial-allowed-service-accounts S[,S...]  besides "default" (default none)
+//   --suspect-min-campaigns N       campaigns whose evidence it takes to make a node suspect
+//                                   (default 2; 1: one campaign's evidence suffices)
+//   --node-ledger-max-bytes N       bound of the node ledger's nodes.json (default 921600)
 // Exit status: 0 on clean shutdown, 2 on bad flags, 1 otherwise.
 #include <spdlog/spdlog.h>
 #include <unistd.h>
@@ -28,9 +39,8 @@
 #include <sstream>
 #include <string>
 
-#include "agents/loop/llm_engine.h"
+#include "agents/llm/endpoint_policy.h"
 #include "controllers/diagnostic_jobs.h"
-#include "controllers/llm_api_key.h"
 #include "controllers/node_ledger_store.h"
 #include "controllers/setup.h"
 #include "operator/manager.h"
@@ -61,7 +71,50 @@ struct Flags {
   std::string diagnostics = "nvidia";
   std::string node_health = "true";
   std::string operator_namespace = paratune::controllers::OperatorNamespaceFromEnv();
+  // Multi-tenant safety.
+  std::string llm_allowed_endpoints;
+  std::map<std::string, std::string> trial_allow = {
+      {"--trial-allow-privileged", "false"},
+      {"--trial-allow-host-namespaces", "false"},
+      {"--trial-allow-host-path", "false"},
+      {"--trial-allow-control-plane-tolerations", "false"}};
+  std::string trial_allowed_capabilities;
+  std::string trial_allowed_service_accounts;
+  int suspect_min_campaigns = 2;
+  int64_t node_ledger_max_bytes = 0;
 };
+
+// The flags of docs/security.md; false when `arg` is not one of them.
+Result<bool> ParseSecurityFlag(const std::string& arg, const std::string& value, Flags* f) {
+  if (f->trial_allow.count(arg) > 0) {
+    if (value != "true" && value != "false") {
+      return Status::Invalid(arg + ": must be true or false, got \"" + value + "\"");
+    }
+    f->trial_allow[arg] = value;
+    return true;
+  }
+  if (arg == "--suspect-min-campaigns" || arg == "--node-ledger-max-bytes") {
+    char* end = nullptr;
+    const long long v = std::strtoll(value.c_str(), &end, 10);
+    const bool campaigns = arg == "--suspect-min-campaigns";
+    const long long lo = campaigns ? 1 : 4096, hi = campaigns ? 16 : 1000000;
+    if (value.empty() || *end != '\0' || v < lo || v > hi) {
+      return Status::Invalid(arg + ": must be an integer in [" + std::to_string(lo) + ", " +
+                             std::to_string(hi) + "], got \"" + value + "\"");
+    }
+    if (campaigns) f->suspect_min_campaigns = static_cast<int>(v);
+    if (!campaigns) f->node_ledger_max_bytes = v;
+    return true;
+  }
+  std::map<std::string, std::string*> lists = {
+      {"--llm-allowed-endpoints", &f->llm_allowed_endpoints},
+      {"--trial-allowed-capabilities", &f->trial_allowed_capabilities},
+      {"--trial-allowed-service-accounts", &f->trial_allowed_service_accounts}};
+  auto it = lists.find(arg);
+  if (it == lists.end()) return false;
+  *it->second = value;
+  return true;
+}
 
 Result<Flags> ParseFlags(int argc, char** argv) {
   Flags f;
@@ -114,6 +167,9 @@ Result<Flags> ParseFlags(int argc, char** argv) {
       if (arg == "--kube-api-burst") f.kube_api_burst = static_cast<int>(v);
       continue;
     }
+    auto security = ParseSecurityFlag(arg, value, &f);
+    if (!security.ok()) return security.status();
+    if (*security) continue;
     auto it = strings.find(arg);
     if (it == strings.end()) return Status::Invalid("unknown flag " + arg);
     *it->second = value;
@@ -158,6 +214,28 @@ std::set<std::string> SplitNamespaces(const std::string& text) {
   return out;
 }
 
+// The operator runs the llm and hybrid engines itself, under the administrator's policy: the
+// operator-wide key ($OPENAI_API_KEY) goes only to the operator-wide endpoint.
+void ApplySecurityFlags(const Flags& f, const std::string& llm_endpoint,
+                        paratune::controllers::ControllerSetupOptions* so) {
+  using paratune::llm::SplitList;
+  so->llm.endpoints.operator_endpoint = llm_endpoint;
+  so->llm.endpoints.allowed_prefixes = SplitList(f.llm_allowed_endpoints);
+  if (const char* k = std::getenv("OPENAI_API_KEY")) so->llm.operator_api_key = k;
+  paratune::controllers::TrialPodPolicy& p = so->pod_policy;
+  p.allow_privileged = f.trial_allow.at("--trial-allow-privileged") == "true";
+  p.allow_host_namespaces = f.trial_allow.at("--trial-allow-host-namespaces") == "true";
+  p.allow_host_path = f.trial_allow.at("--trial-allow-host-path") == "true";
+  p.allow_control_plane_tolerations =
+      f.trial_allow.at("--trial-allow-control-plane-tolerations") == "true";
+  for (const auto& c : SplitList(f.trial_allowed_capabilities)) p.allowed_capabilities.insert(c);
+  for (const auto& s : SplitList(f.trial_allowed_service_accounts)) {
+    p.allowed_service_accounts.insert(s);
+  }
+  so->suspect_min_campaigns = f.suspect_min_campaigns;
+  so->ledger_max_bytes = static_cast<size_t>(f.node_ledger_max_bytes);
+}
+
 int Run(const Flags& flags) {
   using namespace paratune;
   ConfigureLogging(flags.log_format);
@@ -189,10 +267,6 @@ int Run(const Flags& flags) {
   if (const char* e = std::getenv("PARATUNE_LLM_ENDPOINT")) defaults.llm_endpoint = e;
   if (const char* m = std::getenv("PARATUNE_LLM_MODEL")) defaults.llm_model = m;
   SetCampaignDefaults(defaults);
-  // Campaigns with engine llm|hybrid read their API key from spec.agents.llm.apiKeySecretRef.
-  kube::KubeClient* secrets = client->get();
-  SetLlmApiKeyResolver(
-      [secrets](const CampaignSpec& spec) { return controllers::ReadLlmApiKey(secrets, spec); });
   kube::ManagerOptions mo;
   mo.leader_election = flags.leader_elect;
   mo.leader.lease_namespace = flags.leader_namespace;
@@ -211,6 +285,7 @@ int Run(const Flags& flags) {
   so.diagnostics = flags.diagnostics;
   so.node_health = flags.node_health == "true";
   so.operator_namespace = flags.operator_namespace;
+  ApplySecurityFlags(flags, defaults.llm_endpoint, &so);
   mo.reflector.ns = so.watch_namespace;
   auto mgr = kube::Manager::Create(mo, client->get(), time, &metrics);
   if (!mgr.ok()) {

@@ -57,6 +57,15 @@ Result<NodeRecord> RecordFromJson(const nlohmann::json& j, const std::string& pa
   PARATUNE_RETURN_IF_ERROR(f.ReadString("suspectSince", &r.suspect_since));
   PARATUNE_RETURN_IF_ERROR(ReadStringSet(f, "checksPassed", &r.checks_passed));
   PARATUNE_RETURN_IF_ERROR(ReadStringSet(f, "checksFailed", &r.checks_failed));
+  const nlohmann::json& camps = f.Get("campaigns");
+  if (!camps.is_null() && !camps.is_object()) {
+    return Status::Invalid(f.Path("campaigns") + ": must be an object");
+  }
+  for (const auto& [c, w] : camps.items()) {
+    if (!w.is_number())
+      return Status::Invalid(f.Path("campaigns") + "." + c + ": must be a number");
+    r.campaigns[c] = w.get<double>();
+  }
   const nlohmann::json& ev = f.Get("evidence");
   if (!ev.is_null() && !ev.is_array())
     return Status::Invalid(f.Path("evidence") + ": must be a list");
@@ -93,6 +102,30 @@ double TrialWeight(const TrialObservation& obs, const LedgerOptions& o, std::str
   *kind = "Healthy";
   *detail = "ran as predicted";
   return -o.healthy_credit;
+}
+
+nlohmann::json NodeJson(const NodeRecord& r) {
+  nlohmann::json ev = nlohmann::json::array();
+  for (const NodeEvidence& e : r.evidence) ev.push_back(EvidenceJson(e));
+  nlohmann::json j = {{"name", r.name},
+                      {"score", Round3(r.score)},
+                      {"suspect", r.suspect},
+                      {"suspectSince", r.suspect_since},
+                      {"checksPassed", r.checks_passed},
+                      {"checksFailed", r.checks_failed},
+                      {"evidence", ev}};
+  if (!r.campaigns.empty()) {
+    nlohmann::json c = nlohmann::json::object();
+    for (const auto& [k, v] : r.campaigns) c[k] = Round3(v);
+    j["campaigns"] = c;
+  }
+  return j;
+}
+
+size_t NodeBytes(const NodeRecord& r) { return NodeJson(r).dump().size() + 1; }
+
+std::string LastSeen(const NodeRecord& r) {
+  return r.evidence.empty() ? std::string() : r.evidence.back().time;
 }
 
 }  // namespace
@@ -158,7 +191,8 @@ std::vector<std::string> NodeLedger::RecordTrial(const TrialObservation& obs,
   for (const std::string& name : unique) {
     NodeRecord& r = Node(name);
     double before = r.score;
-    r.score = std::max(options_.min_score, r.score + share);
+    r.score = options_.min_campaigns > 1 ? Contribute(r, obs.campaign, share)
+                                         : std::max(options_.min_score, r.score + share);
     AddEvidence(r, {now, obs.campaign, obs.trial, kind, detail, r.score - before});
     if (!r.suspect && r.score >= options_.suspect_threshold) {
       MarkSuspect(r, now);
@@ -166,6 +200,25 @@ std::vector<std::string> NodeLedger::RecordTrial(const TrialObservation& obs,
     }
   }
   return became;
+}
+
+// Per-campaign weighting: each campaign's net adverse weight counts up to
+// threshold / min_campaigns; the node's score is the sum (never below a failed check's floor).
+double NodeLedger::Contribute(NodeRecord& r, const std::string& campaign, double share) const {
+  double& mine = r.campaigns[campaign];
+  mine = std::max(0.0, mine + share);
+  if (mine == 0) r.campaigns.erase(campaign);
+  while (r.campaigns.size() > options_.max_campaigns_per_node) {
+    auto smallest =
+        std::min_element(r.campaigns.begin(), r.campaigns.end(),
+                         [](const auto& a, const auto& b) { return a.second < b.second; });
+    r.campaigns.erase(smallest);
+  }
+  const double cap = options_.suspect_threshold / options_.min_campaigns;
+  double score = 0;
+  for (const auto& [c, w] : r.campaigns) score += std::min(w, cap);
+  if (!r.checks_failed.empty()) score = std::max(score, options_.suspect_threshold);
+  return std::max(options_.min_score, score);
 }
 
 bool NodeLedger::RecordDiagnostic(const std::string& node, const std::string& check, bool passed,
@@ -195,6 +248,7 @@ void NodeLedger::Clear(const std::string& node, const std::string& reason, const
   NodeRecord& r = Node(node);
   AddEvidence(r, {now, "", "", "Cleared", reason, -r.score});
   r.score = 0;
+  r.campaigns.clear();
   r.suspect = false;
   r.suspect_since.clear();
   r.checks_passed.clear();
@@ -229,18 +283,58 @@ const NodeRecord* NodeLedger::Find(const std::string& node) const {
 
 nlohmann::json NodeLedger::ToJson() const {
   nlohmann::json nodes = nlohmann::json::array();
-  for (const auto& [name, r] : nodes_) {
-    nlohmann::json ev = nlohmann::json::array();
-    for (const NodeEvidence& e : r.evidence) ev.push_back(EvidenceJson(e));
-    nodes.push_back({{"name", name},
-                     {"score", Round3(r.score)},
-                     {"suspect", r.suspect},
-                     {"suspectSince", r.suspect_since},
-                     {"checksPassed", r.checks_passed},
-                     {"checksFailed", r.checks_failed},
-                     {"evidence", ev}});
-  }
+  for (const auto& [name, r] : nodes_) nodes.push_back(NodeJson(r));
   return {{"version", 1}, {"nodes", nodes}, {"trials", trial_order_}};
+}
+
+CompactionReport NodeLedger::Compact(size_t max_bytes) {
+  CompactionReport rep;
+  size_t bytes = ToJson().dump().size();
+  rep.bytes_before = bytes;
+  auto evict = [&](auto&& eligible, auto&& before) {
+    std::vector<const NodeRecord*> order;
+    for (const auto& [name, r] : nodes_) {
+      if (!r.suspect && eligible(r)) order.push_back(&r);
+    }
+    std::sort(order.begin(), order.end(), before);
+    std::vector<std::string> names;
+    for (const NodeRecord* r : order) {
+      if (bytes <= max_bytes) break;
+      bytes -= std::min(bytes, NodeBytes(*r));
+      names.push_back(r->name);
+    }
+    for (const auto& n : names) nodes_.erase(n);
+    rep.evicted_nodes += names.size();
+  };
+  // 1. Healthy nodes seen least recently: nothing is lost but a clean history.
+  evict(
+      [&](const NodeRecord& r) {
+        return r.score <= options_.min_score && r.checks_failed.empty() && r.campaigns.empty();
+      },
+      [](const NodeRecord* a, const NodeRecord* b) { return LastSeen(*a) < LastSeen(*b); });
+  // 2. Shorter histories.
+  for (auto& [name, r] : nodes_) {
+    if (bytes <= max_bytes) break;
+    const size_t keep = r.suspect ? 5 : 2;
+    if (r.evidence.size() <= keep) continue;
+    const size_t was = NodeBytes(r);
+    rep.trimmed_evidence += r.evidence.size() - keep;
+    r.evidence.erase(r.evidence.begin(), r.evidence.end() - keep);
+    bytes -= std::min(bytes, was - NodeBytes(r));
+  }
+  // 3. Older idempotency keys (the newest 500 stay: live campaigns' trials are not re-counted).
+  while (bytes > max_bytes && trial_order_.size() > 500) {
+    bytes -= std::min(bytes, trial_order_.front().size() + 3);
+    trials_seen_.erase(trial_order_.front());
+    trial_order_.pop_front();
+    ++rep.forgotten_trials;
+  }
+  // 4. Non-suspects with the least adverse weight.
+  evict([](const NodeRecord&) { return true; },
+        [](const NodeRecord* a, const NodeRecord* b) { return a->score < b->score; });
+  rep.bytes = rep.changed() ? ToJson().dump().size() : bytes;
+  rep.fits = rep.bytes <= max_bytes;
+  return rep;
 }
 
 Result<NodeLedger> NodeLedger::FromJson(const nlohmann::json& j, LedgerOptions o) {

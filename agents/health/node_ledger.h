@@ -46,6 +46,18 @@ struct NodeRecord {
   std::vector<NodeEvidence> evidence;   // newest last, bounded by LedgerOptions::max_evidence
   std::set<std::string> checks_passed;  // diagnostic checks passed since it became suspect
   std::set<std::string> checks_failed;  // diagnostic checks failing (latest verdict per check)
+  // Net adverse weight per campaign (kept when LedgerOptions::min_campaigns > 1).
+  std::map<std::string, double> campaigns;
+};
+
+// What NodeLedger::Compact did to fit the ledger in its byte budget.
+struct CompactionReport {
+  size_t bytes_before = 0, bytes = 0;  // serialized size (nodes.json)
+  size_t evicted_nodes = 0;            // forgotten nodes: stale healthy ones first
+  size_t trimmed_evidence = 0;         // evidence items dropped from kept nodes
+  size_t forgotten_trials = 0;         // idempotency keys dropped
+  bool fits = true;                    // false: still over the budget (nothing may be written)
+  bool changed() const { return evicted_nodes + trimmed_evidence + forgotten_trials > 0; }
 };
 
 // "t004 StepTimeDrift" for each adverse evidence item, newest last (status.nodeHealth reasons).
@@ -66,6 +78,12 @@ struct LedgerOptions {
   double min_score = 0;                     // a long healthy past cannot hide a new fault
   size_t max_evidence = 20;
   size_t max_remembered_trials = 4000;  // idempotency memory (oldest forgotten first)
+  // Evidence from how many campaigns it takes to make a node suspect: each campaign's net
+  // adverse weight counts at most suspect_threshold / min_campaigns, so with 2 one campaign
+  // (one tenant pinning trials to a node) cannot condemn a node alone; a failed diagnostic
+  // check still does. 1: every campaign's evidence counts in full (the CLI's simulations).
+  int min_campaigns = 1;
+  size_t max_campaigns_per_node = 32;  // the smallest contributions are forgotten beyond this
   // The checks whose passing clears a suspicion that no failed check supports.
   std::vector<std::string> clearing_checks = {"gpu-clocks", "ecc-xid", "gemm", "hbm-bandwidth",
                                               "nccl-allreduce"};
@@ -91,6 +109,14 @@ class NodeLedger {
   // are remembered as cleared.
   void Clear(const std::string& node, const std::string& reason, const std::string& now);
 
+  // Shrinks the ledger until its nodes.json is at most `max_bytes`: evicts healthy nodes
+  // (not suspect, score at the floor, no failing check) that were seen least recently, then
+  // trims the evidence of the others (healthy to 2 items, suspects to 5), then forgets the
+  // oldest trial keys down to 500, then evicts the lowest-scored non-suspects. Suspects are
+  // never evicted. The report says what went and whether it fits.
+  CompactionReport Compact(size_t max_bytes);
+  size_t size() const { return nodes_.size(); }
+
   std::vector<NodeRecord> Suspects() const;  // by name
   bool IsSuspect(const std::string& node) const;
   const NodeRecord* Find(const std::string& node) const;  // null when never seen
@@ -102,6 +128,8 @@ class NodeLedger {
   void AddEvidence(NodeRecord& r, NodeEvidence e);
   void MarkSuspect(NodeRecord& r, const std::string& now);
   bool Remember(const std::string& key);
+  // Adds `share` to the campaign's contribution and returns the node's new score.
+  double Contribute(NodeRecord& r, const std::string& campaign, double share) const;
 
   LedgerOptions options_;
   std::map<std::string, NodeRecord> nodes_;

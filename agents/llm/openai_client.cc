@@ -1,5 +1,6 @@
 #include "agents/llm/openai_client.h"
 
+#include <cpprest/containerstream.h>
 #include <cpprest/http_client.h>
 
 #include <boost/asio/ssl.hpp>
@@ -7,6 +8,7 @@
 #include <random>
 #include <thread>
 
+#include "agents/llm/endpoint_policy.h"
 #include "agents/llm/openai_wire.h"
 #include "agents/llm/redact.h"
 
@@ -27,12 +29,34 @@ struct OpenAiChatClient::Attempt {
   std::string retry_after;
   bool timed_out = false;
   std::string transport_error;
+  bool too_large = false;  // the body passed max_response_bytes (and was dropped)
 };
 
 namespace {
 
 bool IsHttpUrl(const std::string& url) {
   return url.rfind("http://", 0) == 0 || url.rfind("https://", 0) == 0;
+}
+
+// Reads the reply body into *out, at most `limit` bytes: false (and *out cleared) when the
+// server announces or sends more. Memory stays bounded by the limit plus one chunk.
+bool ReadBounded(http::http_response& resp, size_t limit, std::string* out) {
+  out->clear();
+  const auto announced = resp.headers().content_length();
+  if (announced > limit) return false;
+  concurrency::streams::container_buffer<std::string> buf;
+  auto body = resp.body();
+  constexpr size_t kChunk = 64 << 10;
+  for (;;) {
+    const size_t n = body.read(buf, kChunk).get();
+    if (n == 0) break;
+    if (buf.collection().size() > limit) {
+      out->clear();
+      return false;
+    }
+  }
+  *out = buf.collection();
+  return true;
 }
 
 std::string ChatUrl(std::string endpoint) {
@@ -72,6 +96,7 @@ Result<std::unique_ptr<OpenAiChatClient>> OpenAiChatClient::Create(ChatClientOpt
     return Status::Invalid("spec.agents.llm.endpoint: must be an http:// or https:// URL, got \"" +
                            Redact(options.endpoint, {options.api_key}) + "\"");
   }
+  PARATUNE_RETURN_IF_ERROR(CheckKeyTransport(options.endpoint, !options.api_key.empty()));
   if (options.model.empty()) return Status::Invalid("spec.agents.llm.model: must be set");
   if (options.max_retries < 0) return Status::Invalid("llm max_retries: must be >= 0");
   if (options.timeout.count() <= 0) return Status::Invalid("llm timeout: must be > 0");
@@ -109,7 +134,7 @@ OpenAiChatClient::Attempt OpenAiChatClient::Post(const ChatRequest& request, boo
     http::http_response resp = impl_->client->request(req).get();
     a.http_status = resp.status_code();
     if (resp.headers().has(U("Retry-After"))) a.retry_after = resp.headers()[U("Retry-After")];
-    a.body = resp.extract_utf8string(/*ignore_content_type=*/true).get();
+    a.too_large = !ReadBounded(resp, options_.max_response_bytes, &a.body);
   } catch (const http::http_exception& e) {
     a.http_status = 0;
     a.timed_out = e.error_code() == std::errc::timed_out;
@@ -135,6 +160,12 @@ Result<ChatReply> OpenAiChatClient::Complete(const ChatRequest& request) {
       a = Post(request, with_schema);
       ++attempts;
     }
+    if (a.too_large) {
+      return Status(StatusCode::kResourceExhausted,
+                    "LLM endpoint " + url_ + ": reply larger than " +
+                        std::to_string(options_.max_response_bytes) + " bytes (HTTP " +
+                        std::to_string(a.http_status) + ")");
+    }
     if (a.http_status >= 200 && a.http_status < 300) {
       auto reply = ParseChatBody(a.body);
       if (!reply.ok()) return reply.status().WithPrefix("LLM endpoint " + url_);
@@ -152,7 +183,8 @@ Result<ChatReply> OpenAiChatClient::Complete(const ChatRequest& request) {
                          : Status::Unavailable("LLM endpoint " + url_ + ": " + a.transport_error);
       if (a.timed_out && !options_.retry_on_timeout) return last;
     } else {
-      last = StatusForHttp(a.http_status, a.body, options_.api_key);
+      last =
+          StatusForHttp(a.http_status, options_.include_error_body ? a.body : "", options_.api_key);
       if (!IsRetryableHttp(a.http_status)) return last;
       server_delay =
           ParseRetryAfter(a.retry_after, std::chrono::system_clock::now(), options_.backoff_cap);

@@ -32,6 +32,11 @@ struct ChatClientOptions {
   bool retry_on_timeout = false;  // a slow model usually stays slow: fail fast by default
   std::string ca_file;            // extra CA bundle for https ("" = system store)
   bool insecure_skip_verify = false;
+  // A reply body larger than this fails the call (kResourceExhausted) without being kept.
+  size_t max_response_bytes = 4 << 20;
+  // false (the operator): a non-2xx reply's body is not copied into the error, only the HTTP
+  // status, so an endpoint cannot echo text into Events or the pool.
+  bool include_error_body = true;
   // Injected; defaults are the real clock, std::this_thread::sleep_for and std::mt19937_64.
   SteadyNow now;
   Sleeper sleep;
@@ -40,8 +45,8 @@ struct ChatClientOptions {
 
 class OpenAiChatClient : public ChatClient {
  public:
-  // Fails (kInvalidArgument naming the option) when the endpoint is not an http(s) URL or the
-  // model is empty.
+  // Fails (kInvalidArgument naming the option) when the endpoint is not an http(s) URL, the
+  // model is empty, or a key would go over plain http to a host that is not loopback.
   static Result<std::unique_ptr<OpenAiChatClient>> Create(ChatClientOptions options);
   ~OpenAiChatClient() override;
   OpenAiChatClient(const OpenAiChatClient&) = delete;

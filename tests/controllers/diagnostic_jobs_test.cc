@@ -34,7 +34,9 @@ json Render(const std::string& check, const std::string& mode = "nvidia",
   opts.mode = mode;
   auto job = RenderDiagnosticJob(Campaign(), check, "paratune-gpu-2", peer, opts);
   EXPECT_TRUE(job.ok()) << job.status().ToString();
-  return job.ok() ? *job : json();
+  if (!job.ok()) return json();
+  (*job)["metadata"]["uid"] = "job-uid-" + check;  // as the API server assigns
+  return *job;
 }
 
 const json& PodSpec(const json& job) { return job["spec"]["template"]["spec"]; }
@@ -147,12 +149,21 @@ TEST(RenderDiagnosticJob, RefusesChecksOutsideTheWhitelistAndModeOff) {
   EXPECT_FALSE(RenderDiagnosticJob(tpu, "gemm", "n", "", {}).ok());
 }
 
-json Pod(const std::string& job, const std::string& node, const std::string& index) {
+// A pod the Job controller made: controlled by the Job (its UID), running its template.
+json Pod(const json& job, const std::string& node, const std::string& index) {
+  const std::string name = job["metadata"]["name"];
+  json spec = job["spec"]["template"]["spec"];
+  spec["nodeName"] = node;
   return {{"metadata",
-           {{"name", job + "-" + index + "-abcde"},
-            {"labels", {{kDiagnosticJobLabel, job}}},
-            {"annotations", {{"batch.kubernetes.io/job-completion-index", index}}}}},
-          {"spec", {{"nodeName", node}}}};
+           {{"name", name + "-" + index + "-abcde"},
+            {"labels", {{kDiagnosticJobLabel, name}}},
+            {"annotations", {{"batch.kubernetes.io/job-completion-index", index}}},
+            {"ownerReferences", json::array({{{"apiVersion", "batch/v1"},
+                                              {"kind", "Job"},
+                                              {"name", name},
+                                              {"uid", job["metadata"]["uid"]},
+                                              {"controller", true}}})}}},
+          {"spec", spec}};
 }
 
 json Finished(json job, const std::string& type, const std::string& reason = "") {
@@ -164,7 +175,7 @@ json Finished(json job, const std::string& type, const std::string& reason = "")
 TEST(InterpretDiagnosticJob, NulloptWhileRunningThenTheJudgedNodeResult) {
   const json job = Render("gpu-clocks");
   const std::string name = job["metadata"]["name"];
-  const std::vector<json> pods = {Pod(name, "paratune-gpu-2", "0")};
+  const std::vector<json> pods = {Pod(job, "paratune-gpu-2", "0")};
   const auto throttled = [](const json&) {
     return SimulatedCheckOutput("gpu-clocks", "paratune-gpu-2",
                                 {{"paratune-gpu-2", NodeFaultKind::kThrottle, 0.5}}, {},
@@ -184,7 +195,7 @@ TEST(InterpretDiagnosticJob, NulloptWhileRunningThenTheJudgedNodeResult) {
 TEST(InterpretDiagnosticJob, ReadsThePodOnTheSuspectNodeAndFallsBackToTerminationMessage) {
   const json job = Finished(Render("nccl-allreduce", "simulated", "paratune-gpu-0"), "Complete");
   const std::string name = job["metadata"]["name"];
-  std::vector<json> pods = {Pod(name, "paratune-gpu-0", "0"), Pod(name, "paratune-gpu-2", "1")};
+  std::vector<json> pods = {Pod(job, "paratune-gpu-0", "0"), Pod(job, "paratune-gpu-2", "1")};
   const std::vector<NodeFault> faults = {{"paratune-gpu-2", NodeFaultKind::kSlowLink, 0.3}};
   // No logs: the suspect's pod carries its output in the termination message.
   pods[1]["status"]["containerStatuses"] =
@@ -211,11 +222,37 @@ TEST(InterpretDiagnosticJob, FailedJobWithoutOutputIsInconclusive) {
   EXPECT_NE(r->summary.find("DeadlineExceeded"), std::string::npos);
   const std::string name = Render("gemm")["metadata"]["name"];
   auto garbage = InterpretDiagnosticJob(Finished(Render("gemm"), "Complete"),
-                                        {Pod(name, "paratune-gpu-2", "0")},
+                                        {Pod(Render("gemm"), "paratune-gpu-2", "0")},
                                         [](const json&) { return std::string("rm -rf /"); }, {});
   ASSERT_TRUE(garbage.has_value());
   EXPECT_TRUE(garbage->inconclusive);
   EXPECT_NE(garbage->summary.find("output not understood"), std::string::npos);
+}
+
+TEST(InterpretDiagnosticJob, OnlyPodsTheJobControlsAreBelieved) {
+  const json job = Finished(Render("gpu-clocks"), "Complete");
+  const auto healthy = [](const json&) {
+    return SimulatedCheckOutput("gpu-clocks", "paratune-gpu-2", {}, {}, "nvidia-h100-80gb", 3);
+  };
+  const json expected = health::ExpectationsFor("nvidia-h100-80gb");
+  // A namespace user's pod with the right labels, on the right node, claiming success.
+  json forged = Pod(job, "paratune-gpu-2", "0");
+  forged["metadata"].erase("ownerReferences");
+  auto r = InterpretDiagnosticJob(job, {forged}, healthy, expected);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_FALSE(r->passed);
+  EXPECT_TRUE(r->inconclusive) << "no pod of the Job spoke";
+  // Claiming the Job as owner, but running its own container: still not believed.
+  json impostor = Pod(job, "paratune-gpu-2", "0");
+  impostor["spec"]["containers"][0]["command"] = json::array({"echo", "PASS"});
+  r = InterpretDiagnosticJob(job, {impostor}, healthy, expected);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_TRUE(r->inconclusive);
+  // The Job's own pod is.
+  r = InterpretDiagnosticJob(job, {Pod(job, "paratune-gpu-2", "0")}, healthy, expected);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_TRUE(r->passed) << r->summary;
+  EXPECT_FALSE(r->inconclusive);
 }
 
 }  // namespace

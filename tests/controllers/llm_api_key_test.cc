@@ -14,13 +14,18 @@ CampaignSpec SpecWithRef(const std::string& name, const std::string& key) {
   return spec;
 }
 
+nlohmann::json Secret(const std::string& name, bool labelled) {
+  nlohmann::json s = {{"apiVersion", "v1"},
+                      {"kind", "Secret"},
+                      {"metadata", {{"name", name}, {"namespace", "ns"}}},
+                      {"data", {{"apiKey", "c2stdGVzdC0xMjM0NQo="}}}};  // "sk-test-12345\n"
+  if (labelled) s["metadata"]["labels"][kLlmApiKeyLabel] = "true";
+  return s;
+}
+
 TEST(LlmApiKeyTest, DecodesTheNamedKeyOfTheSecret) {
   kube::FakeKubeClient client;
-  nlohmann::json secret = {{"apiVersion", "v1"},
-                           {"kind", "Secret"},
-                           {"metadata", {{"name", "llm-key"}, {"namespace", "ns"}}},
-                           {"data", {{"apiKey", "c2stdGVzdC0xMjM0NQo="}}}};  // "sk-test-12345\n"
-  ASSERT_TRUE(client.Create(kube::resources::kSecrets, "ns", secret).ok());
+  ASSERT_TRUE(client.Create(kube::resources::kSecrets, "ns", Secret("llm-key", true)).ok());
   auto key = ReadLlmApiKey(&client, SpecWithRef("llm-key", "apiKey"));
   ASSERT_TRUE(key.ok()) << key.status().ToString();
   EXPECT_EQ(*key, "sk-test-12345");
@@ -33,8 +38,60 @@ TEST(LlmApiKeyTest, NoRefMeansNoKeyAndMissingSecretNamesItWithoutAValue) {
   EXPECT_EQ(*none, "");
   auto missing = ReadLlmApiKey(&client, SpecWithRef("absent", "apiKey"));
   ASSERT_FALSE(missing.ok());
-  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(missing.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(missing.status().message().find("ns/absent"), std::string::npos);
+  EXPECT_EQ(missing.status().message().rfind("spec.agents.llm.apiKeySecretRef", 0), 0u);
+}
+
+TEST(LlmApiKeyTest, AnUnlabelledSecretIsNeitherReadNorUsed) {
+  kube::FakeKubeClient client;
+  ASSERT_TRUE(client.Create(kube::resources::kSecrets, "ns", Secret("db-password", false)).ok());
+  auto key = ReadLlmApiKey(&client, SpecWithRef("db-password", "apiKey"));
+  ASSERT_FALSE(key.ok());
+  EXPECT_EQ(key.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(key.status().message().find(kLlmApiKeyLabel), std::string::npos);
+  EXPECT_EQ(key.status().message().find("sk-test"), std::string::npos);
+}
+
+TEST(LlmAccessTest, TheOperatorKeyGoesOnlyToTheOperatorEndpoint) {
+  kube::FakeKubeClient client;
+  LlmAccessOptions opts;
+  opts.endpoints.operator_endpoint = "https://llm.corp/v1";
+  opts.endpoints.allowed_prefixes = {"https://team-llm.corp/"};
+  opts.operator_api_key = "sk-operator";
+  CampaignSpec spec = SpecWithRef("", "");
+  spec.agents.engine = "llm";
+  spec.agents.llm_endpoint = "https://llm.corp/v1/";
+  EXPECT_EQ(*ResolveLlmApiKey(&client, spec, opts), "sk-operator");
+  EXPECT_TRUE(CheckLlmAccess(&client, spec, opts).ok());
+  spec.agents.llm_endpoint = "https://team-llm.corp/v1";
+  EXPECT_EQ(*ResolveLlmApiKey(&client, spec, opts), "") << "allowed, but not the operator's";
+  EXPECT_TRUE(CheckLlmAccess(&client, spec, opts).ok());
+  spec.agents.llm_endpoint = "http://169.254.169.254/v1";
+  Status refused = CheckLlmAccess(&client, spec, opts);
+  EXPECT_EQ(refused.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(refused.message().rfind("spec.agents.llm.endpoint", 0), 0u) << refused.message();
+  spec.agents.engine = "builtin";
+  EXPECT_TRUE(CheckLlmAccess(&client, spec, opts).ok()) << "no LLM, nothing to check";
+}
+
+TEST(LlmAccessTest, ACampaignKeyNeedsTheLabelAndTls) {
+  kube::FakeKubeClient client;
+  ASSERT_TRUE(client.Create(kube::resources::kSecrets, "ns", Secret("mine", true)).ok());
+  ASSERT_TRUE(client.Create(kube::resources::kSecrets, "ns", Secret("theirs", false)).ok());
+  LlmAccessOptions opts;
+  opts.endpoints.allowed_prefixes = {"https://team-llm.corp/", "http://plain.corp/"};
+  CampaignSpec spec = SpecWithRef("theirs", "apiKey");
+  spec.agents.engine = "hybrid";
+  spec.agents.llm_endpoint = "https://team-llm.corp/v1";
+  Status s = CheckLlmAccess(&client, spec, opts);
+  EXPECT_EQ(s.message().rfind("spec.agents.llm.apiKeySecretRef", 0), 0u) << s.message();
+  spec.agents.llm_api_key.name = "mine";
+  EXPECT_TRUE(CheckLlmAccess(&client, spec, opts).ok());
+  EXPECT_EQ(*ResolveLlmApiKey(&client, spec, opts), "sk-test-12345");
+  spec.agents.llm_endpoint = "http://plain.corp/v1";
+  s = CheckLlmAccess(&client, spec, opts);
+  EXPECT_EQ(s.message().rfind("spec.agents.llm.endpoint", 0), 0u) << "a key in clear";
 }
 
 TEST(LlmApiKeyTest, Base64) {

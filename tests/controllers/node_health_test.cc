@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "agents/core/campaign.h"
+#include "controllers/conditions.h"
 #include "controllers/diagnostic_jobs.h"
 #include "controllers/node_ledger_store.h"
 #include "tests/controllers/reconciler_fixture.h"
@@ -109,11 +110,14 @@ int EventsWithReason(FakeCluster& c, const std::string& reason) {
   return n;
 }
 
-std::string EventMessage(FakeCluster& c, const std::string& reason) {
+// True when some Event with that reason says `text`.
+bool AnyEventSays(FakeCluster& c, const std::string& reason, const std::string& text) {
   for (const auto& e : c.List(res::kEvents)) {
-    if (e.value("reason", "") == reason) return e.value("message", "");
+    if (e.value("reason", "") == reason && e.value("message", "").find(text) != std::string::npos) {
+      return true;
+    }
   }
-  return "";
+  return false;
 }
 
 // The remediation `id` of a campaign status (null when absent).
@@ -223,8 +227,7 @@ TEST(NodeHealthTest, AnomalousTrialIsNotTheBestAndItsRetryNeedsApproval) {
   ASSERT_FALSE(retry.is_null()) << st.dump(2);
   EXPECT_EQ(retry.value("state", ""), "Proposed");
   EXPECT_EQ(retry.value("action", ""), "RetryTrial");
-  EXPECT_NE(EventMessage(c, "RemediationProposed").find("kubectl annotate tc llama"),
-            std::string::npos);
+  EXPECT_TRUE(AnyEventSays(c, "RemediationProposed", "kubectl annotate tc llama"));
   // No approval yet: no re-run exists.
   for (const auto& tr : c.List(res::kTrialRuns)) {
     EXPECT_NE(tr["spec"].value("retryOf", ""), "llama-t002");
@@ -338,8 +341,29 @@ TEST(NodeHealthTest, SuspectNodeIsAvoidedDiagnosedAndCordonedOnlyWithApproval) {
   EXPECT_EQ(Remediation(c.Get(res::kTuningCampaigns, "llama")["status"], "cordon-gpu-2")
                 .value("state", ""),
             "Proposed");
-  // With approved-by: cordoned once, recorded; the unknown id is reported and ignored.
+  // With approved-by the annotation still cannot cordon: a node is every tenant's, so only a
+  // cluster administrator approves (a ConfigMap in the operator's namespace).
   Annotate(c, "llama", {{kApprovedByAnnotation, "alice"}});
+  c.Sync();
+  ASSERT_TRUE(c.campaign_reconciler->Reconcile({"ns", "llama"}).ok());
+  EXPECT_FALSE(GetNode(c, "gpu-2").value("spec", Json::object()).value("unschedulable", false));
+  EXPECT_EQ(EventsWithReason(c, "ApprovalRefused"), 2);
+  EXPECT_TRUE(
+      AnyEventSays(c, "RemediationProposed", "create configmap paratune-approve-cordon-gpu-2"));
+  EXPECT_EQ(EventsWithReason(c, "ApprovalIgnored"), 1);
+  // An approval naming another remediation does nothing either.
+  Json wrong = {{"apiVersion", "v1"},
+                {"kind", "ConfigMap"},
+                {"metadata",
+                 {{"name", ClusterApprovalName("cordon-gpu-2")}, {"namespace", "paratune-system"}}},
+                {"data", {{"remediation", "cordon-gpu-0"}}}};
+  ASSERT_TRUE(c.client.Create(res::kConfigMaps, "paratune-system", wrong).ok());
+  ASSERT_TRUE(c.campaign_reconciler->Reconcile({"ns", "llama"}).ok());
+  EXPECT_FALSE(GetNode(c, "gpu-2").value("spec", Json::object()).value("unschedulable", false));
+  // The administrator's approval: cordoned once, recorded with where the approval came from.
+  wrong = *c.client.Get(res::kConfigMaps, "paratune-system", ClusterApprovalName("cordon-gpu-2"));
+  wrong["data"] = {{"remediation", "cordon-gpu-2"}, {"approvedBy", "root@ops"}};
+  ASSERT_TRUE(c.client.Update(res::kConfigMaps, wrong).ok());
   c.Sync();
   ASSERT_TRUE(c.campaign_reconciler->Reconcile({"ns", "llama"}).ok());
   Json node = GetNode(c, "gpu-2");
@@ -348,9 +372,9 @@ TEST(NodeHealthTest, SuspectNodeIsAvoidedDiagnosedAndCordonedOnlyWithApproval) {
   st = c.Get(res::kTuningCampaigns, "llama")["status"];
   cordon = Remediation(st, "cordon-gpu-2");
   EXPECT_EQ(cordon.value("state", ""), "Applied");
-  EXPECT_EQ(cordon.value("approvedBy", ""), "alice");
+  EXPECT_EQ(cordon.value("approvedBy", ""),
+            "configmap paratune-system/paratune-approve-cordon-gpu-2 (root@ops)");
   EXPECT_FALSE(cordon.value("completedAt", "").empty());
-  EXPECT_EQ(EventsWithReason(c, "ApprovalIgnored"), 1);
   const std::string node_rv = kube::ResourceVersionOf(node);
   for (int i = 0; i < 2; ++i) {
     c.Sync();
@@ -369,6 +393,22 @@ TEST(NodeHealthTest, SuspectNodeIsAvoidedDiagnosedAndCordonedOnlyWithApproval) {
   EXPECT_TRUE(st["nodeHealth"]["suspectNodes"].empty()) << st["nodeHealth"].dump(2);
   EXPECT_EQ(EventsWithReason(c, "NodeCleared"), 1);
   EXPECT_FALSE(c.ledger->Load()->IsSuspect("gpu-2"));
+}
+
+TEST(NodeHealthTest, ALedgerThatCannotBeWrittenNeverBlocksTuning) {
+  FakeCluster c;
+  c.ledger->set_max_bytes(16);  // nothing fits: every ledger write is refused
+  ASSERT_TRUE(c.client.Create(res::kTuningCampaigns, "ns", Campaign("llama", 3)).ok());
+  auto plan = [](const std::string&) { return TrialPlay{0.40, false, "gpu-0"}; };
+  for (int i = 0; i < 8 && Phase(c, "llama-t003") != "Succeeded"; ++i) Step(c, "llama", plan);
+  EXPECT_EQ(Phase(c, "llama-t003"), "Succeeded") << "tuning went on without the ledger";
+  Json st = c.Get(res::kTuningCampaigns, "llama")["status"];
+  const Json* cond = FindCondition(st["conditions"], "NodeLedger");
+  ASSERT_NE(cond, nullptr) << st.dump(2);
+  EXPECT_EQ((*cond)["status"], "False");
+  EXPECT_EQ((*cond)["reason"], "WriteFailed");
+  EXPECT_EQ(EventsWithReason(c, "NodeLedgerUnavailable"), 1);
+  EXPECT_FALSE(c.client.Get(res::kConfigMaps, "paratune-system", kNodeHealthConfigMap).ok());
 }
 
 }  // namespace

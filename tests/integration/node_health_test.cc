@@ -3,7 +3,8 @@
 // get), and this test plays the kubelet of two nodes of its own: it binds each trial pod to a
 // node and finishes it with a termination message whose logged step times drift on the sick
 // node. The campaign must find the sick node, list it as suspect, keep later trials off it,
-// propose a cordon, ignore an approval without approved-by, and cordon the Node once approved.
+// propose a cordon, and cordon the Node only once a cluster administrator approves: neither the
+// campaign's annotations nor a namespace editor ("alice", `kubectl --as`) can.
 #include "controllers/node_health.h"
 
 #include <gtest/gtest.h>
@@ -144,7 +145,9 @@ TEST(NodeHealthIntegrationTest, SickNodeIsFoundAvoidedAndCordonedAfterApproval) 
   so.watch_namespace = ns;
   so.detect_jobset = false;
   so.diagnostics = "simulated";
-  so.operator_namespace = ns;  // the ledger of this test only
+  const std::string opns = cluster->NewNamespace("nodehealth-op");
+  so.operator_namespace = opns;  // the ledger and approvals of this test only
+  so.suspect_min_campaigns = 1;  // one campaign here; the weighting has its unit tests
   auto set = controllers::SetupControllers(mgr->get(), so);
   ASSERT_TRUE(set.ok()) << set.status().ToString();
   std::stop_source stop;
@@ -174,7 +177,7 @@ TEST(NodeHealthIntegrationTest, SickNodeIsFoundAvoidedAndCordonedAfterApproval) 
   EXPECT_EQ(st["nodeHealth"]["suspectNodes"][0]["name"], sick);
   EXPECT_GE(st["trials"].value("anomalous", 0), 1);
   // The ledger ConfigMap holds the suspicion for every campaign.
-  auto cm = admin->Get(resources::kConfigMaps, ns, controllers::kNodeHealthConfigMap);
+  auto cm = admin->Get(resources::kConfigMaps, opns, controllers::kNodeHealthConfigMap);
   ASSERT_TRUE(cm.ok());
   EXPECT_NE((*cm)["data"].value(controllers::kNodeHealthKey, "").find(sick), std::string::npos);
   // Trials launched after the suspicion keep off the sick node.
@@ -186,23 +189,45 @@ TEST(NodeHealthIntegrationTest, SickNodeIsFoundAvoidedAndCordonedAfterApproval) 
                job->dump().find(sick) != std::string::npos;
       },
       60s));
-  // An approval without approved-by does nothing.
+  // The campaign's annotations, even complete, never cordon a node.
   auto annotate = [&](const Json& annotations) {
     return admin->Patch(resources::kTuningCampaigns, ns, "nh", PatchType::kMerge,
                         {{"metadata", {{"annotations", annotations}}}});
   };
-  ASSERT_TRUE(annotate({{controllers::kApproveAnnotation, cordon}}).ok());
+  ASSERT_TRUE(annotate({{controllers::kApproveAnnotation, cordon},
+                        {controllers::kApprovedByAnnotation, "alice"}})
+                  .ok());
+  // A namespace editor may edit the campaign but not create the approval.
+  ASSERT_EQ(Kubectl(cluster, "-n " + ns +
+                                 " create role campaign-editor --verb=get,list,watch,create,update,"
+                                 "patch --resource=tuningcampaigns.tuning.paratune.dev"),
+            0);
+  ASSERT_EQ(Kubectl(cluster, "-n " + ns +
+                                 " create rolebinding alice-edits --role=campaign-editor "
+                                 "--user=alice"),
+            0);
+  EXPECT_EQ(Kubectl(cluster, "--as=alice -n " + ns + " annotate tc nh --overwrite " +
+                                 controllers::kApproveAnnotation + "=" + cordon),
+            0);
+  const std::string approval = controllers::ClusterApprovalName(cordon);
+  EXPECT_NE(Kubectl(cluster, "--as=alice -n " + opns + " create configmap " + approval +
+                                 " --from-literal=remediation=" + cordon),
+            0);
   std::this_thread::sleep_for(3s);
   EXPECT_FALSE((*admin->Get(resources::kNodes, "", sick))["spec"].value("unschedulable", false));
   EXPECT_EQ(remediation_state(cordon), "Proposed");
-  // Approved by a person: the Node is cordoned, with the operator's own credentials.
-  ASSERT_TRUE(annotate({{controllers::kApprovedByAnnotation, "alice"}}).ok());
+  // A cluster administrator approves: the Node is cordoned, with the operator's own credentials,
+  // at the campaign's next reconcile (approvals are not watched: within the 60 s resync).
+  ASSERT_EQ(Kubectl(cluster, "-n " + opns + " create configmap " + approval +
+                                 " --from-literal=remediation=" + cordon +
+                                 " --from-literal=approvedBy=root"),
+            0);
   EXPECT_TRUE(Eventually(
       [&] {
         auto node = admin->Get(resources::kNodes, "", sick);
         return node.ok() && (*node)["spec"].value("unschedulable", false);
       },
-      30s));
+      90s));
   EXPECT_TRUE(Eventually([&] { return remediation_state(cordon) == "Applied"; }, 10s));
   EXPECT_FALSE((*admin->Get(resources::kNodes, "", healthy))["spec"].value("unschedulable", false));
 

@@ -1,0 +1,134 @@
+// Bounded state in a shared cluster (issue 16, `make bench`): the node ledger of a 1,000-node
+// cluster with full histories, written through NodeLedgerStore (compacted before every write)
+// into the ConfigMap of a fake API server; the EventRecorder's de-duplication memory after
+// 20,000 distinct Events. Reports sizes against the ConfigMap limit (1 MiB of data), the time
+// each write takes, what compaction kept, and this process's peak RSS.
+// Prints Markdown to stdout; exit 1 only when it could not measure.
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+
+#include "controllers/node_ledger_store.h"
+#include "operator/event_recorder.h"
+#include "operator/testing/fake_kube_client.h"
+#include "operator/time_source.h"
+
+namespace paratune {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+namespace res = kube::resources;
+
+long PeakRssKiB() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_maxrss;
+}
+
+std::string Node(int n) { return "gpu-node-" + std::to_string(n) + ".pool-a.example.internal"; }
+
+health::TrialObservation Trial(int campaign, int node, int t, bool bad) {
+  health::TrialObservation o;
+  o.campaign = "team-" + std::to_string(campaign) + "/llama";
+  o.trial = "llama-" + std::to_string(node) + "-t" + std::to_string(t);
+  o.nodes = {Node(node)};
+  if (bad) o.failure_category = "NodeFault";
+  return o;
+}
+
+std::string When(int n) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "2026-11-%02dT%02d:%02d:00Z", 1 + n / 1440, n / 60 % 24, n % 60);
+  return buf;
+}
+
+int Ledger() {
+  kube::FakeKubeClient client;
+  controllers::NodeLedgerStore store(&client, "paratune-system");
+  health::LedgerOptions lo;
+  lo.min_campaigns = 2;
+  store.set_ledger_options(lo);
+  // Uncompacted size, for reference: the same evidence in one ledger with no bound.
+  health::NodeLedger raw(lo);
+  std::printf(
+      "| nodes | uncompacted nodes.json | stored ConfigMap data | nodes kept | "
+      "suspects kept | write (median of the last 10) |\n|---|---|---|---|---|---|\n");
+  std::vector<double> ms;
+  // Ten nodes' trials per write (a reconcile records every finished trial it sees at once).
+  for (int n = 9; n < 1000; n += 10) {
+    auto change = [&](health::NodeLedger* l) {
+      for (int k = n - 9; k <= n; ++k) {
+        for (int t = 0; t < 25; ++t) {
+          // Every 50th node is faulty for two campaigns: it must stay suspect.
+          const bool bad = k % 50 == 0 && t < 4;
+          l->RecordTrial(Trial(bad ? t % 2 : t % 7, k, t, bad), When(k));
+        }
+      }
+    };
+    change(&raw);
+    const auto t0 = Clock::now();
+    health::CompactionReport rep;
+    auto written = store.Modify(change, &rep);
+    ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+    if (!written.ok()) {
+      std::fprintf(stderr, "ledger write failed at node %d: %s\n", n,
+                   written.status().ToString().c_str());
+      return 1;
+    }
+    if ((n + 1) % 250 != 0) continue;
+    auto cm = client.Get(res::kConfigMaps, "paratune-system", controllers::kNodeHealthConfigMap);
+    if (!cm.ok()) return 1;
+    const size_t stored = (*cm)["data"][controllers::kNodeHealthKey].get<std::string>().size();
+    std::vector<double> last(ms.end() - std::min<size_t>(10, ms.size()), ms.end());
+    std::nth_element(last.begin(), last.begin() + last.size() / 2, last.end());
+    std::printf("| %d | %.0f KiB | %.0f KiB | %zu | %zu | %.1f ms |\n", n + 1,
+                raw.ToJson().dump().size() / 1024.0, stored / 1024.0, written->size(),
+                written->Suspects().size(), last[last.size() / 2]);
+  }
+  std::printf(
+      "\nBound %zu bytes (ConfigMap data limit 1,048,576). Suspects expected: 20 "
+      "(every 50th node, evidence from two campaigns).\n\n",
+      store.max_bytes());
+  return 0;
+}
+
+int Events() {
+  kube::FakeKubeClient client;
+  kube::FakeTimeSource time;
+  kube::EventRecorder rec(&client, "paratune-operator", &time);
+  const int n = 20000;
+  const auto t0 = Clock::now();
+  for (int i = 0; i < n; ++i) {
+    kube::Json obj = {{"apiVersion", "tuning.paratune.dev/v1alpha1"},
+                      {"kind", "TuningCampaign"},
+                      {"metadata",
+                       {{"name", "c" + std::to_string(i % 500)},
+                        {"namespace", "ns"},
+                        {"uid", "uid-" + std::to_string(i % 500)}}}};
+    rec.Event(obj, "Normal", "Launched", "trial " + std::to_string(i) + " launched");
+    time.Advance(kube::Millis(20));
+  }
+  const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+  std::printf(
+      "EventRecorder: %d distinct Events over %.0f simulated minutes: %zu remembered for "
+      "de-duplication (bound %zu), %.1f us per Event.\n\n",
+      n, n * 0.02 / 60, rec.remembered(), kube::EventRecorder::kMaxSeen, s * 1e6 / n);
+  return 0;
+}
+
+}  // namespace
+}  // namespace paratune
+
+int main() {
+  std::printf("## Security and bounded state\n\n");
+  std::printf(
+      "`controllers_security_bench`: the node ledger of a 1,000-node cluster, 25 trials "
+      "per node from 7 campaigns (min_campaigns 2), written through NodeLedgerStore into "
+      "a fake API server's ConfigMap.\n\n");
+  if (paratune::Ledger() != 0) return 1;
+  if (paratune::Events() != 0) return 1;
+  std::printf("Peak RSS of the benchmark process: %ld MiB.\n", paratune::PeakRssKiB() / 1024);
+  return 0;
+}

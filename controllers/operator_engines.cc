@@ -1,0 +1,81 @@
+#include "controllers/operator_engines.h"
+
+#include <memory>
+#include <mutex>
+
+#include "agents/knowledge/knowledge_base.h"
+#include "agents/llm/openai_client.h"
+#include "agents/loop/llm_engine.h"
+
+namespace paratune::controllers {
+
+namespace {
+
+// The embedded knowledge plus the site's (PARATUNE_KNOWLEDGE_DIR), loaded once per process.
+class SharedKnowledge {
+ public:
+  std::shared_ptr<const KnowledgeBase> Get() {
+    std::call_once(once_, [this] {
+      auto kb = KnowledgeBase::LoadDefault("");
+      if (!kb.ok()) kb = KnowledgeBase::LoadEmbedded();
+      if (kb.ok()) kb_ = std::move(*kb);
+    });
+    return kb_;
+  }
+
+ private:
+  std::once_flag once_;
+  std::shared_ptr<const KnowledgeBase> kb_;
+};
+
+Result<std::unique_ptr<StrategyEngine>> MakeLlmEngine(kube::KubeClient* client,
+                                                      const LlmAccessOptions& llm,
+                                                      SharedKnowledge* knowledge, uint64_t seed,
+                                                      const CampaignSpec& spec, MessagePool* pool) {
+  PARATUNE_RETURN_IF_ERROR(llm::CheckEndpointAllowed(spec.agents.llm_endpoint, llm.endpoints));
+  auto key = ResolveLlmApiKey(client, spec, llm);
+  if (!key.ok()) return key.status();
+  auto cfg = LlmEngineConfigFor(spec, {}, *key, nullptr);
+  if (!cfg.ok()) return cfg.status();
+  llm::ChatClientOptions co;
+  co.endpoint = cfg->endpoint;
+  co.model = cfg->model;
+  co.api_key = cfg->api_key;
+  co.timeout = cfg->timeout;
+  co.max_retries = cfg->max_retries;
+  co.max_response_bytes = llm.max_response_bytes;
+  co.include_error_body = false;  // status codes only reach Events and the pool
+  auto chat = llm::OpenAiChatClient::Create(co);
+  if (!chat.ok()) return chat.status();
+  LlmEngineDeps deps;
+  deps.client = std::move(*chat);
+  deps.budget = cfg->budget;
+  deps.pool = pool;
+  deps.seed = seed;
+  if (!cfg->api_key.empty()) deps.secrets.push_back(cfg->api_key);
+  deps.knowledge = knowledge->Get();
+  const LlmEngineMode mode =
+      spec.agents.engine == "llm" ? LlmEngineMode::kLlm : LlmEngineMode::kHybrid;
+  return std::unique_ptr<StrategyEngine>(new LlmEngine(mode, std::move(deps)));
+}
+
+}  // namespace
+
+EngineFactory MakeOperatorEngineFactory(kube::KubeClient* client, LlmAccessOptions llm,
+                                        uint64_t seed) {
+  auto knowledge = std::make_shared<SharedKnowledge>();
+  return
+      [client, llm = std::move(llm), knowledge, seed](
+          const CampaignSpec& spec, MessagePool* pool) -> Result<std::unique_ptr<StrategyEngine>> {
+        if (spec.agents.engine == "llm" || spec.agents.engine == "hybrid") {
+          return MakeLlmEngine(client, llm, knowledge.get(), seed, spec, pool);
+        }
+        EngineOptions o;
+        o.spec = &spec;
+        o.seed = seed;
+        o.pool = pool;
+        return CreateStrategyEngine(spec.agents.engine, o);
+      };
+}
+
+}  // namespace paratune::controllers

@@ -1,0 +1,25 @@
+// The strategy engines the operator runs (contract section 12): "llm" and "hybrid" are built
+// here, with the LLM access rules of controllers/llm_api_key.h (allowed endpoint, key routing,
+// bounded replies whose error bodies are never echoed); every other name comes from the
+// strategy registry (CreateStrategyEngine).
+#ifndef PARATUNE_CONTROLLERS_OPERATOR_ENGINES_H_
+#define PARATUNE_CONTROLLERS_OPERATOR_ENGINES_H_
+
+#include <cstdint>
+
+#include "controllers/campaign_reconciler.h"
+#include "controllers/llm_api_key.h"
+#include "operator/kube_client.h"
+
+namespace paratune::controllers {
+
+// The factory the campaign reconciler calls once per reconcile. `client` is borrowed and must
+// outlive the factory. The knowledge base for the prompts is loaded once, on first use. Errors:
+// those of CheckLlmAccess (kInvalidArgument naming the field) and of the chat client.
+// Thread-safe.
+EngineFactory MakeOperatorEngineFactory(kube::KubeClient* client, LlmAccessOptions llm,
+                                        uint64_t seed);
+
+}  // namespace paratune::controllers
+
+#endif  // PARATUNE_CONTROLLERS_OPERATOR_ENGINES_H_
