@@ -48,11 +48,11 @@ using MapFunc = std::function<std::vector<ObjectKey>(const Json& obj)>;
 struct ControllerOptions {
   std::string name;  // metric label and log name, e.g. "trialrun".
   int workers = 1;
+  RateLimiterOptions rate_limiter;
   // Workers grow from `workers` up to this many while the queue holds more than twice as many
   // keys as there are workers (a burst of campaigns), and stay (idle ones just wait). <= workers:
   // fixed.
   int max_workers = 0;
-  RateLimiterOptions rate_limiter;
 };
 
 class Controller {

@@ -151,7 +151,8 @@ TEST(RestClientTest, CountsRequestsByVerbAndResource) {
   ASSERT_TRUE(c->Patch(resources::kTrialRuns, "ns", "t", PatchType::kMerge,
                        Json{{"status", {{"phase", "Running"}}}}, {}, "status")
                   .ok());
-  ASSERT_TRUE(c->Create(resources::kJobs, "ns", Json{{"metadata", {{"name", "t"}}}}).ok());
+  KubeClient* kc = c.get();  // RestKubeClient::Create (the factory) hides the verb
+  ASSERT_TRUE(kc->Create(resources::kJobs, "ns", Json{{"metadata", {{"name", "t"}}}}).ok());
   EXPECT_EQ(metrics.Value(kRestRequests, {{"verb", "PATCH"},
                                           {"resource", "trialruns.tuning.paratune.dev/status"},
                                           {"code", "200"}}),
