@@ -5,6 +5,7 @@
 #include <list>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <vector>
 
@@ -104,11 +105,12 @@ std::string JoinNames(const std::vector<std::string>& names) {
   return out;
 }
 
-const Json* Annotation(const Json& obj, const char* key) {
-  const Json& a = obj.value("metadata", Json::object()).value("annotations", Json::object());
-  if (!a.is_object()) return nullptr;
+std::optional<std::string> Annotation(const Json& obj, const char* key) {
+  const Json a = obj.value("metadata", Json::object()).value("annotations", Json::object());
+  if (!a.is_object()) return std::nullopt;
   auto it = a.find(key);
-  return it != a.end() && it->is_string() ? &*it : nullptr;
+  if (it == a.end() || !it->is_string()) return std::nullopt;
+  return it->get<std::string>();
 }
 
 }  // namespace
@@ -219,8 +221,8 @@ Result<LoadedPool> ConfigMapPoolStore::Load(const Json& campaign) {
     }
     v.rv = kube::ResourceVersionOf(*head);
     tail = DataOf(*head);
-    const Json* list = Annotation(*head, kChunksAnnotation);
-    if (list == nullptr) {  // the earlier layout: the head holds the first shard
+    const std::optional<std::string> list = Annotation(*head, kChunksAnnotation);
+    if (!list) {  // the earlier layout: the head holds the first shard
       v.legacy = true;
       const int64_t shards = AnnotationInt(*head, kShardsAnnotation);
       const int64_t generation = AnnotationInt(*head, kGenerationAnnotation);
@@ -234,7 +236,7 @@ Result<LoadedPool> ConfigMapPoolStore::Load(const Json& campaign) {
       }
       return ParsePool(tail, HeadName(name), EncodeVersion(v));
     }
-    v.chunks = SplitNames(list->get<std::string>());
+    v.chunks = SplitNames(*list);
   }
   std::string text;
   for (const auto& chunk : v.chunks) {
@@ -291,12 +293,15 @@ Status ConfigMapPoolStore::RefuseTooLarge(const Json& campaign, size_t limit) {
 
 void ConfigMapPoolStore::DecorateStatus(const Json& campaign, Json* status) const {
   const PoolCompaction level = cache_->GetCompaction(kube::UidOf(campaign));
-  if (level != PoolCompaction::kRecords || !status->is_object()) return;
+  if (level == PoolCompaction::kNone || !status->is_object()) return;
   const int64_t generation = campaign["metadata"].value("generation", int64_t{0});
-  SetCondition(&(*status)["conditions"], kPoolCompacted, true, "Compacted",
-               "the message pool outgrew " +
-                   std::to_string(opts_.shard_bytes * opts_.max_shards) +
-                   " bytes: older trials keep their configuration and results, not their prose",
+  const std::string limit = std::to_string(opts_.shard_bytes * opts_.max_shards);
+  const bool records = level == PoolCompaction::kRecords;
+  SetCondition(&(*status)["conditions"], kPoolCompacted, true,
+               records ? "RecordsCompacted" : "TextShortened",
+               "the message pool outgrew " + limit + " bytes: " +
+                   (records ? "older trials keep their configuration and results, not their prose"
+                            : "older LLM exchanges and failure evidence were shortened"),
                generation, kube::FormatRfc3339(std::chrono::system_clock::now()));
 }
 

@@ -76,8 +76,9 @@ class ConfigMapPoolStore : public MessagePoolStore {
   Result<LoadedPool> Load(const kube::Json& campaign) override;
   Result<std::string> Save(const kube::Json& campaign, const MessagePool& pool,
                            const std::string& version) override;
-  // Sets (or clears) the PoolCompacted condition in `status` from the last save of this
-  // campaign by this store: True/Compacted while older records had their prose removed to fit.
+  // Sets the PoolCompacted condition in `status` after a save of this campaign by this store had
+  // to compact: True/TextShortened (LLM text, evidence) or True/RecordsCompacted (older trials'
+  // prose). A full pool is False/PoolFull, set by Save itself.
   void DecorateStatus(const kube::Json& campaign, kube::Json* status) const override;
 
   static std::string HeadName(const std::string& campaign) { return campaign + "-pool"; }
