@@ -97,6 +97,16 @@ std::unique_ptr<RestKubeClient> Client(const std::string& url, MetricsRegistry* 
   return std::move(*c);
 }
 
+TEST(RestClientTest, TheFlowcontrolGroupAloneMeansPriorityAndFairness) {  // Kubernetes 1.20
+  ScriptedServer server({{200, "", R"({"kind":"APIGroup","versions":[{"version":"v1beta1"}]})"},
+                         {200, ""}});
+  MetricsRegistry metrics;
+  auto c = Client(server.url(), &metrics);
+  for (int i = 0; i < 6; ++i) ASSERT_TRUE(c->Get(resources::kTrialRuns, "ns", "t").ok());
+  EXPECT_TRUE(c->server_flow_control());
+  EXPECT_EQ(metrics.Value(kRestThrottleSeconds, {}), 0);
+}
+
 TEST(RestClientTest, NoClientSideLimitOnceTheServerHasPriorityAndFairness) {
   ScriptedServer apf({{200, kApf}});
   MetricsRegistry with;
@@ -118,7 +128,7 @@ TEST(RestClientTest, TooManyRequestsIsRetriedAfterRetryAfter) {
   ScriptedServer server({{429, std::string(kApf) + "Retry-After: 1\r\n", R"({"code":429})"},
                          {200, kApf}});
   MetricsRegistry metrics;
-  auto c = Client(server.url(), &metrics);
+  auto c = Client(server.url(), &metrics, /*qps=*/0);
   auto got = c->Get(resources::kTrialRuns, "ns", "t");
   ASSERT_TRUE(got.ok()) << got.status().ToString();
   EXPECT_EQ(server.served(), 2);
@@ -132,14 +142,14 @@ TEST(RestClientTest, TooManyRequestsIsRetriedAfterRetryAfter) {
 TEST(RestClientTest, RetriesAreBoundedAndOtherErrorsAreNotRetried) {
   ScriptedServer busy({{429, "", R"({"message":"slow down"})"}});
   MetricsRegistry metrics;
-  auto c = Client(busy.url(), &metrics, 50, 1, /*retries=*/2);
+  auto c = Client(busy.url(), &metrics, /*qps=*/0, 1, /*retries=*/2);
   auto got = c->Get(resources::kTrialRuns, "ns", "t");
   ASSERT_FALSE(got.ok());
   EXPECT_EQ(got.status().code(), StatusCode::kUnavailable);
   EXPECT_EQ(busy.served(), 3);
 
   ScriptedServer broken({{500, "", R"({"message":"boom"})"}});
-  auto b = Client(broken.url(), &metrics);
+  auto b = Client(broken.url(), &metrics, /*qps=*/0);
   EXPECT_FALSE(b->Get(resources::kTrialRuns, "ns", "t").ok());
   EXPECT_EQ(broken.served(), 1) << "a 5xx without Retry-After is the caller's to retry";
 }
