@@ -211,8 +211,7 @@ Result<LoadedPool> ConfigMapPoolStore::Load(const Json& campaign) {
   const std::string name = kube::NameOf(campaign);
   Version v;
   std::string tail;
-  const bool cached =
-      opts_.cache_heads && cache_->Find("h/" + kube::UidOf(campaign), &tail, &v);
+  const bool cached = opts_.cache_heads && cache_->Find("h/" + kube::UidOf(campaign), &tail, &v);
   if (!cached) {
     auto head = client_->Get(res::kConfigMaps, ns, HeadName(name));
     if (!head.ok()) {
@@ -250,9 +249,8 @@ Result<LoadedPool> ConfigMapPoolStore::Load(const Json& campaign) {
 
 Status ConfigMapPoolStore::WriteChunk(const Json& campaign, const std::string& name,
                                       const std::string& data) {
-  auto created =
-      client_->Create(res::kConfigMaps, kube::NamespaceOf(campaign),
-                      PoolConfigMap(campaign, name, data));
+  auto created = client_->Create(res::kConfigMaps, kube::NamespaceOf(campaign),
+                                 PoolConfigMap(campaign, name, data));
   // Named by its content: one that exists already (a save that crashed) holds the same text.
   if (!created.ok() && created.status().code() != StatusCode::kAlreadyExists) {
     return created.status();

@@ -88,8 +88,7 @@ class ConfigMapPoolStore : public MessagePoolStore {
   Result<std::string> ReadChunk(const std::string& ns, const std::string& name);
   Status WriteChunk(const kube::Json& campaign, const std::string& name, const std::string& data);
   Status RefuseTooLarge(const kube::Json& campaign, size_t limit);
-  void DeleteChunks(const kube::Json& campaign, const std::vector<std::string>& keep,
-                    bool legacy);
+  void DeleteChunks(const kube::Json& campaign, const std::vector<std::string>& keep, bool legacy);
 
   kube::KubeClient* client_;
   ConfigMapPoolStoreOptions opts_;

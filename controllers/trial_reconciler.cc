@@ -68,7 +68,9 @@ TrialRunReconciler::TrialRunReconciler(kube::KubeClient* client, TrialInformers 
       time_(time),
       opts_(std::move(opts)) {
   // A trial's pods by "<ns>/<trial>": no scan of the namespace's pods per reconcile.
-  if (informers_.pods != nullptr) informers_.pods->AddIndex(kPodsByTrial, kube::LabelIndex(kTrialLabel));
+  if (informers_.pods != nullptr) {
+    informers_.pods->AddIndex(kPodsByTrial, kube::LabelIndex(kTrialLabel));
+  }
 }
 
 Result<kube::ReconcileResult> TrialRunReconciler::Reconcile(const kube::ObjectKey& key) {
@@ -94,7 +96,9 @@ Result<kube::ReconcileResult> TrialRunReconciler::Reconcile(const kube::ObjectKe
   auto config = ConfigFromJson(spec.value("config", Json::object()), "spec.config");
   if (!config.ok()) return Fail(ctx, "InvalidConfig", config.status().message());
   ctx.config = std::move(*config);
-  for (const auto& pod : informers_.pods->ByIndex(kPodsByTrial, key.String())) ctx.pods.push_back(*pod);
+  for (const auto& pod : informers_.pods->ByIndex(kPodsByTrial, key.String())) {
+    ctx.pods.push_back(*pod);
+  }
   auto workload = GetWorkload(ctx);
   if (!workload.ok()) {
     if (workload.status().code() != StatusCode::kNotFound) return workload.status();
@@ -338,7 +342,8 @@ std::vector<std::string> TrialRunReconciler::PodEvents(const Json& pod) {
 Status TrialRunReconciler::WriteStatus(Context& ctx) {
   DropEmptyStrings(&ctx.trial["status"]);
   if (ctx.trial["status"] == ctx.original_status) return Status::Ok();
-  auto written = PatchStatus(client_, kube::resources::kTrialRuns, ctx.trial, ctx.original_status);
+  auto written =
+      PatchStatus(client_, kube::resources::kTrialRuns, ctx.trial, ctx.original_status);
   return written.status();
 }
 

@@ -85,7 +85,8 @@ void EventRecorder::Event(const Json& object, const std::string& type, const std
 void EventRecorder::Flush() {
   if (!opts_.async) return;
   std::unique_lock lock(queue_mu_);
-  queue_cv_.wait(lock, [this] { return (queue_.empty() && in_flight_ == 0) || !writer_.joinable(); });
+  queue_cv_.wait(lock,
+                 [this] { return (queue_.empty() && in_flight_ == 0) || !writer_.joinable(); });
 }
 
 void EventRecorder::WriterLoop() {
@@ -180,25 +181,25 @@ void EventRecorder::CreateOrBump(const std::string& key, const Pending& p,
     // The Event is gone (the API server keeps them an hour): make a new one.
   }
   lock.unlock();
-  Json event{{"apiVersion", "v1"},
-             {"kind", "Event"},
-             {"metadata",
-              {{"generateName", p.involved.value("name", "") + "."}, {"namespace", p.ns}}},
-             {"involvedObject", p.involved},
-             {"type", p.type},
-             {"reason", p.reason},
-             {"message", message},
-             {"source", {{"component", component_}}},
-             {"reportingComponent", component_},
-             {"firstTimestamp", stamp},
-             {"lastTimestamp", stamp},
-             {"count", 1}};
+  Json event{
+      {"apiVersion", "v1"},
+      {"kind", "Event"},
+      {"metadata", {{"generateName", p.involved.value("name", "") + "."}, {"namespace", p.ns}}},
+      {"involvedObject", p.involved},
+      {"type", p.type},
+      {"reason", p.reason},
+      {"message", message},
+      {"source", {{"component", component_}}},
+      {"reportingComponent", component_},
+      {"firstTimestamp", stamp},
+      {"lastTimestamp", stamp},
+      {"count", 1}};
   auto created = client_->Create(resources::kEvents, p.ns, event);
   lock.lock();
   ++requests_;
   if (!created.ok()) {
-    spdlog::warn("event {} on {}/{} not recorded: {}", p.reason, p.ns,
-                 p.involved.value("name", ""), StatusText(created.status()));
+    spdlog::warn("event {} on {}/{} not recorded: {}", p.reason, p.ns, p.involved.value("name", ""),
+                 StatusText(created.status()));
     return;
   }
   seen_[key] = Seen{NameOf(*created), p.ns, 1, 1, now, now, now};

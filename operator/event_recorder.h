@@ -78,12 +78,12 @@ class EventRecorder {
   TimeSource* time_;
   EventRecorderOptions opts_;
   mutable std::mutex mu_;
-  std::map<std::string, Seen> seen_;                    // guarded by mu_
+  std::map<std::string, Seen> seen_;                                  // guarded by mu_
   std::map<std::string, std::map<std::string, SteadyTime>> similar_;  // guarded by mu_
-  int recorded_ = 0;                                    // guarded by mu_
-  int requests_ = 0;                                    // guarded by mu_
-  int dropped_ = 0;                                     // guarded by mu_
-  int calls_since_prune_ = 0;                           // guarded by mu_
+  int recorded_ = 0;                                                  // guarded by mu_
+  int requests_ = 0;                                                  // guarded by mu_
+  int dropped_ = 0;                                                   // guarded by mu_
+  int calls_since_prune_ = 0;                                         // guarded by mu_
   std::mutex write_mu_;  // one writer at a time (sync callers and the async thread)
   std::mutex queue_mu_;
   std::condition_variable queue_cv_;

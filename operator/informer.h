@@ -1,9 +1,10 @@
 // Informer: a cache of one kind fed by a Reflector (optionally only objects matching a label
 // selector, ReflectorOptions::label_selector), with indexes by namespace, by owner UID (every
-// ownerReference) and any named index added with AddIndex (client-go's Indexers), and handlers (controller-runtime's source.Kind). Reads are served
-// from the cache: objects are immutable shared snapshots, safe to hold after the cache moves on.
-// Handlers run on the informer's thread, in event order, and must be quick (enqueue a key).
-// Thread-safe: Get/List/ByOwner/HasSynced from any thread; Run blocks one thread until stop.
+// ownerReference) and any named index added with AddIndex (client-go's Indexers), and handlers
+// (controller-runtime's source.Kind). Reads are served from the cache: objects are immutable shared
+// snapshots, safe to hold after the cache moves on. Handlers run on the informer's thread, in event
+// order, and must be quick (enqueue a key). Thread-safe: Get/List/ByOwner/HasSynced from any
+// thread; Run blocks one thread until stop.
 #ifndef PARATUNE_OPERATOR_INFORMER_H_
 #define PARATUNE_OPERATOR_INFORMER_H_
 

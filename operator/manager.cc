@@ -49,8 +49,7 @@ Result<std::unique_ptr<Manager>> Manager::Create(ManagerOptions opts, KubeClient
 Informer* Manager::GetInformer(const GroupVersionResource& gvr, const std::string& ns,
                                const std::string& label_selector) {
   for (auto& inf : informers_) {
-    if (inf->gvr() == gvr && inf->namespace_() == ns &&
-        inf->label_selector() == label_selector) {
+    if (inf->gvr() == gvr && inf->namespace_() == ns && inf->label_selector() == label_selector) {
       return inf.get();
     }
   }

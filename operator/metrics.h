@@ -81,7 +81,8 @@ inline constexpr char kWatchRestarts[] = "paratune_watch_restarts_total";
 inline constexpr char kRestLatency[] = "rest_client_request_duration_seconds";
 inline constexpr char kRestRequests[] = "rest_client_requests_total";
 inline constexpr char kRestRetries[] = "rest_client_request_retries_total";
-inline constexpr char kRestThrottleSeconds[] = "paratune_rest_client_rate_limiter_wait_seconds_total";
+inline constexpr char kRestThrottleSeconds[] =
+    "paratune_rest_client_rate_limiter_wait_seconds_total";
 inline constexpr char kRestServerFlowControl[] = "paratune_rest_client_server_flow_control";
 inline constexpr char kLeaderGauge[] = "leader_election_master_status";
 

@@ -102,15 +102,20 @@ class RestKubeClientImpl final : public RestKubeClient {
     }
   }
   ~RestKubeClientImpl() override {
-    if (metrics_ != nullptr) metrics_->SetGaugeFunction(kRestServerFlowControl, {}, [] {
-      return 0.0;
-    });
+    if (metrics_ != nullptr)
+      metrics_->SetGaugeFunction(kRestServerFlowControl, {}, [] { return 0.0; });
   }
 
   Result<Json> Get(const GroupVersionResource& gvr, const std::string& ns,
                    const std::string& name) override {
-    return DoJson({"GET", http::methods::GET, ResourcePath(gvr, ns, name), {}, nullptr, "",
-                   false, ResourceLabel(gvr)});
+    return DoJson({"GET",
+                   http::methods::GET,
+                   ResourcePath(gvr, ns, name),
+                   {},
+                   nullptr,
+                   "",
+                   false,
+                   ResourceLabel(gvr)});
   }
 
   Result<ObjectList> List(const GroupVersionResource& gvr, const std::string& ns,
@@ -161,8 +166,14 @@ class RestKubeClientImpl final : public RestKubeClient {
   Status Delete(const GroupVersionResource& gvr, const std::string& ns, const std::string& name,
                 const DeleteOptions& opts) override {
     Json body = DeleteBody(opts);
-    return DoJson({"DELETE", http::methods::DEL, ResourcePath(gvr, ns, name), {}, &body,
-                   "application/json", false, ResourceLabel(gvr)})
+    return DoJson({"DELETE",
+                   http::methods::DEL,
+                   ResourcePath(gvr, ns, name),
+                   {},
+                   &body,
+                   "application/json",
+                   false,
+                   ResourceLabel(gvr)})
         .status();
   }
 
@@ -181,9 +192,7 @@ class RestKubeClientImpl final : public RestKubeClient {
                const WatchHandler& handler, std::stop_token stop) override;
 
   int64_t request_count() const override { return requests_.load(); }
-  bool server_flow_control() const override {
-    return flow_control_.load() == kServerFlowControl;
-  }
+  bool server_flow_control() const override { return flow_control_.load() == kServerFlowControl; }
 
  private:
   using Query = std::vector<std::pair<std::string, std::string>>;
@@ -251,8 +260,14 @@ void RestKubeClientImpl::ProbeFlowControl() {
   http::http_request req =
       MakeRequest(http::methods::GET, "/apis/flowcontrol.apiserver.k8s.io", {}, &st);
   if (!st.ok()) return;
-  Call call{"GET", http::methods::GET, "/apis/flowcontrol.apiserver.k8s.io", {}, nullptr, "",
-            false, "flowcontrol.apiserver.k8s.io (discovery)"};
+  Call call{"GET",
+            http::methods::GET,
+            "/apis/flowcontrol.apiserver.k8s.io",
+            {},
+            nullptr,
+            "",
+            false,
+            "flowcontrol.apiserver.k8s.io (discovery)"};
   SteadyTime start = time_->Now();
   try {
     http::http_response resp = client_.request(req).get();
@@ -368,8 +383,7 @@ Result<Json> RestKubeClientImpl::DoJson(const Call& call) {
   try {
     return Json::parse(*text);
   } catch (const std::exception& e) {
-    return Status::Internal(std::string("response of ") + call.path + " is not JSON: " +
-                            e.what());
+    return Status::Internal(std::string("response of ") + call.path + " is not JSON: " + e.what());
   }
 }
 
@@ -392,8 +406,8 @@ Status RestKubeClientImpl::Watch(const GroupVersionResource& gvr, const std::str
   try {
     http::http_response resp = watch_client_.request(req, cts.get_token()).get();
     int code = resp.status_code();
-    Record(Call{"WATCH", http::methods::GET, "", {}, nullptr, "", false, ResourceLabel(gvr)},
-           code, start);
+    Record(Call{"WATCH", http::methods::GET, "", {}, nullptr, "", false, ResourceLabel(gvr)}, code,
+           start);
     if (code != 200) {
       return StatusFromResponse(code, resp.extract_utf8string(true).get(), false);
     }

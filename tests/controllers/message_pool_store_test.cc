@@ -155,14 +155,16 @@ TEST(ConfigMapPoolStoreTest, LoadsAndMigratesTheEarlierLayout) {
                   {"annotations", annotations}}},
                 {"data", {{"pool.json", data}}}};
   };
-  ASSERT_TRUE(client.Create(res::kConfigMaps, "ns",
-                            cm("llama-pool-g3-1", text.substr(cut),
-                               {{"tuning.paratune.dev/pool-generation", "3"}}))
+  ASSERT_TRUE(client
+                  .Create(res::kConfigMaps, "ns",
+                          cm("llama-pool-g3-1", text.substr(cut),
+                             {{"tuning.paratune.dev/pool-generation", "3"}}))
                   .ok());
-  ASSERT_TRUE(client.Create(res::kConfigMaps, "ns",
-                            cm("llama-pool", text.substr(0, cut),
-                               {{"tuning.paratune.dev/pool-generation", "3"},
-                                {"tuning.paratune.dev/pool-shards", "2"}}))
+  ASSERT_TRUE(client
+                  .Create(res::kConfigMaps, "ns",
+                          cm("llama-pool", text.substr(0, cut),
+                             {{"tuning.paratune.dev/pool-generation", "3"},
+                              {"tuning.paratune.dev/pool-shards", "2"}}))
                   .ok());
   ConfigMapPoolStore store(&client);
   auto loaded = store.Load(campaign);
@@ -206,8 +208,7 @@ TEST(ConfigMapPoolStoreTest, TenThousandTrialsFitWithAVisibleCondition) {
   const auto all = client.List(res::kConfigMaps, "ns", {});
   for (const auto& cm : all->items) {
     // The API server refuses a ConfigMap whose data exceeds 1 MiB.
-    EXPECT_LT(cm["data"]["pool.json"].get<std::string>().size(), 1024u * 1024u)
-        << kube::NameOf(cm);
+    EXPECT_LT(cm["data"]["pool.json"].get<std::string>().size(), 1024u * 1024u) << kube::NameOf(cm);
   }
   Json status = Json::object();
   store.DecorateStatus(campaign, &status);

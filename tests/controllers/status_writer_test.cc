@@ -94,9 +94,9 @@ TEST(StatusWriterTest, MergePatchBetweenRecursesIntoObjectsAndReplacesArrays) {
   const Json after = {{"best", {{"trial", "t2"}, {"objective", 1.0}}},
                       {"conditions", Json::array({{{"type", "A"}}, {{"type", "B"}}})}};
   const Json patch = MergePatchBetween(before, after);
-  EXPECT_EQ(patch, Json({{"best", {{"trial", "t2"}}},
-                         {"conditions", after["conditions"]},
-                         {"gone", nullptr}}));
+  EXPECT_EQ(
+      patch,
+      Json({{"best", {{"trial", "t2"}}}, {"conditions", after["conditions"]}, {"gone", nullptr}}));
   Json applied = before;
   applied.merge_patch(patch);
   EXPECT_EQ(applied, after);

@@ -66,9 +66,10 @@ class ScriptedServer {
         r = script_.front();
         if (script_.size() > 1) script_.pop_front();
       }
-      std::string out = "HTTP/1.1 " + std::to_string(r.code) + " X\r\nContent-Type: " +
-                        "application/json\r\nConnection: close\r\n" + r.headers +
-                        "Content-Length: " + std::to_string(r.body.size()) + "\r\n\r\n" + r.body;
+      std::string out = "HTTP/1.1 " + std::to_string(r.code) +
+                        " X\r\nContent-Type: " + "application/json\r\nConnection: close\r\n" +
+                        r.headers + "Content-Length: " + std::to_string(r.body.size()) +
+                        "\r\n\r\n" + r.body;
       (void)!write(c, out.data(), out.size());
       close(c);
       ++served_;
@@ -83,7 +84,8 @@ class ScriptedServer {
   std::thread thread_;
 };
 
-const char kApf[] = "X-Kubernetes-PF-FlowSchema-UID: 1234\r\nX-Kubernetes-PF-PriorityLevel-UID: 5\r\n";
+const char kApf[] =
+    "X-Kubernetes-PF-FlowSchema-UID: 1234\r\nX-Kubernetes-PF-PriorityLevel-UID: 5\r\n";
 
 std::unique_ptr<RestKubeClient> Client(const std::string& url, MetricsRegistry* metrics,
                                        double qps = 50, int burst = 1, int retries = 5) {
@@ -98,8 +100,8 @@ std::unique_ptr<RestKubeClient> Client(const std::string& url, MetricsRegistry* 
 }
 
 TEST(RestClientTest, TheFlowcontrolGroupAloneMeansPriorityAndFairness) {  // Kubernetes 1.20
-  ScriptedServer server({{200, "", R"({"kind":"APIGroup","versions":[{"version":"v1beta1"}]})"},
-                         {200, ""}});
+  ScriptedServer server(
+      {{200, "", R"({"kind":"APIGroup","versions":[{"version":"v1beta1"}]})"}, {200, ""}});
   MetricsRegistry metrics;
   auto c = Client(server.url(), &metrics);
   for (int i = 0; i < 6; ++i) ASSERT_TRUE(c->Get(resources::kTrialRuns, "ns", "t").ok());
@@ -125,17 +127,17 @@ TEST(RestClientTest, NoClientSideLimitOnceTheServerHasPriorityAndFairness) {
 }
 
 TEST(RestClientTest, TooManyRequestsIsRetriedAfterRetryAfter) {
-  ScriptedServer server({{429, std::string(kApf) + "Retry-After: 1\r\n", R"({"code":429})"},
-                         {200, kApf}});
+  ScriptedServer server(
+      {{429, std::string(kApf) + "Retry-After: 1\r\n", R"({"code":429})"}, {200, kApf}});
   MetricsRegistry metrics;
   auto c = Client(server.url(), &metrics, /*qps=*/0);
   auto got = c->Get(resources::kTrialRuns, "ns", "t");
   ASSERT_TRUE(got.ok()) << got.status().ToString();
   EXPECT_EQ(server.served(), 2);
   EXPECT_EQ(metrics.Value(kRestRetries, {{"verb", "GET"}}), 1);
-  EXPECT_EQ(metrics.Value(kRestRequests, {{"verb", "GET"},
-                                          {"resource", "trialruns.tuning.paratune.dev"},
-                                          {"code", "429"}}),
+  EXPECT_EQ(metrics.Value(
+                kRestRequests,
+                {{"verb", "GET"}, {"resource", "trialruns.tuning.paratune.dev"}, {"code", "429"}}),
             1);
 }
 
@@ -167,9 +169,9 @@ TEST(RestClientTest, CountsRequestsByVerbAndResource) {
                                           {"resource", "trialruns.tuning.paratune.dev/status"},
                                           {"code", "200"}}),
             1);
-  EXPECT_EQ(metrics.Value(kRestRequests,
-                          {{"verb", "POST"}, {"resource", "jobs.batch"}, {"code", "200"}}),
-            1);
+  EXPECT_EQ(
+      metrics.Value(kRestRequests, {{"verb", "POST"}, {"resource", "jobs.batch"}, {"code", "200"}}),
+      1);
   EXPECT_NE(metrics.Render().find("resource=\"jobs.batch\""), std::string::npos);
 }
 
