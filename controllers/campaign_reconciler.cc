@@ -337,12 +337,13 @@ Status TuningCampaignReconciler::WriteStatus(Context& ctx) {
                  ctx.health.ledger_reason, ctx.health.ledger_message,
                  ctx.campaign["metadata"].value("generation", int64_t{0}), ctx.now);
   }
+  store_->DecorateStatus(ctx.campaign, &status);  // PoolCompacted, when the pool was compacted
   DropEmptyStrings(&status);
   if (status == old_status) return Status::Ok();
   Json updated = ctx.campaign;
   updated["status"] = status;
   DropEmptyStrings(&updated["status"]);
-  return controllers::WriteStatus(client_, res::kTuningCampaigns, updated).status();
+  return PatchStatus(client_, res::kTuningCampaigns, updated, old_status).status();
 }
 
 Json TrialRunFor(const Json& campaign, const TrialRecord& trial) {

@@ -1,9 +1,18 @@
 #include "controllers/message_pool_store.h"
 
 #include <algorithm>
+#include <chrono>
+#include <list>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
 #include <vector>
 
+#include "controllers/conditions.h"
 #include "controllers/job_renderer.h"
+#include "controllers/status_writer.h"
+#include "operator/time_source.h"
 
 namespace paratune::controllers {
 
@@ -51,164 +60,304 @@ std::string DataOf(const Json& cm) {
              : std::string();
 }
 
-void Truncate(Json* obj, const char* key, size_t keep) {
-  if (!obj->is_object() || !obj->contains(key) || !(*obj)[key].is_string()) return;
-  std::string s = (*obj)[key].get<std::string>();
-  if (s.size() <= keep) return;
-  (*obj)[key] = "[compacted] ..." + s.substr(s.size() - keep);
+constexpr const char* kChunksAnnotation = "tuning.paratune.dev/pool-chunks";
+constexpr const char* kPoolCompacted = "PoolCompacted";
+
+// The opaque version: the head's resourceVersion, the chunks it lists, and whether it is a pool
+// of the earlier "-pool-g<gen>-<i>" layout (whose shards the next save deletes).
+struct Version {
+  std::string rv;
+  std::vector<std::string> chunks;
+  bool legacy = false;
+};
+
+std::string EncodeVersion(const Version& v) {
+  return Json{{"rv", v.rv}, {"chunks", v.chunks}, {"legacy", v.legacy}}.dump();
 }
 
-// The opaque version: "<resourceVersion>/<generation>/<shards>" of the head ConfigMap.
-std::string EncodeVersion(const std::string& rv, int64_t generation, int64_t shards) {
-  return rv + "/" + std::to_string(generation) + "/" + std::to_string(shards);
-}
-
-bool DecodeVersion(const std::string& v, std::string* rv, int64_t* generation, int64_t* shards) {
-  size_t a = v.find('/');
-  size_t b = a == std::string::npos ? a : v.find('/', a + 1);
-  if (b == std::string::npos) return false;
-  try {
-    *rv = v.substr(0, a);
-    *generation = std::stoll(v.substr(a + 1, b - a - 1));
-    *shards = std::stoll(v.substr(b + 1));
-  } catch (const std::exception&) {
-    return false;
+bool DecodeVersion(const std::string& text, Version* v) {
+  Json j = Json::parse(text, nullptr, false);
+  if (!j.is_object() || !j.contains("rv") || !j["rv"].is_string()) return false;
+  v->rv = j["rv"].get<std::string>();
+  v->legacy = j.value("legacy", false);
+  for (const auto& c : j.value("chunks", Json::array())) {
+    if (!c.is_string()) return false;
+    v->chunks.push_back(c.get<std::string>());
   }
   return true;
 }
 
-size_t DumpSize(const Json& j) { return j.dump(-1, ' ', true).size(); }
+std::vector<std::string> SplitNames(const std::string& list) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start < list.size()) {
+    size_t comma = list.find(',', start);
+    if (comma == std::string::npos) comma = list.size();
+    if (comma > start) out.push_back(list.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return out;
+}
+
+std::string JoinNames(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ",") + n;
+  return out;
+}
+
+std::optional<std::string> Annotation(const Json& obj, const char* key) {
+  const Json a = obj.value("metadata", Json::object()).value("annotations", Json::object());
+  if (!a.is_object()) return std::nullopt;
+  auto it = a.find(key);
+  if (it == a.end() || !it->is_string()) return std::nullopt;
+  return it->get<std::string>();
+}
 
 }  // namespace
 
-bool CompactPoolJson(Json* pool, size_t max_bytes) {
-  if (DumpSize(*pool) <= max_bytes) return true;
-  Json& exchanges = (*pool)["llmExchanges"];
-  Json& trials = (*pool)["trials"];
-  // Newest entries keep their full text: the agents read recent history most.
-  constexpr size_t kKeepRecent = 10;
-  for (size_t keep : {size_t{4000}, size_t{1000}, size_t{200}}) {
-    if (exchanges.is_array() && exchanges.size() > kKeepRecent) {
-      for (size_t i = 0; i + kKeepRecent < exchanges.size(); ++i) {
-        Truncate(&exchanges[i], "prompt", keep);
-        Truncate(&exchanges[i], "reply", keep);
-      }
-    }
-    if (trials.is_array()) {
-      for (auto& t : trials) {
-        if (t.is_object() && t.contains("failure")) Truncate(&t["failure"], "evidence", keep);
-      }
-    }
-    if (DumpSize(*pool) <= max_bytes) return true;
+// A byte-bounded LRU of immutable chunks (by name) and of the heads this process wrote (by
+// campaign UID), plus the last compaction level per campaign.
+struct ConfigMapPoolStore::Cache {
+  struct Head {
+    Version version;
+    std::string data;
+  };
+  struct Entry {
+    std::string data;  // a chunk's text, or a head's data
+    Version version;   // heads only
+    std::list<std::string>::iterator lru;
+  };
+  std::mutex mu;
+  std::map<std::string, Entry> entries;  // "c/<name>" or "h/<uid>"
+  std::list<std::string> lru;            // most recent first
+  size_t bytes = 0;
+  size_t limit = 0;
+  std::map<std::string, PoolCompaction> compaction;  // by campaign UID, bounded below
+
+  void EraseLocked(const std::string& key) {
+    auto it = entries.find(key);
+    if (it == entries.end()) return;
+    bytes -= it->second.data.size();
+    lru.erase(it->second.lru);
+    entries.erase(it);
   }
-  while (exchanges.is_array() && !exchanges.empty() && DumpSize(*pool) > max_bytes) {
-    exchanges.erase(exchanges.begin());
+  void Put(const std::string& key, std::string data, Version version = {}) {
+    std::lock_guard lock(mu);
+    EraseLocked(key);
+    if (data.size() > limit) return;
+    lru.push_front(key);
+    bytes += data.size();
+    entries[key] = Entry{std::move(data), std::move(version), lru.begin()};
+    while (bytes > limit && !lru.empty()) EraseLocked(lru.back());
   }
-  return DumpSize(*pool) <= max_bytes;
-}
+  bool Find(const std::string& key, std::string* data, Version* version = nullptr) {
+    std::lock_guard lock(mu);
+    auto it = entries.find(key);
+    if (it == entries.end()) return false;
+    lru.splice(lru.begin(), lru, it->second.lru);
+    *data = it->second.data;
+    if (version != nullptr) *version = it->second.version;
+    return true;
+  }
+  void Forget(const std::string& key) {
+    std::lock_guard lock(mu);
+    EraseLocked(key);
+  }
+  void SetCompaction(const std::string& uid, PoolCompaction level) {
+    std::lock_guard lock(mu);
+    if (compaction.size() > 100000) compaction.clear();  // a bound; the next save refills
+    compaction[uid] = level;
+  }
+  PoolCompaction GetCompaction(const std::string& uid) {
+    std::lock_guard lock(mu);
+    auto it = compaction.find(uid);
+    return it == compaction.end() ? PoolCompaction::kNone : it->second;
+  }
+};
 
 ConfigMapPoolStore::ConfigMapPoolStore(kube::KubeClient* client, ConfigMapPoolStoreOptions opts)
-    : client_(client), opts_(opts) {}
+    : client_(client), opts_(opts), cache_(std::make_unique<Cache>()) {
+  cache_->limit = opts_.cache_bytes;
+}
+
+ConfigMapPoolStore::~ConfigMapPoolStore() = default;
+
+Result<std::string> ConfigMapPoolStore::ReadChunk(const std::string& ns, const std::string& name) {
+  std::string data;
+  if (cache_->Find("c/" + name, &data)) return data;
+  auto cm = client_->Get(res::kConfigMaps, ns, name);
+  if (!cm.ok()) return cm.status().WithPrefix("message pool chunk " + name);
+  data = DataOf(*cm);
+  if (name.size() < 16 || name.substr(name.size() - 16) != ChunkHash(data)) {
+    return Status::Internal("configmap " + name + ": pool chunk does not match its name");
+  }
+  cache_->Put("c/" + name, data);
+  return data;
+}
+
+namespace {
+Result<LoadedPool> ParsePool(const std::string& text, const std::string& head,
+                             const std::string& version) {
+  Json j = Json::parse(text, nullptr, false);
+  if (j.is_discarded()) return Status::Internal("configmap " + head + ": corrupt pool");
+  auto pool = MessagePool::FromJson(j);
+  if (!pool.ok()) return pool.status().WithPrefix("configmap " + head);
+  return LoadedPool{std::move(*pool), version};
+}
+}  // namespace
 
 Result<LoadedPool> ConfigMapPoolStore::Load(const Json& campaign) {
   const std::string ns = kube::NamespaceOf(campaign);
   const std::string name = kube::NameOf(campaign);
-  auto head = client_->Get(res::kConfigMaps, ns, HeadName(name));
-  if (!head.ok()) {
-    if (head.status().code() == StatusCode::kNotFound) return LoadedPool{};
-    return head.status();
+  Version v;
+  std::string tail;
+  const bool cached = opts_.cache_heads && cache_->Find("h/" + kube::UidOf(campaign), &tail, &v);
+  if (!cached) {
+    auto head = client_->Get(res::kConfigMaps, ns, HeadName(name));
+    if (!head.ok()) {
+      if (head.status().code() == StatusCode::kNotFound) return LoadedPool{};
+      return head.status();
+    }
+    v.rv = kube::ResourceVersionOf(*head);
+    tail = DataOf(*head);
+    const std::optional<std::string> list = Annotation(*head, kChunksAnnotation);
+    if (!list) {  // the earlier layout: the head holds the first shard
+      v.legacy = true;
+      const int64_t shards = AnnotationInt(*head, kShardsAnnotation);
+      const int64_t generation = AnnotationInt(*head, kGenerationAnnotation);
+      if (shards < 0 || generation < 0) {
+        return Status::Internal("configmap " + HeadName(name) + ": bad shard annotations");
+      }
+      for (int64_t i = 1; i < shards; ++i) {
+        auto shard = client_->Get(res::kConfigMaps, ns, ShardName(name, generation, i));
+        if (!shard.ok()) return shard.status().WithPrefix("message pool shard");
+        tail += DataOf(*shard);
+      }
+      return ParsePool(tail, HeadName(name), EncodeVersion(v));
+    }
+    v.chunks = SplitNames(*list);
   }
-  std::string text = DataOf(*head);
-  const int64_t shards = AnnotationInt(*head, kShardsAnnotation);
-  const int64_t generation = AnnotationInt(*head, kGenerationAnnotation);
-  if (shards < 0 || generation < 0 || static_cast<size_t>(shards) > opts_.max_shards) {
-    return Status::Internal("configmap " + HeadName(name) + ": bad shard annotations");
+  std::string text;
+  for (const auto& chunk : v.chunks) {
+    auto data = ReadChunk(ns, chunk);
+    if (!data.ok()) return data.status();
+    text += *data;
   }
-  for (int64_t i = 1; i < shards; ++i) {
-    auto shard = client_->Get(res::kConfigMaps, ns, ShardName(name, generation, i));
-    if (!shard.ok()) return shard.status().WithPrefix("message pool shard");
-    text += DataOf(*shard);
-  }
-  Json j = Json::parse(text, nullptr, false);
-  if (j.is_discarded()) return Status::Internal("configmap " + HeadName(name) + ": corrupt pool");
-  auto pool = MessagePool::FromJson(j);
-  if (!pool.ok()) return pool.status().WithPrefix("configmap " + HeadName(name));
-  return LoadedPool{std::move(*pool),
-                    EncodeVersion(kube::ResourceVersionOf(*head), generation, shards)};
+  text += tail;
+  return ParsePool(text, HeadName(name), EncodeVersion(v));
 }
 
-Status ConfigMapPoolStore::WriteShard(const Json& campaign, const std::string& name,
-                                      int64_t generation, const std::string& chunk) {
-  Json cm = PoolConfigMap(campaign, name, chunk);
-  cm["metadata"]["annotations"][kGenerationAnnotation] = std::to_string(generation);
-  auto created = client_->Create(res::kConfigMaps, kube::NamespaceOf(campaign), cm);
-  if (created.ok()) return Status::Ok();
-  if (created.status().code() != StatusCode::kAlreadyExists) return created.status();
-  // Left over from a save that crashed before its head was written: overwrite it.
-  auto existing = client_->Get(res::kConfigMaps, kube::NamespaceOf(campaign), name);
-  if (!existing.ok()) return existing.status();
-  cm["metadata"]["resourceVersion"] = kube::ResourceVersionOf(*existing);
-  return client_->Update(res::kConfigMaps, cm).status();
+Status ConfigMapPoolStore::WriteChunk(const Json& campaign, const std::string& name,
+                                      const std::string& data) {
+  auto created = client_->Create(res::kConfigMaps, kube::NamespaceOf(campaign),
+                                 PoolConfigMap(campaign, name, data));
+  // Named by its content: one that exists already (a save that crashed) holds the same text.
+  if (!created.ok() && created.status().code() != StatusCode::kAlreadyExists) {
+    return created.status();
+  }
+  cache_->Put("c/" + name, data);
+  return Status::Ok();
 }
 
-void ConfigMapPoolStore::DeleteOldShards(const Json& campaign, int64_t keep_generation) {
+// Moving off the earlier layout: its "-pool-g<gen>-<i>" shards go. Best effort: a ConfigMap left
+// behind is garbage-collected with the campaign.
+void ConfigMapPoolStore::DeleteChunks(const Json& campaign, const std::vector<std::string>& keep,
+                                      bool legacy) {
+  if (!legacy) return;
+  const std::set<std::string> wanted(keep.begin(), keep.end());
   kube::ListOptions opts;
   opts.label_selector = std::string(kPoolOfLabel) + "=" + kube::NameOf(campaign);
   auto list = client_->List(res::kConfigMaps, kube::NamespaceOf(campaign), opts);
-  if (!list.ok()) return;  // best effort: the next save tries again
+  if (!list.ok()) return;
   const std::string head = HeadName(kube::NameOf(campaign));
   for (const auto& cm : list->items) {
-    if (kube::NameOf(cm) == head) continue;
-    if (AnnotationInt(cm, kGenerationAnnotation) == keep_generation) continue;
+    if (kube::NameOf(cm) == head || wanted.count(kube::NameOf(cm)) > 0) continue;
     (void)client_->Delete(res::kConfigMaps, kube::NamespaceOf(cm), kube::NameOf(cm));
   }
 }
 
+Status ConfigMapPoolStore::RefuseTooLarge(const Json& campaign, size_t limit) {
+  const std::string message = "the message pool exceeds " + std::to_string(limit) +
+                              " bytes even after compaction: no further trials are recorded";
+  const Json old_status = campaign.value("status", Json::object());
+  Json updated = campaign;
+  if (!updated["status"].is_object()) updated["status"] = Json::object();
+  const int64_t generation = campaign["metadata"].value("generation", int64_t{0});
+  SetCondition(&updated["status"]["conditions"], kPoolCompacted, false, "PoolFull", message,
+               generation, kube::FormatRfc3339(std::chrono::system_clock::now()));
+  (void)PatchStatus(client_, res::kTuningCampaigns, updated, old_status);
+  return Status::Invalid("message pool of " + kube::NameOf(campaign) + ": " + message);
+}
+
+void ConfigMapPoolStore::DecorateStatus(const Json& campaign, Json* status) const {
+  const PoolCompaction level = cache_->GetCompaction(kube::UidOf(campaign));
+  if (level == PoolCompaction::kNone || !status->is_object()) return;
+  const int64_t generation = campaign["metadata"].value("generation", int64_t{0});
+  const std::string limit = std::to_string(opts_.shard_bytes * opts_.max_shards);
+  const bool records = level == PoolCompaction::kRecords;
+  SetCondition(&(*status)["conditions"], kPoolCompacted, true,
+               records ? "RecordsCompacted" : "TextShortened",
+               "the message pool outgrew " + limit + " bytes: " +
+                   (records ? "older trials keep their configuration and results, not their prose"
+                            : "older LLM exchanges and failure evidence were shortened"),
+               generation, kube::FormatRfc3339(std::chrono::system_clock::now()));
+}
+
 Result<std::string> ConfigMapPoolStore::Save(const Json& campaign, const MessagePool& pool,
                                              const std::string& version) {
+  const std::string uid = kube::UidOf(campaign);
   Json j = pool.ToJson();
   const size_t limit = opts_.shard_bytes * opts_.max_shards;
-  if (!CompactPoolJson(&j, limit)) {
-    return Status::Exhausted("message pool of " + kube::NameOf(campaign) + " exceeds " +
-                             std::to_string(limit) + " bytes even after compaction");
+  const PoolCompaction level = CompactPoolJsonLevel(&j, limit);
+  if (level == PoolCompaction::kTooLarge) return RefuseTooLarge(campaign, limit);
+  Version prev;
+  if (!version.empty() && !DecodeVersion(version, &prev)) {
+    return Status::Invalid("message pool version \"" + version + "\" is malformed");
   }
-  // ASCII only (non-ASCII escaped), so shards can be cut at any byte.
-  const std::string text = j.dump(-1, ' ', true);
-  std::vector<std::string> chunks;
-  for (size_t off = 0; off < text.size() || chunks.empty(); off += opts_.shard_bytes) {
-    chunks.push_back(text.substr(off, opts_.shard_bytes));
-  }
+  // ASCII only (non-ASCII escaped), so chunks can be cut at any byte.
+  std::vector<std::string> chunks = ChunkPoolText(j.dump(-1, ' ', true), opts_.shard_bytes);
+  std::string tail = std::move(chunks.back());
+  chunks.pop_back();
   const std::string name = kube::NameOf(campaign);
-  const std::string ns = kube::NamespaceOf(campaign);
-  std::string rv;
-  int64_t generation = 0, old_shards = 0;
-  if (!version.empty()) {
-    if (!DecodeVersion(version, &rv, &generation, &old_shards)) {
-      return Status::Invalid("message pool version \"" + version + "\" is malformed");
+  const std::set<std::string> existing(prev.chunks.begin(), prev.chunks.end());
+  Version next;
+  for (const auto& chunk : chunks) {
+    next.chunks.push_back(name + "-pool-" + ChunkHash(chunk));
+    if (existing.count(next.chunks.back()) > 0) continue;
+    Status s = WriteChunk(campaign, next.chunks.back(), chunk);
+    if (!s.ok()) {
+      cache_->Forget("h/" + uid);
+      return s;
     }
-    ++generation;
   }
-  for (size_t i = 1; i < chunks.size(); ++i) {
-    PARATUNE_RETURN_IF_ERROR(
-        WriteShard(campaign, ShardName(name, generation, i), generation, chunks[i]));
-  }
-  Json head = PoolConfigMap(campaign, HeadName(name), chunks[0]);
-  head["metadata"]["annotations"][kShardsAnnotation] = std::to_string(chunks.size());
-  head["metadata"]["annotations"][kGenerationAnnotation] = std::to_string(generation);
+  Json head = PoolConfigMap(campaign, HeadName(name), tail);
+  head["metadata"]["annotations"][kChunksAnnotation] = JoinNames(next.chunks);
   Result<Json> written = Status::Internal("unset");
   if (version.empty()) {
-    written = client_->Create(res::kConfigMaps, ns, head);
+    written = client_->Create(res::kConfigMaps, kube::NamespaceOf(campaign), head);
     if (!written.ok() && written.status().code() == StatusCode::kAlreadyExists) {
-      return Status::Conflict("message pool of " + name + " was created concurrently");
+      written = Status::Conflict("message pool of " + name + " was created concurrently");
     }
   } else {
-    head["metadata"]["resourceVersion"] = rv;
+    head["metadata"]["resourceVersion"] = prev.rv;
     written = client_->Update(res::kConfigMaps, head);
   }
-  if (!written.ok()) return written.status();
-  if (old_shards > 1) DeleteOldShards(campaign, generation);
-  return EncodeVersion(kube::ResourceVersionOf(*written), generation,
-                       static_cast<int64_t>(chunks.size()));
+  if (!written.ok()) {
+    cache_->Forget("h/" + uid);
+    return written.status();
+  }
+  next.rv = kube::ResourceVersionOf(*written);
+  if (opts_.cache_heads) cache_->Put("h/" + uid, tail, next);
+  cache_->SetCompaction(uid, level);
+  const std::set<std::string> kept(next.chunks.begin(), next.chunks.end());
+  for (const auto& old : prev.chunks) {
+    if (kept.count(old) == 0) {
+      (void)client_->Delete(res::kConfigMaps, kube::NamespaceOf(campaign), old);
+      cache_->Forget("c/" + old);
+    }
+  }
+  DeleteChunks(campaign, next.chunks, prev.legacy);
+  return EncodeVersion(next);
 }
 
 }  // namespace paratune::controllers

@@ -6,7 +6,9 @@
 #define PARATUNE_CONTROLLERS_MESSAGE_POOL_STORE_H_
 
 #include <cstddef>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "agents/loop/message_pool.h"
 #include "operator/kube_client.h"
@@ -30,45 +32,84 @@ class MessagePoolStore {
   // (reload and retry). Returns the new version.
   virtual Result<std::string> Save(const kube::Json& campaign, const MessagePool& pool,
                                    const std::string& version) = 0;
+  // Adds what the store has to say about this campaign's pool to the status the reconciler is
+  // about to write (a condition). Default: nothing.
+  virtual void DecorateStatus(const kube::Json& campaign, kube::Json* status) const {
+    (void)campaign;
+    (void)status;
+  }
 };
 
 struct ConfigMapPoolStoreOptions {
-  // Bytes of pool JSON per ConfigMap (the API limit is 1 MiB per object, metadata included).
+  // Largest chunk of pool JSON per ConfigMap (the API limit is 1 MiB per object, metadata
+  // included). Chunks average about a quarter of it.
   size_t shard_bytes = 900 * 1024;
-  // Shards at most; the pool is compacted (LLM transcripts and failure evidence shortened, the
-  // oldest transcripts dropped) to fit before it is refused with kResourceExhausted.
+  // The pool is compacted to fit shard_bytes * max_shards bytes (see CompactPoolJsonLevel);
+  // beyond that it is refused: Save sets the campaign's PoolCompacted condition to
+  // False/PoolFull and fails with kInvalidArgument, which the controller does not retry.
   size_t max_shards = 8;
+  // Bytes of immutable chunks kept in memory (chunks are named by their content, so a cached
+  // chunk is never stale): loading a large pool reads only its head.
+  size_t cache_bytes = 32 * 1024 * 1024;
+  // Remember the head this process wrote last (per campaign UID) and load from it without a
+  // GET. Sound while this process is the pool's only writer: the leader (a process that loses
+  // the Lease exits) of an operator with one Deployment. Any failed save forgets the entry.
+  bool cache_heads = true;
 };
 
-// Keeps the pool as JSON in ConfigMaps owned by the campaign (so they go when it goes):
-// "<campaign>-pool" holds the first shard and says how many follow; larger pools continue in
-// "<campaign>-pool-g<generation>-<i>", written before the head so a crash mid-save leaves the
-// previous pool intact; older generations are deleted after the head moves on.
-// Thread-safe when the client is (no state of its own); one writer per campaign at a time.
+// How much CompactPoolJsonLevel had to take out.
+enum class PoolCompaction { kNone, kText, kRecords, kTooLarge };
+
+// Keeps the pool as JSON in ConfigMaps owned by the campaign (so they go when it goes), cut by
+// content-defined chunking (a rolling hash picks the cut points, so a change rewrites only the
+// chunk it falls in). "<campaign>-pool" (the head) holds the last chunk and lists the others,
+// which live in "<campaign>-pool-<content hash>"; a save creates only chunks that did not exist,
+// then moves the head (so a crash mid-save leaves the previous pool intact), then deletes the
+// chunks the head no longer lists. Pools saved by earlier versions ("-pool-g<gen>-<i>" shards)
+// still load; the next save rewrites them. A typical save (a trial appended or updated) costs
+// one request: the head. Thread-safe when the client is; one writer per campaign at a time.
 class ConfigMapPoolStore : public MessagePoolStore {
  public:
   // Borrows client.
   ConfigMapPoolStore(kube::KubeClient* client, ConfigMapPoolStoreOptions opts = {});
+  ~ConfigMapPoolStore() override;
   Result<LoadedPool> Load(const kube::Json& campaign) override;
   Result<std::string> Save(const kube::Json& campaign, const MessagePool& pool,
                            const std::string& version) override;
+  // Sets the PoolCompacted condition in `status` after a save of this campaign by this store had
+  // to compact: True/TextShortened (LLM text, evidence) or True/RecordsCompacted (older trials'
+  // prose). A full pool is False/PoolFull, set by Save itself.
+  void DecorateStatus(const kube::Json& campaign, kube::Json* status) const override;
 
   static std::string HeadName(const std::string& campaign) { return campaign + "-pool"; }
 
  private:
-  Status WriteShard(const kube::Json& campaign, const std::string& name, int64_t generation,
-                    const std::string& chunk);
-  void DeleteOldShards(const kube::Json& campaign, int64_t keep_generation);
+  struct Cache;
+  Result<std::string> ReadChunk(const std::string& ns, const std::string& name);
+  Status WriteChunk(const kube::Json& campaign, const std::string& name, const std::string& data);
+  Status RefuseTooLarge(const kube::Json& campaign, size_t limit);
+  void DeleteChunks(const kube::Json& campaign, const std::vector<std::string>& keep, bool legacy);
 
   kube::KubeClient* client_;
   ConfigMapPoolStoreOptions opts_;
+  std::unique_ptr<Cache> cache_;
 };
 
-// Shortens a pool's JSON in place until its compact dump is at most `max_bytes`: first LLM
-// prompts/replies and failure evidence of older entries are truncated, then the oldest LLM
-// exchanges dropped. Trials, rejections, analyses and calibration are never dropped. Returns
-// false when even that does not fit.
+// Shortens a pool's JSON in place until its compact dump is at most `max_bytes`, in levels:
+// kText: LLM prompts/replies and failure evidence of older entries truncated, then the oldest
+// LLM exchanges dropped; kRecords: the prose (rationale, change, evidence, long summaries) of
+// trials other than the newest 50, the baseline and the best/worst measured ones removed, older
+// analyses reduced to their verdict, rejections beyond the newest 500 and notes beyond 100
+// dropped. Trials themselves (config, phase, metrics, prediction, failure category) are never
+// dropped. kTooLarge when even that does not fit.
+PoolCompaction CompactPoolJsonLevel(nlohmann::json* pool, size_t max_bytes);
+// CompactPoolJsonLevel(...) != kTooLarge.
 bool CompactPoolJson(nlohmann::json* pool, size_t max_bytes);
+// Content-defined chunks of `text` (each at most max_chunk bytes, about a quarter of it on
+// average); their concatenation is `text`. Deterministic across processes.
+std::vector<std::string> ChunkPoolText(const std::string& text, size_t max_chunk);
+// 16 hex digits naming a chunk by its content.
+std::string ChunkHash(const std::string& chunk);
 
 }  // namespace paratune::controllers
 

@@ -74,8 +74,10 @@ Result<std::unique_ptr<ControllerSet>> SetupControllers(kube::Manager* mgr,
   const std::string& ns = opts.watch_namespace;
   kube::Informer* campaigns = mgr->GetInformer(res::kTuningCampaigns, ns);
   kube::Informer* trials = mgr->GetInformer(res::kTrialRuns, ns);
-  kube::Informer* jobs = mgr->GetInformer(res::kJobs, ns);
-  kube::Informer* pods = mgr->GetInformer(res::kPods, ns);
+  // Only the operator's own Jobs and pods (trial and diagnostic ones all carry the campaign
+  // label): the cache does not grow with the rest of the cluster.
+  kube::Informer* jobs = mgr->GetInformer(res::kJobs, ns, kCampaignLabel);
+  kube::Informer* pods = mgr->GetInformer(res::kPods, ns, kCampaignLabel);
 
   CampaignReconcilerOptions copts;
   copts.seed = opts.seed;
@@ -125,13 +127,16 @@ Result<std::unique_ptr<ControllerSet>> SetupControllers(kube::Manager* mgr,
                                            topts),
       opts.namespaces);
 
-  kube::Controller* cc = mgr->NewController({"tuningcampaign", opts.max_concurrent_reconciles, {}},
-                                            set->campaign_reconciler.get());
+  // Workers grow up to 4x the flag while a burst of campaigns queues up (kube::Controller).
+  const int max_workers = 4 * opts.max_concurrent_reconciles;
+  kube::Controller* cc = mgr->NewController(
+      {"tuningcampaign", opts.max_concurrent_reconciles, {}, max_workers},
+      set->campaign_reconciler.get());
   cc->For(campaigns);
   cc->Owns(trials, "TuningCampaign");
   if (opts.node_health) cc->Owns(jobs, "TuningCampaign");  // diagnostic Jobs
-  kube::Controller* tc = mgr->NewController({"trialrun", opts.max_concurrent_reconciles, {}},
-                                            set->trial_reconciler.get());
+  kube::Controller* tc = mgr->NewController(
+      {"trialrun", opts.max_concurrent_reconciles, {}, max_workers}, set->trial_reconciler.get());
   tc->For(trials);
   tc->Owns(jobs, "TrialRun");
   tc->Watches(pods, [](const Json& pod) {

@@ -4,6 +4,33 @@
 
 namespace paratune::controllers {
 
+kube::Json MergePatchBetween(const kube::Json& before, const kube::Json& after) {
+  if (!before.is_object() || !after.is_object()) return after;
+  kube::Json patch = kube::Json::object();
+  for (const auto& [key, value] : after.items()) {
+    auto it = before.find(key);
+    if (it == before.end()) {
+      patch[key] = value;
+    } else if (*it != value) {
+      patch[key] = it->is_object() && value.is_object() ? MergePatchBetween(*it, value) : value;
+    }
+  }
+  for (const auto& [key, value] : before.items()) {
+    if (!after.contains(key)) patch[key] = nullptr;
+  }
+  return patch;
+}
+
+Result<kube::Json> PatchStatus(kube::KubeClient* client, const kube::GroupVersionResource& gvr,
+                               const kube::Json& obj, const kube::Json& previous) {
+  const kube::Json& status = obj.contains("status") ? obj["status"] : kube::Json::object();
+  const kube::Json before = previous.is_object() ? previous : kube::Json::object();
+  kube::Json diff = MergePatchBetween(before, status.is_object() ? status : kube::Json::object());
+  if (diff.empty()) return obj;
+  return client->Patch(gvr, kube::NamespaceOf(obj), kube::NameOf(obj), kube::PatchType::kMerge,
+                       kube::Json{{"status", std::move(diff)}}, {}, "status");
+}
+
 Result<kube::Json> WriteStatus(kube::KubeClient* client, const kube::GroupVersionResource& gvr,
                                const kube::Json& obj, int attempts) {
   kube::Json attempt = obj;

@@ -12,6 +12,20 @@
 
 namespace paratune::controllers {
 
+// The JSON merge patch (RFC 7386) that turns `before` into `after`: changed and new keys with
+// their new value (objects recursively), keys that went away as null, arrays whole. Empty
+// object when they are equal.
+kube::Json MergePatchBetween(const kube::Json& before, const kube::Json& after);
+
+// Writes obj["status"] as one merge patch of the /status subresource against `previous` (the
+// status the caller read, usually from its cache): no request at all when nothing changed, and
+// no resourceVersion precondition, so writers of other fields (kubectl annotate, GitOps) never
+// make it conflict. Safe because each status field has one writer and a reconcile that read a
+// stale cache is followed by another once the cache catches up (level-based). Returns the
+// stored object (obj itself when nothing was sent), kNotFound when it was deleted, or the error.
+Result<kube::Json> PatchStatus(kube::KubeClient* client, const kube::GroupVersionResource& gvr,
+                               const kube::Json& obj, const kube::Json& previous);
+
 // UpdateStatus of `obj` (its status, on its resourceVersion); on kConflict, GETs the object and
 // retries with obj["status"] on the fresh copy, up to `attempts` times. Returns the written
 // object, kNotFound when it was deleted meanwhile, or the last error.

@@ -27,6 +27,7 @@ using kube::Json;
 namespace res = kube::resources;
 
 constexpr size_t kMaxObservedText = 8 * 1024;
+constexpr char kPodsByTrial[] = "pods-by-trial";
 
 std::string Tail(const std::string& s, size_t n) { return Utf8Tail(s, n); }
 
@@ -59,7 +60,12 @@ TrialRunReconciler::TrialRunReconciler(kube::KubeClient* client, TrialInformers 
       recorder_(recorder),
       analyzer_(analyzer),
       time_(time),
-      opts_(std::move(opts)) {}
+      opts_(std::move(opts)) {
+  // A trial's pods by "<ns>/<trial>": no scan of the namespace's pods per reconcile.
+  if (informers_.pods != nullptr) {
+    informers_.pods->AddIndex(kPodsByTrial, kube::LabelIndex(kTrialLabel));
+  }
+}
 
 Result<kube::ReconcileResult> TrialRunReconciler::Reconcile(const kube::ObjectKey& key) {
   kube::ObjectPtr cached = informers_.trials->Get(key);
@@ -93,9 +99,8 @@ Result<kube::ReconcileResult> TrialRunReconciler::Reconcile(const kube::ObjectKe
   auto config = ConfigFromJson(spec.value("config", Json::object()), "spec.config");
   if (!config.ok()) return Fail(ctx, "InvalidConfig", config.status().message());
   ctx.config = std::move(*config);
-  for (const auto& pod : informers_.pods->List(key.ns)) {
-    const Json& labels = pod->value("metadata", Json::object()).value("labels", Json::object());
-    if (labels.is_object() && labels.value(kTrialLabel, "") == key.name) ctx.pods.push_back(*pod);
+  for (const auto& pod : informers_.pods->ByIndex(kPodsByTrial, key.String())) {
+    ctx.pods.push_back(*pod);
   }
   auto workload = GetWorkload(ctx);
   if (!workload.ok()) {
@@ -380,7 +385,8 @@ std::vector<std::string> TrialRunReconciler::PodEvents(const Json& pod) {
 Status TrialRunReconciler::WriteStatus(Context& ctx) {
   DropEmptyStrings(&ctx.trial["status"]);
   if (ctx.trial["status"] == ctx.original_status) return Status::Ok();
-  auto written = controllers::WriteStatus(client_, kube::resources::kTrialRuns, ctx.trial);
+  auto written =
+      PatchStatus(client_, kube::resources::kTrialRuns, ctx.trial, ctx.original_status);
   return written.status();
 }
 

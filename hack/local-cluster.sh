@@ -207,9 +207,15 @@ deploy() {
     # manifests/pdb.yaml is policy/v1 (Kubernetes >= 1.21); the local 1.20 control plane lacks it.
     local policy_v1=1 f
     kubectl api-versions | grep -qx policy/v1 || policy_v1=0
+    # manifests/flowschema.yaml is flowcontrol v1 (>= 1.29); the chart renders older versions.
+    local flowcontrol_v1=1
+    kubectl api-versions | grep -qx flowcontrol.apiserver.k8s.io/v1 || flowcontrol_v1=0
     for f in "$root"/manifests/*.yaml; do
       if [ "$policy_v1" = 0 ] && grep -q '^apiVersion: policy/v1$' "$f"; then
         log "$(basename "$f") skipped: this API server does not serve policy/v1"; continue
+      fi
+      if [ "$flowcontrol_v1" = 0 ] && grep -q '^apiVersion: flowcontrol.apiserver.k8s.io/v1$' "$f"; then
+        log "$(basename "$f") skipped: this API server does not serve flowcontrol v1"; continue
       fi
       kubectl apply -f "$f"
     done

@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 namespace paratune::kube {
 
 Controller::Controller(ControllerOptions opts, Reconciler* reconciler, TimeSource* time,
@@ -16,18 +18,43 @@ Controller::Controller(ControllerOptions opts, Reconciler* reconciler, TimeSourc
   metrics_->DeclareCounter(kReconcileErrors, "Total number of reconciliation errors");
   metrics_->DeclareHistogram(kReconcileTime, "Length of time per reconciliation",
                              MetricsRegistry::LatencyBuckets());
+  metrics_->DeclareHistogram(kReconcileApiTime,
+                             "Seconds of a reconciliation spent waiting on API requests",
+                             MetricsRegistry::LatencyBuckets());
+  metrics_->DeclareHistogram(kReconcileComputeTime,
+                             "Seconds of a reconciliation spent in the reconciler itself "
+                             "(planning, for the campaign controller)",
+                             MetricsRegistry::LatencyBuckets());
   metrics_->SetGaugeFunction(kQueueDepth, {{"name", opts_.name}},
                              [this] { return static_cast<double>(queue_.Len()); });
+  metrics_->SetGaugeFunction("paratune_controller_workers", {{"controller", opts_.name}},
+                             [this] { return static_cast<double>(worker_count_.load()); });
 }
 
 Controller::~Controller() {
   Stop();
   if (metrics_ != nullptr) {
     metrics_->SetGaugeFunction(kQueueDepth, {{"name", opts_.name}}, [] { return 0.0; });
+    metrics_->SetGaugeFunction("paratune_controller_workers", {{"controller", opts_.name}},
+                               [] { return 0.0; });
   }
 }
 
-void Controller::Enqueue(const ObjectKey& key) { queue_.Add(key.String()); }
+void Controller::Enqueue(const ObjectKey& key) {
+  queue_.Add(key.String());
+  MaybeGrow();
+}
+
+void Controller::MaybeGrow() {
+  if (!started_.load() || opts_.max_workers <= opts_.workers) return;
+  const size_t depth = queue_.Len();
+  std::lock_guard lock(workers_mu_);
+  if (stopping_ || workers_.size() >= static_cast<size_t>(opts_.max_workers)) return;
+  if (depth <= 2 * workers_.size()) return;
+  workers_.emplace_back([this] { WorkerLoop(); });
+  worker_count_.store(static_cast<int>(workers_.size()));
+  spdlog::debug("controller {}: {} keys queued, {} workers", opts_.name, depth, workers_.size());
+}
 
 void Controller::For(Informer* informer) {
   informer->AddEventHandler(
@@ -60,18 +87,28 @@ void Controller::Watches(Informer* informer, MapFunc map) {
 }
 
 void Controller::Start() {
+  std::lock_guard lock(workers_mu_);
   if (started_.exchange(true)) return;
   for (int i = 0; i < std::max(1, opts_.workers); ++i) {
     workers_.emplace_back([this] { WorkerLoop(); });
   }
+  worker_count_.store(static_cast<int>(workers_.size()));
 }
 
 void Controller::Stop() {
+  std::vector<std::thread> workers;
+  {
+    std::lock_guard lock(workers_mu_);
+    stopping_ = true;
+  }
   queue_.ShutDown();
-  for (std::thread& t : workers_) {
+  {
+    std::lock_guard lock(workers_mu_);
+    workers.swap(workers_);
+  }
+  for (std::thread& t : workers) {
     if (t.joinable()) t.join();
   }
-  workers_.clear();
 }
 
 void Controller::WorkerLoop() {
@@ -107,8 +144,10 @@ Result<ReconcileResult> Controller::RecoveringReconcile(const std::string& key) 
 void Controller::Process(const std::string& key) {
   const Labels name{{"controller", opts_.name}};
   auto start = std::chrono::steady_clock::now();
+  const double api_before = ThreadApiSeconds();
   Result<ReconcileResult> r = RecoveringReconcile(key);
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double api_secs = ThreadApiSeconds() - api_before;
   std::string outcome;
   if (!r.ok()) {
     const Status& s = r.status();
@@ -135,6 +174,8 @@ void Controller::Process(const std::string& key) {
   metrics_->Inc(kReconcileTotal, {{"controller", opts_.name}, {"result", outcome}});
   if (outcome == "error") metrics_->Inc(kReconcileErrors, name);
   metrics_->Observe(kReconcileTime, name, secs);
+  metrics_->Observe(kReconcileApiTime, name, api_secs);
+  metrics_->Observe(kReconcileComputeTime, name, std::max(0.0, secs - api_secs));
 }
 
 }  // namespace paratune::kube

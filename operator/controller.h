@@ -7,13 +7,16 @@
 //   1000 s per key, 10 qps / burst 100 overall), counted as an
 //     error; errors with kInvalidArgument are terminal (not retried): the reconciler is expected
 //     to have recorded them in a condition.
-// Metrics: reconcile total by result, errors, latency histogram, queue depth, per controller.
+// Metrics: reconcile total by result, errors, latency histogram, queue depth, per controller;
+// each reconcile's time split into API waits and the reconciler's own work (compute: for the
+// campaign controller, mostly the planning step).
 #ifndef PARATUNE_OPERATOR_CONTROLLER_H_
 #define PARATUNE_OPERATOR_CONTROLLER_H_
 
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <stop_token>
 #include <string>
 #include <thread>
@@ -46,6 +49,10 @@ struct ControllerOptions {
   std::string name;  // metric label and log name, e.g. "trialrun".
   int workers = 1;
   RateLimiterOptions rate_limiter;
+  // Workers grow from `workers` up to this many while the queue holds more than twice as many
+  // keys as there are workers (a burst of campaigns), and stay (idle ones just wait). <= workers:
+  // fixed.
+  int max_workers = 0;
 };
 
 class Controller {
@@ -87,8 +94,13 @@ class Controller {
   TimeSource* time_;
   MetricsRegistry* metrics_;
   WorkQueue queue_;
-  std::vector<std::thread> workers_;
+  void MaybeGrow();
+
+  std::mutex workers_mu_;
+  std::vector<std::thread> workers_;  // guarded by workers_mu_ (appended while running)
+  bool stopping_ = false;             // guarded by workers_mu_
   std::atomic<bool> started_{false};
+  std::atomic<int> worker_count_{0};
 };
 
 }  // namespace paratune::kube

@@ -6,7 +6,10 @@ namespace paratune::kube {
 
 Informer::Informer(KubeClient* client, GroupVersionResource gvr, ReflectorOptions opts,
                    TimeSource* time, MetricsRegistry* metrics)
-    : gvr_(gvr), ns_(opts.ns), reflector_(client, gvr, std::move(opts), this, time, metrics) {}
+    : gvr_(gvr),
+      ns_(opts.ns),
+      label_selector_(opts.label_selector),
+      reflector_(client, gvr, std::move(opts), this, time, metrics) {}
 
 void Informer::AddEventHandler(EventHandler handler) {
   {
@@ -61,6 +64,41 @@ std::vector<ObjectPtr> Informer::ByOwner(const std::string& owner_uid) const {
   return out;
 }
 
+IndexFunc LabelIndex(const std::string& key) {
+  return [key](const Json& obj) {
+    std::vector<std::string> out;
+    const Json& meta = obj.value("metadata", Json::object());
+    const Json& labels = meta.is_object() ? meta.value("labels", Json::object()) : Json();
+    if (!labels.is_object()) return out;
+    auto it = labels.find(key);
+    if (it != labels.end() && it->is_string()) {
+      out.push_back(NamespaceOf(obj) + "/" + it->get<std::string>());
+    }
+    return out;
+  };
+}
+
+void Informer::AddIndex(const std::string& name, IndexFunc fn) {
+  std::unique_lock lock(mu_);
+  if (indexes_.count(name) > 0) return;
+  auto& [index_fn, values] = indexes_[name];
+  index_fn = std::move(fn);
+  for (const auto& [key, obj] : items_) {
+    for (const std::string& v : index_fn(*obj)) values[v].insert(key);
+  }
+}
+
+std::vector<ObjectPtr> Informer::ByIndex(const std::string& name, const std::string& value) const {
+  std::shared_lock lock(mu_);
+  std::vector<ObjectPtr> out;
+  auto index = indexes_.find(name);
+  if (index == indexes_.end()) return out;
+  auto it = index->second.second.find(value);
+  if (it == index->second.second.end()) return out;
+  for (const std::string& key : it->second) out.push_back(items_.at(key));
+  return out;
+}
+
 size_t Informer::Size() const {
   std::shared_lock lock(mu_);
   return items_.size();
@@ -86,6 +124,13 @@ void Informer::EraseLocked(const std::string& key) {
     auto o = by_owner_.find(uid);
     if (o != by_owner_.end() && o->second.erase(key) && o->second.empty()) by_owner_.erase(o);
   }
+  for (auto& [name, index] : indexes_) {
+    auto& [fn, values] = index;
+    for (const std::string& v : fn(obj)) {
+      auto e = values.find(v);
+      if (e != values.end() && e->second.erase(key) && e->second.empty()) values.erase(e);
+    }
+  }
   items_.erase(it);
 }
 
@@ -93,6 +138,9 @@ void Informer::UpsertLocked(const std::string& key, ObjectPtr obj) {
   EraseLocked(key);
   by_ns_[NamespaceOf(*obj)].insert(key);
   for (const std::string& uid : OwnerUids(*obj)) by_owner_[uid].insert(key);
+  for (auto& [name, index] : indexes_) {
+    for (const std::string& v : index.first(*obj)) index.second[v].insert(key);
+  }
   items_[key] = std::move(obj);
 }
 

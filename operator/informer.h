@@ -1,8 +1,10 @@
-// Informer: a cache of one kind fed by a Reflector, with indexes by namespace and by owner UID
-// (every ownerReference), and event handlers (controller-runtime's source.Kind). Reads are served
-// from the cache: objects are immutable shared snapshots, safe to hold after the cache moves on.
-// Handlers run on the informer's thread, in event order, and must be quick (enqueue a key).
-// Thread-safe: Get/List/ByOwner/HasSynced from any thread; Run blocks one thread until stop.
+// Informer: a cache of one kind fed by a Reflector (optionally only objects matching a label
+// selector, ReflectorOptions::label_selector), with indexes by namespace, by owner UID (every
+// ownerReference) and any named index added with AddIndex (client-go's Indexers), and handlers
+// (controller-runtime's source.Kind). Reads are served from the cache: objects are immutable shared
+// snapshots, safe to hold after the cache moves on. Handlers run on the informer's thread, in event
+// order, and must be quick (enqueue a key). Thread-safe: Get/List/ByOwner/HasSynced from any
+// thread; Run blocks one thread until stop.
 #ifndef PARATUNE_OPERATOR_INFORMER_H_
 #define PARATUNE_OPERATOR_INFORMER_H_
 
@@ -21,6 +23,11 @@
 namespace paratune::kube {
 
 using ObjectPtr = std::shared_ptr<const Json>;
+
+// The index values of an object (e.g. "ns/trial-name" for a label); none: not indexed.
+using IndexFunc = std::function<std::vector<std::string>(const Json& obj)>;
+// Indexes objects by "<namespace>/<value of label `key`>" (objects without it are left out).
+IndexFunc LabelIndex(const std::string& key);
 
 struct EventHandler {
   std::function<void(const Json& obj)> on_add;
@@ -53,9 +60,15 @@ class Informer : private ReflectorSink {
   std::vector<ObjectPtr> List(const std::string& ns = "") const;
   // Objects that carry an ownerReference with this uid.
   std::vector<ObjectPtr> ByOwner(const std::string& owner_uid) const;
+  // Adds a named index (cached objects are indexed at once). Call before Run; a name already
+  // added is kept.
+  void AddIndex(const std::string& name, IndexFunc fn);
+  // Objects whose index `name` has `value`; empty for an unknown index.
+  std::vector<ObjectPtr> ByIndex(const std::string& name, const std::string& value) const;
   size_t Size() const;
   const GroupVersionResource& gvr() const { return gvr_; }
   const std::string& namespace_() const { return ns_; }
+  const std::string& label_selector() const { return label_selector_; }
   const Reflector& reflector() const { return reflector_; }
 
  private:
@@ -67,11 +80,15 @@ class Informer : private ReflectorSink {
 
   GroupVersionResource gvr_;
   std::string ns_;
+  std::string label_selector_;
   Reflector reflector_;
   mutable std::shared_mutex mu_;
   std::map<std::string, ObjectPtr> items_;                 // guarded by mu_
   std::map<std::string, std::set<std::string>> by_ns_;     // guarded by mu_
   std::map<std::string, std::set<std::string>> by_owner_;  // guarded by mu_
+  // name -> (function, value -> keys); guarded by mu_
+  std::map<std::string, std::pair<IndexFunc, std::map<std::string, std::set<std::string>>>>
+      indexes_;
   mutable std::mutex handlers_mu_;
   std::vector<EventHandler> handlers_;  // guarded by handlers_mu_
   std::atomic<bool> synced_{false};

@@ -15,8 +15,6 @@
 //   --node-health true|false        node ledger, anti-affinity and remediation (default true)
 //   --operator-namespace NS         where the node-health ledger ConfigMap lives (default
 //                                   $POD_NAMESPACE, else paratune-system)
-//   --kube-api-qps Q, --kube-api-burst B  client-side rate limit towards the API server
-//                                   (default 20 and 30, as client-go; raise for many campaigns)
 // Multi-tenant safety (docs/security.md):
 //   --llm-allowed-endpoints P[,P...]  URL prefixes campaigns' LLM endpoints must start with
 //                                   (default: only the operator-wide $PARATUNE_LLM_ENDPOINT)
@@ -28,6 +26,10 @@
 //   --suspect-min-campaigns N       campaigns whose evidence it takes to make a node suspect
 //                                   (default 2; 1: one campaign's evidence suffices)
 //   --node-ledger-max-bytes N       bound of the node ledger's nodes.json (default 921600)
+//   --kube-api-qps Q, --kube-api-burst B  client-side rate limit towards the API server.
+//                                   Without them, the limit (20 qps, burst 30, as client-go)
+//                                   applies only to a server without API Priority and
+//                                   Fairness; with either, it always applies.
 // Exit status: 0 on clean shutdown, 2 on bad flags, 1 otherwise.
 #include <spdlog/spdlog.h>
 #include <unistd.h>
@@ -67,6 +69,7 @@ struct Flags {
   int max_concurrent_reconciles = 4;
   double kube_api_qps = 20;
   int kube_api_burst = 30;
+  bool kube_api_limit_given = false;  // --kube-api-qps/--kube-api-burst on the command line
   std::string trial_image = paratune::controllers::kDefaultTrialImage;
   std::string diagnostics = "nvidia";
   std::string node_health = "true";
@@ -165,6 +168,7 @@ Result<Flags> ParseFlags(int argc, char** argv) {
       }
       if (arg == "--kube-api-qps") f.kube_api_qps = v;
       if (arg == "--kube-api-burst") f.kube_api_burst = static_cast<int>(v);
+      f.kube_api_limit_given = true;
       continue;
     }
     auto security = ParseSecurityFlag(arg, value, &f);
@@ -253,6 +257,7 @@ int Run(const Flags& flags) {
   config->user_agent = "paratune-operator/0.1";
   config->qps = flags.kube_api_qps;
   config->burst = flags.kube_api_burst;
+  config->rate_limit_always = flags.kube_api_limit_given;
   kube::MetricsRegistry metrics;
   kube::TimeSource* time = kube::RealTimeSource::Get();
   auto client = kube::RestKubeClient::Create(*config, time, &metrics);

@@ -19,7 +19,7 @@ Manager::Manager(ManagerOptions opts, KubeClient* client, TimeSource* time,
       client_(client),
       time_(time),
       metrics_(metrics),
-      recorder_(std::make_unique<EventRecorder>(client, opts_.name, time)) {}
+      recorder_(std::make_unique<EventRecorder>(client, opts_.name, time, opts_.events)) {}
 
 Manager::~Manager() {
   StopLeaderWork();
@@ -46,12 +46,16 @@ Result<std::unique_ptr<Manager>> Manager::Create(ManagerOptions opts, KubeClient
   return std::unique_ptr<Manager>(new Manager(std::move(opts), client, time, metrics));
 }
 
-Informer* Manager::GetInformer(const GroupVersionResource& gvr, const std::string& ns) {
+Informer* Manager::GetInformer(const GroupVersionResource& gvr, const std::string& ns,
+                               const std::string& label_selector) {
   for (auto& inf : informers_) {
-    if (inf->gvr() == gvr && inf->namespace_() == ns) return inf.get();
+    if (inf->gvr() == gvr && inf->namespace_() == ns && inf->label_selector() == label_selector) {
+      return inf.get();
+    }
   }
   ReflectorOptions ro = opts_.reflector;
   ro.ns = ns;
+  ro.label_selector = label_selector;
   informers_.push_back(std::make_unique<Informer>(client_, gvr, ro, time_, metrics_));
   return informers_.back().get();
 }

@@ -40,6 +40,9 @@ struct ManagerOptions {
   Millis graceful_shutdown{30000};
   Millis cache_sync_timeout{120000};
   ReflectorOptions reflector;  // defaults for informers (namespace, page size).
+  // The recorder writes Events from its own thread (reconciles never wait on them) and
+  // correlates repeats (event_recorder.h).
+  EventRecorderOptions events{.async = true};
 };
 
 // Something the manager runs: Start returns after starting (threads of its own), Stop joins.
@@ -67,8 +70,11 @@ class Manager {
   TimeSource* time() const { return time_; }
   EventRecorder* recorder() { return recorder_.get(); }
 
-  // The shared informer for (gvr, ns) ("" ns: all namespaces), created on first use.
-  Informer* GetInformer(const GroupVersionResource& gvr, const std::string& ns = "");
+  // The shared informer for (gvr, ns, label_selector) ("" ns: all namespaces; "" selector:
+  // every object), created on first use. A selector keeps the cache to the objects it matches
+  // (the operator's own Jobs and pods, not the whole cluster's).
+  Informer* GetInformer(const GroupVersionResource& gvr, const std::string& ns = "",
+                        const std::string& label_selector = "");
   // A controller owned by the manager, started when this process leads.
   Controller* NewController(ControllerOptions opts, Reconciler* reconciler);
   // An extra component; leader_only: started only while leading.

@@ -42,6 +42,13 @@ std::string WithLabels(const std::string& name, const std::string& labels,
 }
 }  // namespace
 
+namespace {
+thread_local double thread_api_seconds = 0;
+}  // namespace
+
+double ThreadApiSeconds() { return thread_api_seconds; }
+void AddThreadApiSeconds(double seconds) { thread_api_seconds += seconds; }
+
 std::vector<double> MetricsRegistry::LatencyBuckets() {
   return {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60};
 }

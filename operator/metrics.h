@@ -64,14 +64,26 @@ class MetricsRegistry {
   std::map<std::string, Family> families_;  // guarded by mu_
 };
 
+// Seconds the calling thread has spent waiting on API requests so far (the REST client adds to
+// it). The controller subtracts it from a reconcile's duration to time the reconciler's own
+// work (for the campaign controller: planning) separately from its API calls.
+double ThreadApiSeconds();
+void AddThreadApiSeconds(double seconds);
+
 // Well-known metric names (controller-runtime's, so dashboards carry over).
 inline constexpr char kReconcileTotal[] = "controller_runtime_reconcile_total";
 inline constexpr char kReconcileErrors[] = "controller_runtime_reconcile_errors_total";
 inline constexpr char kReconcileTime[] = "controller_runtime_reconcile_time_seconds";
+inline constexpr char kReconcileApiTime[] = "paratune_reconcile_api_seconds";
+inline constexpr char kReconcileComputeTime[] = "paratune_reconcile_compute_seconds";
 inline constexpr char kQueueDepth[] = "workqueue_depth";
 inline constexpr char kWatchRestarts[] = "paratune_watch_restarts_total";
 inline constexpr char kRestLatency[] = "rest_client_request_duration_seconds";
 inline constexpr char kRestRequests[] = "rest_client_requests_total";
+inline constexpr char kRestRetries[] = "rest_client_request_retries_total";
+inline constexpr char kRestThrottleSeconds[] =
+    "paratune_rest_client_rate_limiter_wait_seconds_total";
+inline constexpr char kRestServerFlowControl[] = "paratune_rest_client_server_flow_control";
 inline constexpr char kLeaderGauge[] = "leader_election_master_status";
 
 }  // namespace paratune::kube

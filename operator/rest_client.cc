@@ -9,6 +9,7 @@
 #include <pplx/threadpool.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <atomic>
 #include <boost/asio/ssl.hpp>
 #include <mutex>
@@ -51,6 +52,33 @@ void InitThreadPool() {
   });
 }
 
+// One non-watch request: what DoRaw sends and how it is counted.
+struct Call {
+  const char* verb;  // metric label: GET LIST POST PUT PATCH DELETE
+  http::method method;
+  std::string path;
+  std::vector<std::pair<std::string, std::string>> query;
+  const Json* body = nullptr;
+  std::string content_type;
+  bool is_create = false;
+  std::string resource;  // metric label: "trialruns.tuning.paratune.dev/status"
+};
+
+std::string ResourceLabel(const GroupVersionResource& gvr, const std::string& sub = "") {
+  return sub.empty() ? gvr.GroupResource() : gvr.GroupResource() + "/" + sub;
+}
+
+// Seconds from a Retry-After header (delta-seconds form only; dates are ignored): -1 if none.
+int RetryAfterSeconds(const http::http_headers& headers) {
+  auto it = headers.find("Retry-After");
+  if (it == headers.end()) return -1;
+  try {
+    return std::max(0, std::stoi(utility::conversions::to_utf8string(it->second)));
+  } catch (const std::exception&) {
+    return -1;
+  }
+}
+
 class RestKubeClientImpl final : public RestKubeClient {
  public:
   RestKubeClientImpl(const RestConfig& cfg, TimeSource* time, MetricsRegistry* metrics)
@@ -64,13 +92,30 @@ class RestKubeClientImpl final : public RestKubeClient {
     if (metrics_ != nullptr) {
       metrics_->DeclareHistogram(kRestLatency, "Request latency in seconds by verb and code",
                                  MetricsRegistry::LatencyBuckets());
-      metrics_->DeclareCounter(kRestRequests, "Requests by verb and code");
+      metrics_->DeclareCounter(kRestRequests, "Requests by verb, resource and code");
+      metrics_->DeclareCounter(kRestRetries, "Requests retried after 429 or Retry-After, by code");
+      metrics_->DeclareCounter(kRestThrottleSeconds,
+                               "Seconds requests waited in the client-side token bucket");
+      metrics_->SetGaugeFunction(kRestServerFlowControl, {}, [this] {
+        return flow_control_.load() == kServerFlowControl ? 1.0 : 0.0;
+      });
     }
+  }
+  ~RestKubeClientImpl() override {
+    if (metrics_ != nullptr)
+      metrics_->SetGaugeFunction(kRestServerFlowControl, {}, [] { return 0.0; });
   }
 
   Result<Json> Get(const GroupVersionResource& gvr, const std::string& ns,
                    const std::string& name) override {
-    return DoJson("GET", http::methods::GET, ResourcePath(gvr, ns, name), {}, nullptr, "", false);
+    return DoJson({"GET",
+                   http::methods::GET,
+                   ResourcePath(gvr, ns, name),
+                   {},
+                   nullptr,
+                   "",
+                   false,
+                   ResourceLabel(gvr)});
   }
 
   Result<ObjectList> List(const GroupVersionResource& gvr, const std::string& ns,
@@ -81,7 +126,8 @@ class RestKubeClientImpl final : public RestKubeClient {
     if (opts.limit > 0) q.emplace_back("limit", std::to_string(opts.limit));
     AddIf(&q, "continue", opts.continue_token);
     AddIf(&q, "resourceVersion", opts.resource_version);
-    auto r = DoJson("LIST", http::methods::GET, ResourcePath(gvr, ns, ""), q, nullptr, "", false);
+    auto r = DoJson({"LIST", http::methods::GET, ResourcePath(gvr, ns, ""), q, nullptr, "", false,
+                     ResourceLabel(gvr)});
     if (!r.ok()) return r.status();
     return ParseList(gvr, *r);
   }
@@ -89,21 +135,21 @@ class RestKubeClientImpl final : public RestKubeClient {
   Result<Json> Create(const GroupVersionResource& gvr, const std::string& ns, const Json& obj,
                       const WriteOptions& opts) override {
     std::string obj_ns = NamespaceOf(obj).empty() ? ns : NamespaceOf(obj);
-    return DoJson("POST", http::methods::POST, ResourcePath(gvr, obj_ns, ""), WriteQuery(opts),
-                  &obj, "application/json", true);
+    return DoJson({"POST", http::methods::POST, ResourcePath(gvr, obj_ns, ""), WriteQuery(opts),
+                   &obj, "application/json", true, ResourceLabel(gvr)});
   }
 
   Result<Json> Update(const GroupVersionResource& gvr, const Json& obj,
                       const WriteOptions& opts) override {
-    return DoJson("PUT", http::methods::PUT, ResourcePath(gvr, NamespaceOf(obj), NameOf(obj)),
-                  WriteQuery(opts), &obj, "application/json", false);
+    return DoJson({"PUT", http::methods::PUT, ResourcePath(gvr, NamespaceOf(obj), NameOf(obj)),
+                   WriteQuery(opts), &obj, "application/json", false, ResourceLabel(gvr)});
   }
 
   Result<Json> UpdateStatus(const GroupVersionResource& gvr, const Json& obj,
                             const WriteOptions& opts) override {
-    return DoJson("PUT", http::methods::PUT,
-                  ResourcePath(gvr, NamespaceOf(obj), NameOf(obj), "status"), WriteQuery(opts),
-                  &obj, "application/json", false);
+    return DoJson({"PUT", http::methods::PUT,
+                   ResourcePath(gvr, NamespaceOf(obj), NameOf(obj), "status"), WriteQuery(opts),
+                   &obj, "application/json", false, ResourceLabel(gvr, "status")});
   }
 
   Result<Json> Patch(const GroupVersionResource& gvr, const std::string& ns,
@@ -113,15 +159,21 @@ class RestKubeClientImpl final : public RestKubeClient {
     if (type == PatchType::kApply && wo.field_manager.empty()) wo.field_manager = cfg_.user_agent;
     Query q = WriteQuery(wo);
     if (type == PatchType::kApply && wo.force) q.emplace_back("force", "true");
-    return DoJson("PATCH", http::methods::PATCH, ResourcePath(gvr, ns, name, subresource), q,
-                  &patch, PatchContentType(type), false);
+    return DoJson({"PATCH", http::methods::PATCH, ResourcePath(gvr, ns, name, subresource), q,
+                   &patch, PatchContentType(type), false, ResourceLabel(gvr, subresource)});
   }
 
   Status Delete(const GroupVersionResource& gvr, const std::string& ns, const std::string& name,
                 const DeleteOptions& opts) override {
     Json body = DeleteBody(opts);
-    return DoJson("DELETE", http::methods::DEL, ResourcePath(gvr, ns, name), {}, &body,
-                  "application/json", false)
+    return DoJson({"DELETE",
+                   http::methods::DEL,
+                   ResourcePath(gvr, ns, name),
+                   {},
+                   &body,
+                   "application/json",
+                   false,
+                   ResourceLabel(gvr)})
         .status();
   }
 
@@ -132,17 +184,22 @@ class RestKubeClientImpl final : public RestKubeClient {
     if (opts.tail_lines > 0) q.emplace_back("tailLines", std::to_string(opts.tail_lines));
     if (opts.limit_bytes > 0) q.emplace_back("limitBytes", std::to_string(opts.limit_bytes));
     if (opts.previous) q.emplace_back("previous", "true");
-    return DoRaw("GET", http::methods::GET, ResourcePath(resources::kPods, ns, name, "log"), q,
-                 nullptr, "", false);
+    return DoRaw({"GET", http::methods::GET, ResourcePath(resources::kPods, ns, name, "log"), q,
+                  nullptr, "", false, "pods/log"});
   }
 
   Status Watch(const GroupVersionResource& gvr, const std::string& ns, const WatchOptions& opts,
                const WatchHandler& handler, std::stop_token stop) override;
 
   int64_t request_count() const override { return requests_.load(); }
+  bool server_flow_control() const override { return flow_control_.load() == kServerFlowControl; }
 
  private:
   using Query = std::vector<std::pair<std::string, std::string>>;
+  static constexpr int kUnknownFlowControl = 0;
+  static constexpr int kServerFlowControl = 1;
+  static constexpr int kNoFlowControl = 2;
+
   static void AddIf(Query* q, const char* k, const std::string& v) {
     if (!v.empty()) q->emplace_back(k, v);
   }
@@ -156,13 +213,14 @@ class RestKubeClientImpl final : public RestKubeClient {
   http::http_request MakeRequest(const http::method& method, const std::string& path,
                                  const Query& query, Status* status);
   void RateLimit();
-  void Record(const char* verb, int code, SteadyTime start);
-  Result<std::string> DoRaw(const char* verb, const http::method& method, const std::string& path,
-                            const Query& query, const Json* body, const std::string& ctype,
-                            bool is_create);
-  Result<Json> DoJson(const char* verb, const http::method& method, const std::string& path,
-                      const Query& query, const Json* body, const std::string& ctype,
-                      bool is_create);
+  void ProbeFlowControl();
+  void NoteFlowControl(const http::http_headers& headers, int code);
+  void Record(const Call& call, int code, SteadyTime start);
+  // Sends once; *retry_after is set (seconds, 0 if the header was absent) when the answer asks
+  // for a retry (429, or a 5xx carrying Retry-After).
+  Result<std::string> SendOnce(const Call& call, int* retry_after);
+  Result<std::string> DoRaw(const Call& call);
+  Result<Json> DoJson(const Call& call);
 
   RestConfig cfg_;
   TimeSource* time_;
@@ -172,6 +230,8 @@ class RestKubeClientImpl final : public RestKubeClient {
   std::mutex bucket_mu_;
   TokenBucket bucket_;  // guarded by bucket_mu_
   std::atomic<int64_t> requests_{0};
+  std::atomic<int> flow_control_{kUnknownFlowControl};
+  std::once_flag probe_once_;
 };
 
 http::http_request RestKubeClientImpl::MakeRequest(const http::method& method,
@@ -192,60 +252,142 @@ http::http_request RestKubeClientImpl::MakeRequest(const http::method& method,
   return req;
 }
 
+// Kubernetes 1.20 serves flowcontrol.apiserver.k8s.io/v1beta1 with priority and fairness on but
+// sends no X-Kubernetes-PF-* headers yet: discovery of the group tells, once, before the first
+// request; a response header (later servers) tells too.
+void RestKubeClientImpl::ProbeFlowControl() {
+  Status st;
+  http::http_request req =
+      MakeRequest(http::methods::GET, "/apis/flowcontrol.apiserver.k8s.io", {}, &st);
+  if (!st.ok()) return;
+  Call call{"GET",
+            http::methods::GET,
+            "/apis/flowcontrol.apiserver.k8s.io",
+            {},
+            nullptr,
+            "",
+            false,
+            "flowcontrol.apiserver.k8s.io (discovery)"};
+  SteadyTime start = time_->Now();
+  try {
+    http::http_response resp = client_.request(req).get();
+    const std::string text = resp.extract_utf8string(true).get();
+    Record(call, resp.status_code(), start);
+    requests_++;
+    Json group = Json::parse(text, nullptr, false);
+    const bool served = resp.status_code() == 200 && group.is_object() &&
+                        group.value("kind", "") == "APIGroup" &&
+                        !group.value("versions", Json::array()).empty();
+    if (served || resp.headers().has("X-Kubernetes-PF-FlowSchema-UID")) {
+      flow_control_.store(kServerFlowControl);
+      spdlog::info("kube client: the API server has priority and fairness{}",
+                   cfg_.rate_limit_always ? "; --kube-api-qps keeps the client-side limit"
+                                          : ": no client-side rate limit");
+    } else {
+      int unknown = kUnknownFlowControl;
+      flow_control_.compare_exchange_strong(unknown, kNoFlowControl);
+    }
+  } catch (const std::exception& e) {
+    Record(call, 0, start);
+  }
+}
+
 void RestKubeClientImpl::RateLimit() {
+  if (cfg_.qps <= 0) return;
+  if (!cfg_.rate_limit_always) {
+    std::call_once(probe_once_, [this] { ProbeFlowControl(); });
+    if (flow_control_.load() == kServerFlowControl) return;
+  }
   Millis wait;
   {
     std::lock_guard lock(bucket_mu_);
     wait = bucket_.Reserve(time_->Now());
   }
-  if (wait > Millis(0)) time_->SleepFor(wait, std::stop_token());
+  if (wait <= Millis(0)) return;
+  if (metrics_ != nullptr) metrics_->Inc(kRestThrottleSeconds, {}, wait.count() / 1000.0);
+  time_->SleepFor(wait, std::stop_token());
 }
 
-void RestKubeClientImpl::Record(const char* verb, int code, SteadyTime start) {
-  if (metrics_ == nullptr) return;
+// Sticky per answer kind: the header marks a server with flow control; only a success without
+// it (not an early 401 from authentication, which runs before the APF filter) marks one without.
+void RestKubeClientImpl::NoteFlowControl(const http::http_headers& headers, int code) {
+  (void)code;
+  if (!headers.has("X-Kubernetes-PF-FlowSchema-UID")) return;  // 1.20 never sends it
+  const int seen = kServerFlowControl;
+  const int before = flow_control_.exchange(seen);
+  if (before != seen) {
+    spdlog::info("kube client: the API server {} priority and fairness{}",
+                 seen == kServerFlowControl ? "has" : "lacks",
+                 seen == kServerFlowControl && !cfg_.rate_limit_always
+                     ? ": no client-side rate limit"
+                     : ": client-side rate limit " + std::to_string(cfg_.qps) + " qps");
+  }
+}
+
+void RestKubeClientImpl::Record(const Call& call, int code, SteadyTime start) {
   double secs = std::chrono::duration<double>(time_->Now() - start).count();
-  Labels labels{{"verb", verb}, {"code", code == 0 ? "<error>" : std::to_string(code)}};
-  metrics_->Observe(kRestLatency, labels, secs);
-  metrics_->Inc(kRestRequests, labels);
+  if (call.verb != std::string("WATCH")) AddThreadApiSeconds(secs);
+  if (metrics_ == nullptr) return;
+  const std::string code_text = code == 0 ? "<error>" : std::to_string(code);
+  metrics_->Observe(kRestLatency, {{"verb", call.verb}, {"code", code_text}}, secs);
+  metrics_->Inc(kRestRequests,
+                {{"verb", call.verb}, {"resource", call.resource}, {"code", code_text}});
 }
 
-Result<std::string> RestKubeClientImpl::DoRaw(const char* verb, const http::method& method,
-                                              const std::string& path, const Query& query,
-                                              const Json* body, const std::string& ctype,
-                                              bool is_create) {
+Result<std::string> RestKubeClientImpl::SendOnce(const Call& call, int* retry_after) {
+  *retry_after = -1;
   RateLimit();
   requests_++;
   Status st;
-  http::http_request req = MakeRequest(method, path, query, &st);
+  http::http_request req = MakeRequest(call.method, call.path, call.query, &st);
   if (!st.ok()) return st;
   // Replace invalid UTF-8 rather than throw: log text ends up in status fields.
-  if (body != nullptr) {
-    req.set_body(body->dump(-1, ' ', false, Json::error_handler_t::replace), ctype);
+  if (call.body != nullptr) {
+    req.set_body(call.body->dump(-1, ' ', false, Json::error_handler_t::replace),
+                 call.content_type);
   }
   SteadyTime start = time_->Now();
   try {
     http::http_response resp = client_.request(req).get();
     std::string text = resp.extract_utf8string(true).get();
     int code = resp.status_code();
-    Record(verb, code, start);
+    Record(call, code, start);
+    NoteFlowControl(resp.headers(), code);
     if (code >= 200 && code < 300) return text;
-    return StatusFromResponse(code, text, is_create);
+    const int after = RetryAfterSeconds(resp.headers());
+    if (code == 429) *retry_after = std::max(0, after);
+    if (code >= 500 && after >= 0) *retry_after = after;
+    return StatusFromResponse(code, text, call.is_create);
   } catch (const std::exception& e) {
-    Record(verb, 0, start);
-    return TransportError(e, verb + std::string(" ") + path);
+    Record(call, 0, start);
+    return TransportError(e, call.verb + std::string(" ") + call.path);
   }
 }
 
-Result<Json> RestKubeClientImpl::DoJson(const char* verb, const http::method& method,
-                                        const std::string& path, const Query& query,
-                                        const Json* body, const std::string& ctype,
-                                        bool is_create) {
-  auto text = DoRaw(verb, method, path, query, body, ctype, is_create);
+Result<std::string> RestKubeClientImpl::DoRaw(const Call& call) {
+  Millis backoff(250);
+  for (int attempt = 0;; ++attempt) {
+    int retry_after = -1;
+    Result<std::string> r = SendOnce(call, &retry_after);
+    if (r.ok() || retry_after < 0 || attempt >= cfg_.max_retries) return r;
+    // The server turned the request away before acting on it (429), or asked to be retried
+    // later: wait as told (or back off) and send it again, as client-go does.
+    Millis wait = retry_after > 0 ? Millis(std::min(retry_after, 30) * 1000) : backoff;
+    backoff = std::min(backoff * 2, Millis(10000));
+    if (metrics_ != nullptr) metrics_->Inc(kRestRetries, {{"verb", call.verb}});
+    spdlog::debug("kube client: {} {}: {}; retrying in {} ms", call.verb, call.path,
+                  r.status().message(), wait.count());
+    time_->SleepFor(wait, std::stop_token());
+  }
+}
+
+Result<Json> RestKubeClientImpl::DoJson(const Call& call) {
+  auto text = DoRaw(call);
   if (!text.ok()) return text.status();
   try {
     return Json::parse(*text);
   } catch (const std::exception& e) {
-    return Status::Internal(std::string("response of ") + path + " is not JSON: " + e.what());
+    return Status::Internal(std::string("response of ") + call.path + " is not JSON: " + e.what());
   }
 }
 
@@ -268,7 +410,8 @@ Status RestKubeClientImpl::Watch(const GroupVersionResource& gvr, const std::str
   try {
     http::http_response resp = watch_client_.request(req, cts.get_token()).get();
     int code = resp.status_code();
-    Record("WATCH", code, start);
+    Record(Call{"WATCH", http::methods::GET, "", {}, nullptr, "", false, ResourceLabel(gvr)}, code,
+           start);
     if (code != 200) {
       return StatusFromResponse(code, resp.extract_utf8string(true).get(), false);
     }

@@ -1,6 +1,10 @@
 // RestKubeClient: KubeClient over HTTP(S) with cpprestsdk and OpenSSL. Client-side rate limiting
-// (RestConfig qps/burst, a token bucket shared by all non-watch requests), API latency metrics
-// by verb and code, watch streaming with partial-line buffering. Thread-safe.
+// (RestConfig qps/burst, a token bucket shared by all non-watch requests) only while the server
+// has not shown API Priority and Fairness, unless RestConfig::rate_limit_always; 429 (and 5xx
+// with Retry-After) retried after Retry-After or a backoff. Metrics: request counts by verb,
+// resource and code (rest_client_requests_total), latency by verb and code, retries, seconds
+// spent in the token bucket, whether the server does flow control. Watch streaming with
+// partial-line buffering. Thread-safe.
 #ifndef PARATUNE_OPERATOR_REST_CLIENT_H_
 #define PARATUNE_OPERATOR_REST_CLIENT_H_
 
@@ -21,6 +25,9 @@ class RestKubeClient : public KubeClient {
                                                         MetricsRegistry* metrics);
   // Requests made so far (non-watch), for benchmarks and tests.
   virtual int64_t request_count() const = 0;
+  // True once a response carried X-Kubernetes-PF-FlowSchema-UID (the server has API Priority
+  // and Fairness): the token bucket is then skipped unless RestConfig::rate_limit_always.
+  virtual bool server_flow_control() const = 0;
 };
 
 }  // namespace paratune::kube

@@ -28,8 +28,17 @@ struct RestConfig {
   bool insecure_skip_tls_verify = false;
   ExecCredential exec;  // command empty: none.
   std::string user_agent = "paratune/0.1";
+  // Client-side token bucket (client-go's flowcontrol). By default it applies only until the
+  // server shows API Priority and Fairness (every response of such a server carries
+  // X-Kubernetes-PF-FlowSchema-UID): the server then does the limiting, per flow, and the
+  // client sends as fast as its workers go. rate_limit_always keeps the bucket regardless
+  // (--kube-api-qps/--kube-api-burst given explicitly). qps <= 0: no bucket at all.
   double qps = 20;
   int burst = 30;
+  bool rate_limit_always = false;
+  // 429, and 5xx that carry Retry-After, are retried this many times, waiting Retry-After
+  // (capped at 30 s) or an exponential backoff from 250 ms.
+  int max_retries = 5;
   int timeout_seconds = 30;  // per non-watch request.
 };
 

@@ -91,10 +91,137 @@ TEST(ConfigMapPoolStoreTest, CompactsWhatWouldNotFit) {
   ASSERT_TRUE(loaded.ok());
   ASSERT_EQ(loaded->pool.trials().size(), 30u);  // trials are never dropped
   EXPECT_LT(loaded->pool.trials()[0].failure->evidence.size(), 20000u);
-  // A pool whose trials alone exceed the limit is refused, not truncated.
+  // A pool whose trials alone exceed the limit is refused, not truncated: a condition says so
+  // and the error is terminal (kInvalidArgument: the controller does not retry it forever).
   ConfigMapPoolStore tiny(&client, {/*shard_bytes=*/1024, /*max_shards=*/1});
   EXPECT_EQ(tiny.Save(campaign, PoolWithTrials(40, 10), *v).status().code(),
-            StatusCode::kResourceExhausted);
+            StatusCode::kInvalidArgument);
+  const Json now = *client.Get(res::kTuningCampaigns, "ns", "llama");
+  const Json& cond = now["status"]["conditions"][0];
+  EXPECT_EQ(cond["type"], "PoolCompacted");
+  EXPECT_EQ(cond["status"], "False");
+  EXPECT_EQ(cond["reason"], "PoolFull");
+}
+
+// Appending a trial to a pool of many chunks rewrites the head and at most the chunk the
+// change falls in, not every chunk; a fresh store (another process) loads it whole.
+TEST(ConfigMapPoolStoreTest, SavesIncrementally) {
+  kube::FakeKubeClient client;
+  Json campaign = Campaign(&client);
+  ConfigMapPoolStoreOptions opts{/*shard_bytes=*/4096, /*max_shards=*/64};
+  ConfigMapPoolStore store(&client, opts);
+  MessagePool pool = PoolWithTrials(40, 1500);
+  auto v = store.Save(campaign, pool, "");
+  ASSERT_TRUE(v.ok()) << v.status().ToString();
+  const size_t chunks = client.List(res::kConfigMaps, "ns", {})->items.size();
+  ASSERT_GE(chunks, 10u);
+  client.ResetCalls();
+  TrialRecord t;
+  t.iteration = 40;
+  t.name = "llama-t40";
+  t.config = {{"tp", ParamValue::Int(2)}};
+  pool.AddTrial(t);
+  auto v2 = store.Save(campaign, pool, *v);
+  ASSERT_TRUE(v2.ok()) << v2.status().ToString();
+  EXPECT_LE(client.Calls("create") + client.Calls("update"), 3);
+  EXPECT_EQ(client.Calls("get"), 0);
+  EXPECT_EQ(store.Load(campaign)->pool.trials().size(), 41u);
+  EXPECT_EQ(client.Calls("get"), 0) << "this store wrote the head: no read needed";
+  ConfigMapPoolStore other(&client, opts);
+  auto loaded = other.Load(campaign);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  ASSERT_EQ(loaded->pool.trials().size(), 41u);
+  EXPECT_EQ(loaded->pool.trials()[39].failure->evidence.size(), 1500u);
+  const auto all = client.List(res::kConfigMaps, "ns", {});
+  for (const auto& cm : all->items) {
+    EXPECT_LE(cm["data"]["pool.json"].get<std::string>().size(), 4096u);
+  }
+}
+
+// A pool saved by an earlier operator (head + "-pool-g<gen>-<i>" shards) loads, and the next
+// save moves it to the new layout and deletes the old shards.
+TEST(ConfigMapPoolStoreTest, LoadsAndMigratesTheEarlierLayout) {
+  kube::FakeKubeClient client;
+  Json campaign = Campaign(&client);
+  const std::string text = PoolWithTrials(3, 10).ToJson().dump();
+  const size_t cut = text.size() / 2;
+  auto cm = [&](const std::string& name, const std::string& data, Json annotations) {
+    return Json{{"apiVersion", "v1"},
+                {"kind", "ConfigMap"},
+                {"metadata",
+                 {{"name", name},
+                  {"namespace", "ns"},
+                  {"labels", {{"tuning.paratune.dev/pool-of", "llama"}}},
+                  {"annotations", annotations}}},
+                {"data", {{"pool.json", data}}}};
+  };
+  ASSERT_TRUE(client
+                  .Create(res::kConfigMaps, "ns",
+                          cm("llama-pool-g3-1", text.substr(cut),
+                             {{"tuning.paratune.dev/pool-generation", "3"}}))
+                  .ok());
+  ASSERT_TRUE(client
+                  .Create(res::kConfigMaps, "ns",
+                          cm("llama-pool", text.substr(0, cut),
+                             {{"tuning.paratune.dev/pool-generation", "3"},
+                              {"tuning.paratune.dev/pool-shards", "2"}}))
+                  .ok());
+  ConfigMapPoolStore store(&client);
+  auto loaded = store.Load(campaign);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  ASSERT_EQ(loaded->pool.trials().size(), 3u);
+  ASSERT_TRUE(store.Save(campaign, PoolWithTrials(4, 10), loaded->version).ok());
+  EXPECT_FALSE(client.Get(res::kConfigMaps, "ns", "llama-pool-g3-1").ok());
+  ConfigMapPoolStore fresh(&client);
+  EXPECT_EQ(fresh.Load(campaign)->pool.trials().size(), 4u);
+}
+
+// Issue 16: a 10,000-trial campaign stays under the object limit, keeps every trial, and says
+// that older records were compacted.
+TEST(ConfigMapPoolStoreTest, TenThousandTrialsFitWithAVisibleCondition) {
+  kube::FakeKubeClient client;
+  Json campaign = Campaign(&client);
+  MessagePool pool;
+  for (int i = 0; i < 10000; ++i) {
+    TrialRecord t;
+    t.iteration = i;
+    t.name = "llama-t" + std::to_string(i);
+    t.config = {{"tp", ParamValue::Int(1 + i % 8)}, {"pp", ParamValue::Int(1 + i % 4)}};
+    t.proposal.rationale = std::string(240, 'r');
+    t.proposal.proposed_by = "builtin";
+    t.change = "tp 1->2, pp 1->2, microBatchSize 2->1";
+    if (i % 5 == 0) {
+      t.phase = TrialPhase::kFailed;
+      FailureDiagnosis d;
+      d.category = "CudaOOM";
+      d.summary = std::string(300, 's');
+      d.evidence = std::string(2000, 'x');
+      t.failure = d;
+    } else {
+      t.phase = TrialPhase::kSucceeded;
+    }
+    pool.AddTrial(t);
+  }
+  ConfigMapPoolStore store(&client);
+  auto v = store.Save(campaign, pool, "");
+  ASSERT_TRUE(v.ok()) << v.status().ToString();
+  const auto all = client.List(res::kConfigMaps, "ns", {});
+  for (const auto& cm : all->items) {
+    // The API server refuses a ConfigMap whose data exceeds 1 MiB.
+    EXPECT_LT(cm["data"]["pool.json"].get<std::string>().size(), 1024u * 1024u) << kube::NameOf(cm);
+  }
+  Json status = Json::object();
+  store.DecorateStatus(campaign, &status);
+  ASSERT_TRUE(status["conditions"].is_array());
+  EXPECT_EQ(status["conditions"][0]["type"], "PoolCompacted");
+  EXPECT_EQ(status["conditions"][0]["status"], "True");
+  ConfigMapPoolStore fresh(&client);
+  auto loaded = fresh.Load(campaign);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  ASSERT_EQ(loaded->pool.trials().size(), 10000u);
+  EXPECT_EQ(loaded->pool.trials().back().proposal.rationale.size(), 240u);  // newest kept whole
+  EXPECT_LT(loaded->pool.trials()[0].failure->evidence.size(), 2000u);
+  EXPECT_EQ(loaded->pool.trials()[0].failure->category, "CudaOOM");
 }
 
 }  // namespace

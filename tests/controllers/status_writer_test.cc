@@ -57,5 +57,51 @@ TEST(StatusWriterTest, OtherErrorsAndDeletedObjectsAreReturned) {
   EXPECT_EQ(gone.status().code(), StatusCode::kNotFound);
 }
 
+// A status write is one merge patch of what changed: no request when nothing did, removed keys
+// cleared, and a concurrent annotation neither conflicts nor is lost.
+TEST(StatusWriterTest, PatchStatusSendsOnlyChangesAndNeverConflicts) {
+  kube::FakeKubeClient client;
+  client.SetHasStatus("trialruns", true);
+  auto created = client.Create(kube::resources::kTrialRuns, "ns", Trial());
+  ASSERT_TRUE(created.ok());
+  Json cached = *created;
+  cached["status"] = {{"phase", "Pending"}, {"message", "waiting"}};
+  auto first = PatchStatus(&client, kube::resources::kTrialRuns, cached, Json::object());
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  Json annotated = *first;
+  annotated["metadata"]["annotations"] = {{"team", "ml"}};
+  ASSERT_TRUE(client.Update(kube::resources::kTrialRuns, annotated).ok());
+  client.ResetCalls();
+
+  const Json previous = cached["status"];
+  EXPECT_TRUE(PatchStatus(&client, kube::resources::kTrialRuns, cached, previous).ok());
+  EXPECT_EQ(client.TotalCalls(), 0) << "an unchanged status must cost no request";
+
+  cached["status"] = {{"phase", "Running"}};  // stale resourceVersion, "message" gone
+  auto written = PatchStatus(&client, kube::resources::kTrialRuns, cached, previous);
+  ASSERT_TRUE(written.ok()) << written.status().ToString();
+  EXPECT_EQ(client.TotalCalls(), 1);
+  auto now = client.Get(kube::resources::kTrialRuns, "ns", "c-t001");
+  ASSERT_TRUE(now.ok());
+  EXPECT_EQ((*now)["status"], Json({{"phase", "Running"}}));
+  EXPECT_EQ((*now)["metadata"]["annotations"]["team"], "ml");
+}
+
+TEST(StatusWriterTest, MergePatchBetweenRecursesIntoObjectsAndReplacesArrays) {
+  const Json before = {{"best", {{"trial", "t1"}, {"objective", 1.0}}},
+                       {"conditions", Json::array({{{"type", "A"}}})},
+                       {"gone", 1}};
+  const Json after = {{"best", {{"trial", "t2"}, {"objective", 1.0}}},
+                      {"conditions", Json::array({{{"type", "A"}}, {{"type", "B"}}})}};
+  const Json patch = MergePatchBetween(before, after);
+  EXPECT_EQ(
+      patch,
+      Json({{"best", {{"trial", "t2"}}}, {"conditions", after["conditions"]}, {"gone", nullptr}}));
+  Json applied = before;
+  applied.merge_patch(patch);
+  EXPECT_EQ(applied, after);
+  EXPECT_TRUE(MergePatchBetween(after, after).empty());
+}
+
 }  // namespace
 }  // namespace paratune::controllers

@@ -1,53 +1,104 @@
-// EventRecorder: repeats within 10 minutes bump one Event, and the de-duplication memory stays
-// bounded however many distinct Events a long-running operator writes.
 #include "operator/event_recorder.h"
 
 #include <gtest/gtest.h>
 
-#include <string>
-
 #include "operator/testing/fake_kube_client.h"
-#include "operator/time_source.h"
 
 namespace paratune::kube {
 namespace {
 
-Json Campaign(int i) {
-  return {{"apiVersion", "tuning.paratune.dev/v1alpha1"},
-          {"kind", "TuningCampaign"},
-          {"metadata",
-           {{"name", "c" + std::to_string(i)},
-            {"namespace", "ns"},
-            {"uid", "uid-" + std::to_string(i)}}}};
+using namespace std::chrono_literals;
+
+Json Campaign(FakeKubeClient* client, const std::string& name = "c") {
+  return *client->Create(resources::kTuningCampaigns, "ns",
+                         Json{{"metadata", {{"name", name}, {"namespace", "ns"}}}});
 }
 
-TEST(EventRecorderTest, RepeatsBumpOneEvent) {
-  FakeKubeClient client;
-  FakeTimeSource time;
-  EventRecorder rec(&client, "paratune-operator", &time);
-  for (int i = 0; i < 3; ++i) rec.Event(Campaign(1), "Normal", "Launched", "t001 launched");
-  auto events = client.List(resources::kEvents, "ns", {});
-  ASSERT_TRUE(events.ok());
-  ASSERT_EQ(events->items.size(), 1u);
-  EXPECT_EQ(events->items[0]["count"], 3);
+std::vector<Json> Events(FakeKubeClient* client) {
+  return client->List(resources::kEvents, "ns", {})->items;
 }
 
-TEST(EventRecorderTest, MemoryIsBoundedByForgettingTheOldest) {
-  FakeKubeClient client;
-  FakeTimeSource time;
-  EventRecorder rec(&client, "paratune-operator", &time);
-  const int n = static_cast<int>(EventRecorder::kMaxSeen * 3 / 2) + 1;  // past the bound
-  for (int i = 0; i < n; ++i) {
-    rec.Event(Campaign(i), "Normal", "Launched", "trial " + std::to_string(i));
-    time.Advance(Millis(10));
+const Json* WithReason(const std::vector<Json>& events, const std::string& reason) {
+  for (const Json& e : events) {
+    if (e.value("reason", "") == reason) return &e;
   }
-  EXPECT_LE(rec.remembered(), EventRecorder::kMaxSeen);
-  EXPECT_EQ(rec.recorded(), n);
-  // The newest is still de-duplicated.
-  rec.Event(Campaign(n - 1), "Normal", "Launched", "trial " + std::to_string(n - 1));
-  auto events = client.List(resources::kEvents, "ns", {});
-  ASSERT_TRUE(events.ok());
-  EXPECT_EQ(events->items.size(), static_cast<size_t>(n));
+  return nullptr;
+}
+
+// A repeat inside the patch interval costs no request; the next PATCH carries its count.
+TEST(EventRecorderTest, RepeatsBumpOneEventAndArePatchedAtMostOncePerInterval) {
+  FakeKubeClient client;
+  FakeTimeSource clock;
+  EventRecorder rec(&client, "paratune-operator", &clock);
+  const Json obj = Campaign(&client);
+  client.ResetCalls();
+  rec.Event(obj, "Normal", "TrialStarted", "trial 1 started");
+  rec.Event(obj, "Normal", "TrialStarted", "trial 1 started");
+  rec.Event(obj, "Warning", "TrialFailed", "trial 1 failed: CudaOOM");
+  EXPECT_EQ(client.TotalCalls(), 2) << "the repeat must be skipped, not patched at once";
+  clock.Advance(31s);
+  rec.Event(obj, "Normal", "TrialStarted", "trial 1 started");
+  EXPECT_EQ(client.TotalCalls(), 3);
+  const auto events = Events(&client);
+  ASSERT_EQ(events.size(), 2u);
+  const Json* started = WithReason(events, "TrialStarted");
+  ASSERT_NE(started, nullptr);
+  EXPECT_EQ((*started)["count"], 3);
+  EXPECT_EQ((*started)["involvedObject"]["kind"], "TuningCampaign");
+  EXPECT_EQ((*started)["involvedObject"]["uid"], UidOf(obj));
+  EXPECT_EQ(rec.recorded(), 4);
+  EXPECT_EQ(rec.requests(), 3);
+}
+
+// Like client-go's EventAggregator: many distinct messages with one reason on one object become
+// a bounded number of Events.
+TEST(EventRecorderTest, SimilarEventsBeyondTheLimitAreCombined) {
+  FakeKubeClient client;
+  FakeTimeSource clock;
+  EventRecorderOptions opts;
+  opts.max_similar = 3;
+  EventRecorder rec(&client, "paratune-operator", &clock, opts);
+  const Json obj = Campaign(&client);
+  for (int i = 0; i < 50; ++i) {
+    rec.Event(obj, "Normal", "Launched", "t" + std::to_string(i) + " launched");
+    clock.Advance(1s);
+  }
+  const auto events = Events(&client);
+  ASSERT_EQ(events.size(), 4u);  // three as they were, one combined
+  int combined = 0;
+  for (const Json& e : events) {
+    if (e["message"].get<std::string>().rfind("(combined from similar events)", 0) == 0) {
+      ++combined;
+      EXPECT_GT(e["count"].get<int>(), 1);
+    }
+  }
+  EXPECT_EQ(combined, 1);
+  EXPECT_LT(rec.requests(), 10);
+}
+
+TEST(EventRecorderTest, CorrelationStateIsPrunedAfterTheWindow) {
+  FakeKubeClient client;
+  FakeTimeSource clock;
+  EventRecorder rec(&client, "paratune-operator", &clock);
+  for (int i = 0; i < 600; ++i) {
+    const Json obj = Campaign(&client, "c" + std::to_string(i));
+    rec.Event(obj, "Normal", "Proposed", "proposed");
+    clock.Advance(5s);  // 600 x 5 s: most entries are older than the 10-minute window
+  }
+  EXPECT_LT(rec.tracked(), 2u * 400u);
+}
+
+TEST(EventRecorderTest, AsyncRecorderWritesFromItsOwnThread) {
+  FakeKubeClient client;
+  EventRecorderOptions opts;
+  opts.async = true;
+  EventRecorder rec(&client, "paratune-operator", RealTimeSource::Get(), opts);
+  const Json obj = Campaign(&client);
+  for (int i = 0; i < 5; ++i) rec.Event(obj, "Normal", "Proposed", "t" + std::to_string(i));
+  rec.Flush();
+  EXPECT_EQ(Events(&client).size(), 5u);
+  EXPECT_EQ(rec.recorded(), 5);
+  EXPECT_EQ(rec.dropped(), 0);
 }
 
 }  // namespace

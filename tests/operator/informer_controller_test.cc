@@ -56,6 +56,34 @@ TEST_F(InformerTest, ListsThenFollowsWatchAndIndexes) {
   EXPECT_EQ(inf.Get({"ns", "job-1"}), nullptr);
 }
 
+// A label selector keeps other objects out of the cache (the operator's pods, not the cluster's),
+// and a label index finds a trial's pods without scanning the namespace.
+TEST_F(InformerTest, SelectsByLabelAndIndexesByLabelValue) {
+  auto pod = [](const std::string& name, const Json& labels) {
+    Json p = Obj(name);
+    p["metadata"]["labels"] = labels;
+    return p;
+  };
+  const Json own = {{"tuning.paratune.dev/campaign", "c"}, {"tuning.paratune.dev/trial", "c-t1"}};
+  ASSERT_TRUE(client_.Create(resources::kPods, "ns", pod("p1", own)).ok());
+  ASSERT_TRUE(client_.Create(resources::kPods, "ns", pod("other", {{"app", "web"}})).ok());
+  ReflectorOptions ro;
+  ro.label_selector = "tuning.paratune.dev/campaign";
+  Informer inf(&client_, resources::kPods, ro, &clock_, &metrics_);
+  inf.AddIndex("by-trial", LabelIndex("tuning.paratune.dev/trial"));
+  std::jthread t([&](std::stop_token st) { inf.Run(st); });
+  ASSERT_TRUE(inf.WaitForSync(stop_.get_token(), 2000ms));
+  EXPECT_EQ(inf.Size(), 1u);
+  ASSERT_TRUE(client_.Create(resources::kPods, "ns", pod("p2", own)).ok());
+  ASSERT_TRUE(client_.Create(resources::kPods, "ns", pod("web-2", {{"app", "web"}})).ok());
+  EXPECT_TRUE(Eventually([&] { return inf.ByIndex("by-trial", "ns/c-t1").size() == 2; }));
+  EXPECT_EQ(inf.Get({"ns", "web-2"}), nullptr);
+  EXPECT_TRUE(inf.ByIndex("by-trial", "ns/c-t9").empty());
+  EXPECT_TRUE(inf.ByIndex("no-such-index", "ns/c-t1").empty());
+  ASSERT_TRUE(client_.Delete(resources::kPods, "ns", "p1").ok());
+  EXPECT_TRUE(Eventually([&] { return inf.ByIndex("by-trial", "ns/c-t1").size() == 1; }));
+}
+
 TEST_F(InformerTest, RelistsAfterGoneAndRewatchesAfterServerTimeout) {
   Informer inf(&client_, resources::kPods, {}, &clock_, &metrics_);
   std::atomic<int> adds{0}, deletes{0};

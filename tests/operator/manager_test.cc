@@ -134,23 +134,5 @@ TEST(ManagerTest, OnlyTheLeaderRunsControllers) {
   EXPECT_EQ(rb.keys, std::vector<std::string>{"ns/t1"});
 }
 
-TEST(EventRecorderTest, CreatesThenAggregatesRepeats) {
-  FakeKubeClient client;
-  FakeTimeSource clock;
-  EventRecorder rec(&client, "paratune-operator", &clock);
-  Json obj = *client.Create(resources::kTuningCampaigns, "ns",
-                            Json{{"metadata", {{"name", "c"}, {"namespace", "ns"}}}});
-  rec.Event(obj, "Normal", "TrialStarted", "trial 1 started");
-  rec.Event(obj, "Normal", "TrialStarted", "trial 1 started");
-  rec.Event(obj, "Warning", "TrialFailed", "trial 1 failed: CudaOOM");
-  auto events = client.List(resources::kEvents, "ns", {});
-  ASSERT_EQ(events->items.size(), 2u);
-  Json started = events->items[0]["reason"] == "TrialStarted" ? events->items[0] : events->items[1];
-  EXPECT_EQ(started["count"], 2);
-  EXPECT_EQ(started["involvedObject"]["kind"], "TuningCampaign");
-  EXPECT_EQ(started["involvedObject"]["uid"], UidOf(obj));
-  EXPECT_EQ(rec.recorded(), 3);
-}
-
 }  // namespace
 }  // namespace paratune::kube
