@@ -32,7 +32,12 @@ integration: build ## Integration tests against a real kube-apiserver + etcd.
 e2e: build ## End to end through kubectl on the local control plane.
 	@hack/test.sh $(BUILD_DIR) e2e
 
-demo: build ## The main job on the embedded default (see README).
+demo: configure ## The main job on the embedded default (see README).
+	@echo "demo: building the paratune CLI first (the offline campaign is shown before the cluster parts build)"
+	@cmake --build $(BUILD_DIR) -j $(JOBS) --target paratune
+	@$(BIN)/paratune simulate -f manifests/samples/llama3-8b-h100x8.yaml | tail -n 20
+	@echo "demo: building the operator and the simulated kubelet (only what the demo runs)"
+	@cmake --build $(BUILD_DIR) -j $(JOBS) --target paratune-operator paratune-kubelet-sim
 	@hack/demo.sh $(BUILD_DIR)
 
 bench: build ## Benchmarks; figures land in bench/RESULTS.md.

@@ -28,10 +28,9 @@ std::string Pad(std::string s, size_t width) {
 }
 
 void PrintTerms(const nlohmann::json& j) {
-  static const char* kKeys[] = {"memoryFixedGiB",        "memoryStaticScale",
-                                "memoryActivationScale", "memoryLogitsBytes",
-                                "memoryMarginGiB",       "computeEfficiency",
-                                "communicationEfficiency", "microbatchFloorSeconds"};
+  static const char* kKeys[] = {
+      "memoryFixedGiB",  "memoryStaticScale", "memoryActivationScale",   "memoryLogitsBytes",
+      "memoryMarginGiB", "computeEfficiency", "communicationEfficiency", "microbatchFloorSeconds"};
   std::cout << Pad("term", 26) << Pad("before", 12) << "after\n";
   for (const char* k : kKeys) {
     std::cout << Pad(k, 26) << Pad(Num(j["before"].value(k, 0.0)), 12)
@@ -41,8 +40,7 @@ void PrintTerms(const nlohmann::json& j) {
 
 std::string VerdictText(const nlohmann::json& v) {
   return std::string(v.value("fits", false) ? "fits " : "OOM  ") +
-         Num(v.value("peakMemoryGiB", 0.0)) + " GiB " + Num(v.value("stepTimeSeconds", 0.0)) +
-         " s";
+         Num(v.value("peakMemoryGiB", 0.0)) + " GiB " + Num(v.value("stepTimeSeconds", 0.0)) + " s";
 }
 
 void PrintConfigurations(const nlohmann::json& j) {
@@ -85,8 +83,8 @@ int RunCalibrate(const Args& args) {
     std::cout << report->dump(2) << "\n";
     return kExitOk;
   }
-  std::cout << "Campaign " << report->value("campaign", "") << ": "
-            << report->value("trials", 0) << " measured trials\n\n";
+  std::cout << "Campaign " << report->value("campaign", "") << ": " << report->value("trials", 0)
+            << " measured trials\n\n";
   PrintTerms(*report);
   PrintConfigurations(*report);
   return kExitOk;
@@ -97,6 +95,6 @@ int RunCalibrate(const Args& args) {
 PARATUNE_COMMAND("calibrate",
                  "what the model learns from measured trials (-f CAMPAIGN --measurements "
                  "FILE.jsonl)",
-                 {}, RunCalibrate);
+                 {}, RunCalibrate, {"-f", "--measurements"});
 
 }  // namespace paratune::cli

@@ -53,6 +53,32 @@ const std::vector<std::string>& Args::GetAll(const std::string& flag) const {
   return it == values_.end() ? kEmpty : it->second;
 }
 
+std::vector<std::string> Args::FlagNames() const {
+  std::vector<std::string> names;
+  for (const auto& [flag, values] : values_) names.push_back(flag);
+  return names;
+}
+
+Status CheckFlags(const Command& command, const Args& args) {
+  auto declared = [&](const std::string& flag) {
+    return flag == "-o" ||
+           std::find(command.flags.begin(), command.flags.end(), flag) != command.flags.end() ||
+           std::find(command.switches.begin(), command.switches.end(), flag) !=
+               command.switches.end();
+  };
+  for (const std::string& flag : args.FlagNames()) {
+    if (!declared(flag)) return Status::Invalid("unknown flag " + flag);
+  }
+  return Status::Ok();
+}
+
+std::string Usage(const Command& command) {
+  std::string out = "usage: paratune " + command.name + " [-o json]";
+  for (const auto& f : command.flags) out += " [" + f + " VALUE]";
+  for (const auto& f : command.switches) out += " [" + f + "]";
+  return out + "\n  " + command.summary;
+}
+
 bool Args::JsonOutput() const { return GetOr("-o", "") == "json"; }
 
 Result<int64_t> Args::GetInt(const std::string& flag, int64_t fallback, int64_t min,

@@ -31,6 +31,8 @@ class Args {
   std::string GetOr(const std::string& flag, const std::string& fallback) const;
   const std::vector<std::string>& GetAll(const std::string& flag) const;
   const std::vector<std::string>& positional() const { return positional_; }
+  // Every flag given, in sorted order (`--output` and `--file` appear as `-o` and `-f`).
+  std::vector<std::string> FlagNames() const;
   // True for `-o json` / `--output json`.
   bool JsonOutput() const;
   // Integer flag with bounds; bad text gives an error naming the flag.
@@ -46,7 +48,16 @@ struct Command {
   std::string summary;                // one line for `paratune help`
   std::vector<std::string> switches;  // flags without a value
   std::function<int(const Args&)> run;
+  // Flags that take a value. Anything that is neither here, in `switches`, nor `-o` is refused
+  // before `run` (exit 2 naming the flag): a typo must not silently give a wrong answer.
+  std::vector<std::string> flags;
 };
+
+// Why `args` cannot be given to `command`: the first flag it does not declare. OK otherwise.
+Status CheckFlags(const Command& command, const Args& args);
+
+// "usage: paratune NAME ..." with the command's summary and its flags, for error messages.
+std::string Usage(const Command& command);
 
 // Registered commands by name.
 std::map<std::string, Command>& CommandRegistry();

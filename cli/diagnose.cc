@@ -109,6 +109,8 @@ int RunDiagnose(const Args& args) {
 
 PARATUNE_COMMAND("diagnose",
                  "explain why a trial failed from its log (--log FILE [-f CAMPAIGN --set k=v])", {},
-                 RunDiagnose);
+                 RunDiagnose,
+                 {"-f", "--log", "--set", "--event", "--exit-code", "--knowledge-dir",
+                  "--pod-reason"});
 
 }  // namespace paratune::cli

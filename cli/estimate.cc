@@ -125,6 +125,6 @@ int RunEstimate(const Args& args) {
 
 PARATUNE_COMMAND("estimate",
                  "predict memory, step time and MFU of one configuration (-f CAMPAIGN --set k=v)",
-                 {}, RunEstimate);
+                 {}, RunEstimate, {"-f", "--set"});
 
 }  // namespace paratune::cli

@@ -39,6 +39,11 @@ int main(int argc, char** argv) {
   }
   auto args = paratune::cli::Args::Parse(std::vector<std::string>(argv + 2, argv + argc),
                                          it->second.switches);
-  if (!args.ok()) return paratune::cli::ReportError(name, args.status());
+  paratune::Status valid = args.ok() ? paratune::cli::CheckFlags(it->second, *args) : args.status();
+  if (!valid.ok()) {
+    int code = paratune::cli::ReportError(name, valid);
+    std::cerr << paratune::cli::Usage(it->second) << "\n";
+    return code;
+  }
   return it->second.run(*args);
 }

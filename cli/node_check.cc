@@ -106,6 +106,8 @@ PARATUNE_COMMAND("node-check",
                  "simulated diagnostic check: prints what CHECK (gpu-clocks, ecc-xid, gemm, "
                  "hbm-bandwidth, nccl-allreduce) reports on the simulated node "
                  "(--node, --accelerator, --node-faults, --peers, --seed)",
-                 {}, RunNodeCheck);
+                 {}, RunNodeCheck,
+                 {"--accelerator", "--node", "--node-faults", "--peers", "--seed",
+                  "--termination-log"});
 
 }  // namespace paratune::cli

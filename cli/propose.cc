@@ -111,6 +111,6 @@ int RunPropose(const Args& args) {
 
 PARATUNE_COMMAND("propose",
                  "what limits a job and three better configurations (-f CAMPAIGN --profile P)", {},
-                 RunPropose);
+                 RunPropose, {"-f", "-k", "--knowledge-dir", "--profile", "--profile-format"});
 
 }  // namespace paratune::cli

@@ -81,6 +81,6 @@ int RunReport(const Args& args) {
 
 PARATUNE_COMMAND("report",
                  "Markdown report + SVG chart of a campaign (--from SIMULATE.json --out DIR)", {},
-                 RunReport);
+                 RunReport, {"--from", "--out"});
 
 }  // namespace paratune::cli

@@ -243,6 +243,9 @@ PARATUNE_COMMAND("simulate",
                  "run the agent loop against the simulated cluster (-f CAMPAIGN [--strategy S] "
                  "[--exhaustive] [--nodes N [--node-faults NODE=KIND:SEVERITY;...]] "
                  "[--reality perturbed|structural] [--measurements FILE.jsonl])",
-                 {"--exhaustive"}, RunSimulate);
+                 {"--exhaustive"}, RunSimulate,
+                 {"-f", "--ablate", "--attempt", "--evaluate", "--llm-endpoint", "--llm-model",
+                  "--llm-replay", "--llm-timeout", "--max-trials", "--measurements",
+                  "--node-faults", "--nodes", "--reality", "--seed", "--strategy"});
 
 }  // namespace paratune::cli

@@ -6,10 +6,10 @@
 // Indexed Job's), NODE_RANK or JAX_PROCESS_ID, the pod count from --nodes, NNODES or
 // JAX_PROCESS_COUNT (the job renderer sets NNODES; without it: one pod); each pod prints what
 // the framework prints on that rank (framework_log.h LineForRank: Megatron-LM's iteration
-// lines on the last rank only, MaxText's and torchtitan's on rank 0), paced like the whole run. A real framework writes no
-// termination message, so neither does trial-sim unless --termination-message or
-// PARATUNE_SIM_TERMINATION_MESSAGE=1 (then every pod writes it on success). Progress lines
-// are paced about 0.3 s each (at most ~5 s in all); --pace SECONDS or
+// lines on the last rank only, MaxText's and torchtitan's on rank 0), paced like the whole run. A
+// real framework writes no termination message, so neither does trial-sim unless
+// --termination-message or PARATUNE_SIM_TERMINATION_MESSAGE=1 (then every pod writes it on
+// success). Progress lines are paced about 0.3 s each (at most ~5 s in all); --pace SECONDS or
 // PARATUNE_SIM_SECONDS_PER_LINE sets the pause per progress line.
 // Node faults (issue 9): --node-faults / PARATUNE_SIM_NODE_FAULTS (node_faults.h text form),
 // the pod's node --node / PARATUNE_NODE_NAME and its Job's nodes --job-nodes /
@@ -287,6 +287,9 @@ PARATUNE_COMMAND("trial-sim",
                  "PARATUNE_SIM_NODE_FAULTS, e.g. \"gpu-2=throttle:0.5;gpu-3=slow-link:0.3;"
                  "gpu-1=flaky:0.4\", played on --node NAME or PARATUNE_NODE_NAME and the Job's "
                  "--job-nodes A,B or PARATUNE_SIM_JOB_NODES)",
-                 {"--fast", "--termination-message"}, RunTrialSim);
+                 {"--fast", "--termination-message"}, RunTrialSim,
+                 {"-f", "--attempt", "--fault-rate", "--job-nodes", "--node", "--node-faults",
+                  "--nodes", "--pace", "--rank", "--reality", "--seed", "--set",
+                  "--termination-log"});
 
 }  // namespace paratune::cli
