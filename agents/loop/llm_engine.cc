@@ -253,9 +253,26 @@ Result<EngineProposal> LlmEngine::Propose(const EngineContext& ctx) {
   Round round;
   std::vector<std::string> seen;
   const auto builtin_best = RankCandidates(ctx, 1, 0.0);
+  // The built-in engine's one memory-borderline attempt (validated later with its own rule): the
+  // hybrid accepts the same configuration from the model under the same rule, not a stricter one.
+  std::vector<std::string> builtin_borderline;
+  if (mode_ == LlmEngineMode::kHybrid) {
+    if (auto own = BuiltinEngine(seed_).Propose(ctx); own.ok()) {
+      for (const auto& c : own->candidates) {
+        if (c.memory_borderline) builtin_borderline.push_back(ConfigKey(c.config));
+      }
+    }
+  }
   for (const auto& cand : proposed) {
     Config c = cand.config;
     std::string reason = GuardrailVerdict(ctx, c, seen);
+    bool borderline = false;
+    if (reason.rfind("predicted peak memory", 0) == 0 &&
+        std::find(builtin_borderline.begin(), builtin_borderline.end(), ConfigKey(c)) !=
+            builtin_borderline.end()) {
+      reason.clear();
+      borderline = true;
+    }
     const PointPrediction pred = ctx.Score(c);
     if (reason.empty() && mode_ == LlmEngineMode::kHybrid && !builtin_best.empty()) {
       const double best = builtin_best[0].prediction.objective;
@@ -282,7 +299,7 @@ Result<EngineProposal> LlmEngine::Propose(const EngineContext& ctx) {
                                : cand.expected_impact;
     prop.confidence = cand.confidence;
     prop.proposed_by = name();
-    round.accepted.push_back({c, prop});
+    round.accepted.push_back({c, prop, borderline});
   }
   const std::string guardrail = Join(round.rejected, "; ");
   if (round.accepted.empty()) {
