@@ -109,11 +109,15 @@ TEST(ControllersCrdTest, OperatorServiceAccountHasExactlyWhatTheControllersUse) 
              {"metadata", {{"name", "r-pool"}}},
              {"data", {{"pool.json", "{}"}}}};
   EXPECT_TRUE(c->Create(resources::kConfigMaps, ns, cm).ok());
-  // Not granted: the controllers never delete pods, edit campaign specs or list secrets.
+  // Not granted: the controllers never delete pods, edit campaign specs or write secrets.
+  // Secrets are only listed (by name and the llm-api-key label, so an unlabelled Secret's data
+  // never reaches the operator: docs/security.md), never read by name, created or deleted.
   EXPECT_EQ(c->Delete(resources::kPods, ns, "anything").code(), StatusCode::kPermissionDenied);
   EXPECT_EQ(c->Update(resources::kTuningCampaigns, tc).status().code(),
             StatusCode::kPermissionDenied);
-  EXPECT_EQ(c->List(resources::kSecrets, ns, {}).status().code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(c->Get(resources::kSecrets, ns, "anything").status().code(),
+            StatusCode::kPermissionDenied);
+  EXPECT_EQ(c->Delete(resources::kSecrets, ns, "anything").code(), StatusCode::kPermissionDenied);
   EXPECT_EQ(c->List(resources::kNodes, "", {}).status().code(), StatusCode::kPermissionDenied);
 }
 

@@ -123,7 +123,8 @@ TEST(SchedulingTest, QueuedJobSetWaitsSuspendedUntilTheTestAdmitsIt) {
   EXPECT_EQ(Field(jobset, "spec").value("suspend", false), true);
   ASSERT_TRUE(WaitFor(
       [&] {
-        const Json* c = Condition(Field(TrialRun(admin, ns, trial), "status"), "Admitted");
+        const Json tr = TrialRun(admin, ns, trial);  // Condition points into it
+        const Json* c = Condition(Field(tr, "status"), "Admitted");
         return c != nullptr && c->value("reason", "") == "Queued";
       },
       seconds(30)))
