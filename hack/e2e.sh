@@ -206,9 +206,12 @@ for c in "$sim" "$tpu" "$gpu2"; do
   jobs=$(kubectl -n "$ns" get jobs -l tuning.paratune.dev/campaign="$c" -o name | wc -l)
   iters=$(kubectl -n "$ns" get tr -l tuning.paratune.dev/campaign="$c" -o jsonpath='{range .items[*]}{.spec.iteration}{"\n"}{end}')
   dup=$(echo "$iters" | sort | uniq -d | wc -l)
-  [ "$total" = "$trs" ] && [ "$trs" = "$jobs" ] && [ "$dup" -eq 0 ] \
-    && pass "$c: $trs TrialRuns = status total = $jobs Jobs, no duplicate iteration" \
-    || fail "$c: status total $total, TrialRuns $trs, Jobs $jobs, duplicate iterations $dup"
+  # An early-stopped trial's Job is deleted when it is stopped (its TrialRun keeps the evidence).
+  phases=$(kubectl -n "$ns" get tr -l tuning.paratune.dev/campaign="$c" -o jsonpath='{range .items[*]}{.status.phase}{"\n"}{end}')
+  stopped=$(echo "$phases" | grep -c '^EarlyStopped$' || true)
+  [ "$total" = "$trs" ] && [ "$trs" = "$((jobs + stopped))" ] && [ "$dup" -eq 0 ] \
+    && pass "$c: $trs TrialRuns = status total = $jobs Jobs + $stopped early-stopped, no duplicate iteration" \
+    || fail "$c: status total $total, TrialRuns $trs, Jobs $jobs, early-stopped $stopped, duplicate iterations $dup (phases: $(echo $phases))"
   events=$(kubectl -n "$ns" get events --field-selector involvedObject.name="$c" -o jsonpath='{range .items[*]}{.reason}{" "}{end}')
   for r in Proposed Launched TrialSucceeded NewBest Converged; do
     case " $events " in *" $r "*) ;; *) fail "$c: no $r event (saw: $events)" ;; esac
@@ -290,6 +293,18 @@ leftovers() {
   } 2>/dev/null
 }
 gone() { [ -z "$(leftovers)" ]; }
+# The published best configurations are not owned by their campaigns (GitOps promotion reads
+# them; the samples leave spec.output.deleteWithCampaign false): they must outlive the
+# uninstall, and the user removes them when done.
+published() { kubectl -n "$ns" get configmaps -o name 2>/dev/null | grep -- '-best$' || true; }
+only_published_left() { [ -z "$(leftovers | grep -v -- '-best$')" ]; }
+if wait_for 90 "the uninstall to remove everything but the published configurations" \
+    only_published_left; then
+  kept=$(published | tr '\n' ' ')
+  [ -n "$kept" ] && pass "published configurations outlive their campaigns: $kept" \
+    || fail "no published ConfigMap survived the uninstall"
+  [ -n "$kept" ] && kubectl -n "$ns" delete $kept >/dev/null
+fi
 if wait_for 90 "the uninstall to remove everything" gone; then
   pass "uninstalled: no CRD, namespace, RBAC, trial Job, pod or ConfigMap of ours left"
 else

@@ -56,6 +56,8 @@ std::string LogTail(const std::string& log) {
 }
 
 namespace {
+constexpr char kCompletionIndexKey[] = "batch.kubernetes.io/job-completion-index";
+
 std::string FieldRef(const Json& pod, const std::string& path) {
   if (path == "metadata.name") return kube::NameOf(pod);
   if (path == "metadata.namespace") return kube::NamespaceOf(pod);
@@ -72,6 +74,33 @@ std::string FieldRef(const Json& pod, const std::string& path) {
   return "";
 }
 }  // namespace
+
+std::string PodRunner::CompletionIndex(const Json& pod) {
+  const Json& ann = pod["metadata"].value("annotations", Json::object());
+  if (ann.contains(kCompletionIndexKey)) return ann.value(kCompletionIndexKey, "");
+  std::string job;
+  for (const Json& o : pod["metadata"].value("ownerReferences", Json::array())) {
+    if (o.value("kind", "") == "Job") job = kube::NamespaceOf(pod) + "/" + o.value("name", "");
+  }
+  if (job.empty()) return "";
+  std::string index;
+  {
+    std::lock_guard lock(mu_);
+    auto [it, inserted] = index_of_.emplace(kube::UidOf(pod), 0);
+    if (inserted) it->second = next_index_[job]++;
+    index = std::to_string(it->second);
+  }
+  // What the Job controller of 1.21+ writes at creation, so readers of the pod (the operator's
+  // rank-aware log collector) see the same index as the container.
+  auto patched = client_->Patch(
+      kube::resources::kPods, kube::NamespaceOf(pod), kube::NameOf(pod), kube::PatchType::kMerge,
+      Json{{"metadata", {{"annotations", {{kCompletionIndexKey, index}}}}}});
+  if (!patched.ok()) {
+    spdlog::warn("kubelet-sim: pod {}: completion index annotation not written: {}",
+                 kube::NameOf(pod), patched.status().message());
+  }
+  return index;
+}
 
 PodRunner::PodRunner(kube::KubeClient* client, const kube::Informer* pods, const NodePool* nodes,
                      kube::TimeSource* time, RunnerOptions opts)
@@ -197,12 +226,18 @@ void PodRunner::Start(const Json& pod) {
     return;
   }
   std::map<std::string, std::string> env;
+  const std::string index = CompletionIndex(pod);
+  if (!index.empty()) env["JOB_COMPLETION_INDEX"] = index;
   for (const Json& e : c.value("env", Json::array())) {
     std::string name = e.value("name", "");
     if (e.contains("value")) {
       env[name] = ExpandVars(e["value"].get<std::string>(), env);
     } else if (e.contains("valueFrom") && e["valueFrom"].contains("fieldRef")) {
-      env[name] = FieldRef(pod, e["valueFrom"]["fieldRef"].value("fieldPath", ""));
+      const std::string path = e["valueFrom"]["fieldRef"].value("fieldPath", "");
+      env[name] = FieldRef(pod, path);
+      if (env[name].empty() && path.find(kCompletionIndexKey) != std::string::npos) {
+        env[name] = index;
+      }
     } else {
       env[name] = "";
     }

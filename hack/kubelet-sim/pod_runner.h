@@ -69,6 +69,11 @@ class PodRunner : public kube::Reconciler {
   std::map<kube::ObjectKey, std::string> uid_of_;  // started pods: key -> uid; guarded by mu_
   std::vector<std::thread> threads_;               // guarded by mu_
   int started_ = 0;                                // guarded by mu_
+  // Emulated Indexed Job completion indexes (kube 1.20 has no Indexed Jobs): the n-th pod of a
+  // Job started here gets index n-1, as the Job controller of 1.21+ would annotate it.
+  std::map<std::string, int> next_index_;  // namespace/job -> next index; guarded by mu_
+  std::map<std::string, int> index_of_;    // pod uid -> index; guarded by mu_
+  std::string CompletionIndex(const kube::Json& pod);  // locks mu_
 };
 
 }  // namespace paratune::kubelet
