@@ -612,9 +612,13 @@ namespace {
 // never begin a line's content (a plain scalar cannot start with ','), so such a line is never
 // valid YAML: refuse it, with its line, before yaml-cpp sees the text. Tracks the flow depth
 // (brackets outside quotes and comments) and skips the content of block scalars (| and >).
+// The same loop follows a ',' after a complete quoted scalar or flow collection at the top of
+// block context ("\"x\" ,y", "[a] ,b"; also across lines): never valid YAML, refused too.
 Status CheckBlockCommas(const std::string& text) {
   int depth = 0;                 // open [ and { so far
   int block_scalar_indent = -1;  // indent of the line that opened a | or > scalar; -1: none
+  char quote = 0;                // the open quote, across lines (quoted scalars may span lines)
+  bool node_closed = false;      // a quoted scalar or flow collection just ended at depth 0
   size_t line_no = 0;
   std::istringstream in(text);
   std::string line;
@@ -624,7 +628,7 @@ Status CheckBlockCommas(const std::string& text) {
     const size_t first = line.find_first_not_of(" \t\r");
     if (first == std::string::npos) continue;
     const int indent = static_cast<int>(first);
-    if (block_scalar_indent >= 0) {
+    if (block_scalar_indent >= 0 && quote == 0) {
       if (indent > block_scalar_indent) continue;  // content of the block scalar
       block_scalar_indent = -1;
     }
@@ -632,18 +636,28 @@ Status CheckBlockCommas(const std::string& text) {
     if (line.compare(pos, 3, "---") == 0 || line.compare(pos, 3, "...") == 0) pos += 3;
     const size_t content = line.find_first_not_of(" \t\r", pos);
     if (content == std::string::npos) continue;
-    if (line[content] == ',' && depth == 0) {
+    if (line[content] == ',' && depth == 0 && quote == 0) {
       return Status::Invalid("yaml: line " + std::to_string(line_no) +
                              ": ',' outside a flow collection ([...] or {...})");
     }
-    char quote = 0;
     char last = 0;
-    for (size_t i = content; i < line.size(); ++i) {
+    for (size_t i = quote != 0 ? first : content; i < line.size(); ++i) {
       const char c = line[i];
       if (quote != 0) {
-        if (c == quote) quote = 0;
+        if (quote == '"' && c == '\\') {
+          ++i;  // an escaped character, the quote included
+        } else if (c == quote) {
+          quote = 0;
+          node_closed = depth == 0;
+        }
         continue;
       }
+      if (c == ',' && depth == 0 && node_closed) {
+        return Status::Invalid("yaml: line " + std::to_string(line_no) +
+                               ": ',' after a quoted scalar or flow collection outside a flow "
+                               "collection ([...] or {...})");
+      }
+      if (c != ' ' && c != '\t' && c != '\r') node_closed = false;
       if (c == '#' && (i == 0 || line[i - 1] == ' ' || line[i - 1] == '\t')) break;
       if ((c == '"' || c == '\'') && (i == content || std::strchr(" [{,:", line[i - 1]))) {
         quote = c;
@@ -651,6 +665,7 @@ Status CheckBlockCommas(const std::string& text) {
         ++depth;
       } else if ((c == ']' || c == '}') && depth > 0) {
         --depth;
+        node_closed = depth == 0;
       }
       if (c != ' ' && c != '\t' && c != '\r') last = c;
     }

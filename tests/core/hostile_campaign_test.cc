@@ -296,5 +296,24 @@ TEST(HostileCampaignTest, DocumentStartingWithACommaIsRefusedNotAHang) {
   EXPECT_EQ((*text)["a"], ", literal\n, text\n");
 }
 
+// The same loop after a complete quoted scalar or flow collection in block context, also when
+// the quoted scalar spans lines (a 128-byte input found by campaign_yaml_fuzzer after the merge
+// of the session-3 branches). Escaped quotes and commas inside scalars stay valid.
+TEST(HostileCampaignTest, CommaAfterAQuotedScalarOrFlowCollectionIsRefusedNotAHang) {
+  for (const char* text : {"\"x\" ,y\n", "'x' ,y\n", "\"x\",y\n", "[a] ,b\n", "{a: 1} , b\n",
+                           "# k\n  \" ,*dt p \\\n  \" ,*dtobjective -API-KEY\n"}) {
+    auto r = YamlToJson(text);
+    ASSERT_FALSE(r.ok()) << text;
+    EXPECT_NE(r.status().message().find("',' after a quoted scalar or flow collection"),
+              std::string::npos)
+        << r.status().message();
+  }
+  auto escaped = YamlToJson("a: \"x\\\", y\"\nb: 'it''s, ok'\nc: plain, text\nd: [1, 2]\n");
+  ASSERT_TRUE(escaped.ok()) << escaped.status().message();
+  EXPECT_EQ((*escaped)["a"], "x\", y");
+  EXPECT_EQ((*escaped)["b"], "it's, ok");
+  EXPECT_EQ((*escaped)["c"], "plain, text");
+}
+
 }  // namespace
 }  // namespace paratune
