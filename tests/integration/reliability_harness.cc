@@ -245,9 +245,14 @@ std::string AuditCampaign(KubeClient* c, const std::string& ns, const std::strin
   std::set<std::string> pool_names;
   for (const auto& t : pool->pool.trials()) pool_names.insert(t.name);
   std::map<std::string, std::string> trial_uids;  // name -> uid
+  std::set<std::string> early_stopped;            // their Job is deleted when they are stopped
   std::set<int64_t> iterations;
   for (const Json& tr : TrialRunsOf(c, ns, campaign)) {
     std::string name = NameOf(tr);
+    if (tr.contains("status") && tr["status"].is_object() &&
+        tr["status"].value("phase", "") == "EarlyStopped") {
+      early_stopped.insert(name);
+    }
     if (!trial_uids.emplace(name, UidOf(tr)).second) bad << "TrialRun " << name << " twice; ";
     int64_t it = tr["spec"].value("iteration", int64_t{-1});
     if (!iterations.insert(it).second) bad << "iteration " << it << " on two TrialRuns; ";
@@ -268,7 +273,9 @@ std::string AuditCampaign(KubeClient* c, const std::string& ns, const std::strin
     if (++jobs_per_trial[trial] > 1) bad << "TrialRun " << trial << " has two Jobs; ";
   }
   for (const auto& [n, uid] : trial_uids) {
-    if (!jobs_per_trial.count(n)) bad << "TrialRun " << n << " has no Job; ";
+    if (!jobs_per_trial.count(n) && !early_stopped.count(n)) {
+      bad << "TrialRun " << n << " has no Job; ";
+    }
   }
   int64_t total = tc->value("status", Json::object())
                       .value("trials", Json::object())
