@@ -197,12 +197,11 @@ int StructuralSection(const std::vector<Scenario>& scenarios) {
       double m5 = 0, m10 = 0;
       for (double v : r5) m5 += v / r5.size();
       for (double v : r10) m10 += v / r10.size();
-      std::printf("| %s | %s | %s | %s | %s | %s%% | %s | %s |\n", reality, strategy,
-                  F(Median(r5)).c_str(), F(m5).c_str(), F(m10).c_str(),
-                  F(100.0 * bad / std::max(1, trials), "%.1f").c_str(),
-                  builtin ? (std::to_string(anomalous) + " of " + std::to_string(trials)).c_str()
-                          : "-",
-                  builtin ? std::to_string(suspects).c_str() : "-");
+      std::printf(
+          "| %s | %s | %s | %s | %s | %s%% | %s | %s |\n", reality, strategy, F(Median(r5)).c_str(),
+          F(m5).c_str(), F(m10).c_str(), F(100.0 * bad / std::max(1, trials), "%.1f").c_str(),
+          builtin ? (std::to_string(anomalous) + " of " + std::to_string(trials)).c_str() : "-",
+          builtin ? std::to_string(suspects).c_str() : "-");
     }
   }
   std::printf(

@@ -41,8 +41,9 @@ bool AcceleratorBudgetReached(const CampaignSpec& spec, const AcceleratorHours& 
 
 // Writes status.acceleratorHours ({total, perTrial, savedByEarlyStopping, max}: finished trials)
 // and status.trials.earlyStopped. When `budget_message` is non-empty and no trial runs while the
-// status says Running (or SpaceExhausted: no proposal was asked for), the campaign stops: phase Succeeded (with a best) or Failed,
-// stopReason AcceleratorHoursExhausted, Progressing=False (and Converged with a best).
+// status says Running (or SpaceExhausted: no proposal was asked for), the campaign stops: phase
+// Succeeded (with a best) or Failed, stopReason AcceleratorHoursExhausted, Progressing=False (and
+// Converged with a best).
 void ApplyAcceleratorHours(const CampaignSpec& spec, const AcceleratorHours& hours,
                            const std::string& budget_message, int64_t generation,
                            const std::string& now, nlohmann::json* status);

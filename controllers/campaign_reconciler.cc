@@ -26,9 +26,7 @@ bool IsOpen(const TrialRecord& t) {
   return t.phase == TrialPhase::kPending || t.phase == TrialPhase::kRunning;
 }
 
-std::string Short(const std::string& s, size_t n = 240) {
-  return Utf8Head(s, n, "...");
-}
+std::string Short(const std::string& s, size_t n = 240) { return Utf8Head(s, n, "..."); }
 
 }  // namespace
 

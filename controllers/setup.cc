@@ -129,9 +129,9 @@ Result<std::unique_ptr<ControllerSet>> SetupControllers(kube::Manager* mgr,
 
   // Workers grow up to 4x the flag while a burst of campaigns queues up (kube::Controller).
   const int max_workers = 4 * opts.max_concurrent_reconciles;
-  kube::Controller* cc = mgr->NewController(
-      {"tuningcampaign", opts.max_concurrent_reconciles, {}, max_workers},
-      set->campaign_reconciler.get());
+  kube::Controller* cc =
+      mgr->NewController({"tuningcampaign", opts.max_concurrent_reconciles, {}, max_workers},
+                         set->campaign_reconciler.get());
   cc->For(campaigns);
   cc->Owns(trials, "TuningCampaign");
   if (opts.node_health) cc->Owns(jobs, "TuningCampaign");  // diagnostic Jobs

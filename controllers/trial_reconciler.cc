@@ -385,8 +385,7 @@ std::vector<std::string> TrialRunReconciler::PodEvents(const Json& pod) {
 Status TrialRunReconciler::WriteStatus(Context& ctx) {
   DropEmptyStrings(&ctx.trial["status"]);
   if (ctx.trial["status"] == ctx.original_status) return Status::Ok();
-  auto written =
-      PatchStatus(client_, kube::resources::kTrialRuns, ctx.trial, ctx.original_status);
+  auto written = PatchStatus(client_, kube::resources::kTrialRuns, ctx.trial, ctx.original_status);
   return written.status();
 }
 

@@ -77,7 +77,8 @@ std::vector<RankedCandidate> RankCandidates(const EngineContext& ctx, size_t lim
     const SpacePoint& p = ctx.space->points()[i];
     if (tried.count(p.key) > 0 || equivalent.count(Signature(p.base)) > 0) continue;
     RankedCandidate c{i, ctx.predictor->Predict(i), 0};
-    if (check_memory && c.prediction.peak_memory_gib + c.prediction.memory_margin_gib > capacity) continue;
+    if (check_memory && c.prediction.peak_memory_gib + c.prediction.memory_margin_gib > capacity)
+      continue;
     const double bonus = std::exp(exploration * c.prediction.uncertainty);
     c.score = maximize ? c.prediction.objective * bonus : -c.prediction.objective / bonus;
     all.push_back(c);
@@ -113,7 +114,9 @@ std::optional<RankedCandidate> BestBorderline(const EngineContext& ctx, double b
     const SpacePoint& p = ctx.space->points()[i];
     if (tried.count(p.key) > 0 || equivalent.count(Signature(p.base)) > 0) continue;
     const PointPrediction pred = ctx.predictor->Predict(i);
-    if (pred.peak_memory_gib > capacity || pred.peak_memory_gib + pred.memory_margin_gib <= capacity) continue;
+    if (pred.peak_memory_gib > capacity ||
+        pred.peak_memory_gib + pred.memory_margin_gib <= capacity)
+      continue;
     const double u = ctx.predictor->Utility(pred.objective);
     if (u <= bar_utility || (best && u <= best->score)) continue;
     best = RankedCandidate{i, pred, u};

@@ -49,9 +49,8 @@ MessagePool PoolOf(const std::vector<MeasuredTrial>& measured, double capacity) 
 
 }  // namespace
 
-FitScore ScoreFit(const SearchSpaceIndex& space, const PlannerModel& model,
-                  const MessagePool& pool, const ObjectiveSpec& objective,
-                  const std::vector<MeasuredTrial>& measured) {
+FitScore ScoreFit(const SearchSpaceIndex& space, const PlannerModel& model, const MessagePool& pool,
+                  const ObjectiveSpec& objective, const std::vector<MeasuredTrial>& measured) {
   const CalibrationState cal = FitCalibration(space, model, pool, CalibrationState{});
   const CalibratedPredictor predictor(&space, objective, cal, {});
   FitScore s;

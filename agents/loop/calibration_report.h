@@ -27,9 +27,8 @@ struct FitScore {
 };
 
 // Scores the predictor learned from `pool` (global terms, no local residuals) on `measured`.
-FitScore ScoreFit(const SearchSpaceIndex& space, const PlannerModel& model,
-                  const MessagePool& pool, const ObjectiveSpec& objective,
-                  const std::vector<MeasuredTrial>& measured);
+FitScore ScoreFit(const SearchSpaceIndex& space, const PlannerModel& model, const MessagePool& pool,
+                  const ObjectiveSpec& objective, const std::vector<MeasuredTrial>& measured);
 
 // The calibrate JSON: {"campaign", "trials", "before": {terms}, "after": {terms},
 // "configurations": [{config, measured, before, after}], "fitCalls": {before, after}}.

@@ -23,13 +23,11 @@ using Mat = std::array<Vec, kTerms>;
 // Prior: the model as it is, with these standard deviations per term.
 constexpr Vec kPriorMean = {0.0, 1.0, 1.0, 0.0};
 constexpr Vec kPriorSd = {3.0, 0.15, 0.6, 4.0};
-constexpr double kNoiseSd = 0.4;    // GiB: run-to-run spread of a measured peak
-constexpr double kOomExtra = 1.0;   // GiB above what an OOM needed at least
-constexpr double kOomSd = 0.15;     // GiB: an OOM bound, once violated, is nearly a constraint
+constexpr double kNoiseSd = 0.4;   // GiB: run-to-run spread of a measured peak
+constexpr double kOomExtra = 1.0;  // GiB above what an OOM needed at least
+constexpr double kOomSd = 0.15;    // GiB: an OOM bound, once violated, is nearly a constraint
 
-Vec Row(const MemoryFeatures& f) {
-  return {1.0, f.static_gib, f.activations_gib, f.logit_gelems};
-}
+Vec Row(const MemoryFeatures& f) { return {1.0, f.static_gib, f.activations_gib, f.logit_gelems}; }
 
 // Solves a * x = b by Gauss-Jordan with partial pivoting (a is positive definite here).
 Vec Solve(Mat a, Vec b) {
@@ -50,13 +48,14 @@ Vec Solve(Mat a, Vec b) {
     }
   }
   Vec x{};
-  for (int i = 0; i < kTerms; ++i) x[i] = std::abs(a[i][i]) < 1e-12 ? kPriorMean[i] : b[i] / a[i][i];
+  for (int i = 0; i < kTerms; ++i)
+    x[i] = std::abs(a[i][i]) < 1e-12 ? kPriorMean[i] : b[i] / a[i][i];
   return x;
 }
 
 struct Target {
   Vec row;
-  double y = 0;  // GiB the learned terms must produce (overhead already subtracted)
+  double y = 0;          // GiB the learned terms must produce (overhead already subtracted)
   double sd = kNoiseSd;  // how tightly (an out-of-memory bound is held tighter than a peak)
 };
 
@@ -152,8 +151,7 @@ void FitMemoryModel(const std::vector<MemoryObservation>& obs, CalibrationState*
       if (LearnedPeakGiB(obs[i].features, trial) < obs[i].needs_gib) {
         active.insert(i);
         targets.push_back({Row(obs[i].features),
-                           obs[i].needs_gib + kOomExtra - obs[i].features.overhead_gib,
-                           kOomSd});
+                           obs[i].needs_gib + kOomExtra - obs[i].features.overhead_gib, kOomSd});
         added = true;
       }
     }
@@ -197,9 +195,15 @@ bool NeedsAtLeastAsMuchMemory(const Config& candidate, const Config& failed) {
   // Larger keeps more memory.
   static const std::set<std::string> kLarger = {"mbs", "perDeviceBatchSize"};
   // Smaller keeps more memory (finer sharding, or a memory-saving switch turned on).
-  static const std::set<std::string> kSmaller = {
-      "tp", "pp", "cp", "ep", "iciFsdp", "iciTensor", "sequenceParallel",
-      "distributedOptimizer", "fusedCrossEntropy"};
+  static const std::set<std::string> kSmaller = {"tp",
+                                                 "pp",
+                                                 "cp",
+                                                 "ep",
+                                                 "iciFsdp",
+                                                 "iciTensor",
+                                                 "sequenceParallel",
+                                                 "distributedOptimizer",
+                                                 "fusedCrossEntropy"};
   for (const auto& [key, fv] : failed) {
     auto it = candidate.find(key);
     if (it == candidate.end()) return false;

@@ -45,8 +45,8 @@ double LearnedPeakSdGiB(const MemoryFeatures& f, const CalibrationState& c);
 struct MemoryObservation {
   MemoryFeatures features;
   bool oom = false;
-  double peak_gib = 0;      // succeeded: the measured peak
-  double needs_gib = 0;     // oom: a lower bound of what it needs (>= capacity)
+  double peak_gib = 0;   // succeeded: the measured peak
+  double needs_gib = 0;  // oom: a lower bound of what it needs (>= capacity)
 };
 
 // Fits memory_overhead_gib, memory_static_scale, memory_activation_scale and

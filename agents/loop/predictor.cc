@@ -60,8 +60,7 @@ void FitEfficiencies(const std::vector<StepObservation>& obs, double* alpha, dou
   auto loss = [&](double la, double lb, double f) {
     double s = kPrior * (la * la + lb * lb + (f / kFloorScale) * (f / kFloorScale));
     for (const auto& o : obs) {
-      const double step =
-          CalibratedStep(o.base, std::exp(la), std::exp(lb), f * o.microbatches);
+      const double step = CalibratedStep(o.base, std::exp(la), std::exp(lb), f * o.microbatches);
       const double r = std::log(o.observed_step / step);
       s += r * r;
     }
@@ -257,8 +256,8 @@ PointPrediction CalibratedPredictor::FromEstimate(const Estimate& base,
   out.step_time_seconds = step;
   out.mfu = base.mfu * ratio;
   out.peak_memory_gib = LearnedPeakGiB(features, calibration_) + memory_residual;
-  out.memory_margin_gib = calibration_.memory_margin_gib +
-                          kMemorySpreadZ * LearnedPeakSdGiB(features, calibration_);
+  out.memory_margin_gib =
+      calibration_.memory_margin_gib + kMemorySpreadZ * LearnedPeakSdGiB(features, calibration_);
   out.uncertainty = unc;
   out.time = base.time;
   out.time.compute *= alpha;
@@ -352,8 +351,8 @@ CalibrationState FitCalibration(const SearchSpaceIndex& space, const PlannerMode
   return FitMemoryCalibration(memory, capacity, c);
 }
 
-CalibrationState FitMemoryCalibration(const std::vector<MemoryObservation>& memory,
-                                      double capacity, CalibrationState c) {
+CalibrationState FitMemoryCalibration(const std::vector<MemoryObservation>& memory, double capacity,
+                                      CalibrationState c) {
   c.memory_overhead_gib = 0;
   c.memory_static_scale = c.memory_activation_scale = 1;
   c.memory_logits_bytes = 0;

@@ -123,8 +123,8 @@ CalibrationState FitCalibration(const SearchSpaceIndex& space, const PlannerMode
 
 // The memory part of FitCalibration: the memory terms of `c` refitted to `memory` (prior: the
 // model as is), the margin from the fit's residuals, and oom_observations.
-CalibrationState FitMemoryCalibration(const std::vector<MemoryObservation>& memory,
-                                      double capacity, CalibrationState c);
+CalibrationState FitMemoryCalibration(const std::vector<MemoryObservation>& memory, double capacity,
+                                      CalibrationState c);
 
 // Residual observations (for CalibratedPredictor) from the pool's successful trials.
 std::vector<ResidualObservation> CollectResiduals(const SearchSpaceIndex& space,

@@ -185,9 +185,9 @@ TrialOutcome ReplayRunner::Run(const TrialPlan& plan, int64_t attempt) {
     return o;
   }
   o.exit_code = 1;
-  o.log = t->OutOfMemory() ? TorchOomText(t->allocated_at_failure_gib, capacity_gib_)
-                           : (t->error.empty() ? "training failed (" + t->category + ")\n"
-                                               : t->error + "\n");
+  o.log = t->OutOfMemory()
+              ? TorchOomText(t->allocated_at_failure_gib, capacity_gib_)
+              : (t->error.empty() ? "training failed (" + t->category + ")\n" : t->error + "\n");
   o.termination_message = o.log;
   return o;
 }

@@ -22,7 +22,7 @@ namespace paratune {
 
 struct MeasuredTrial {
   Config config;
-  std::string outcome;  // succeeded | oom | failed
+  std::string outcome;   // succeeded | oom | failed
   TrialMetrics metrics;  // succeeded: as measured (derived fields filled where possible)
   std::string category;  // oom/failed: section 5 category (CudaOOM for oom)
   double allocated_at_failure_gib = 0;  // oom: what was allocated when it failed (0: unknown)

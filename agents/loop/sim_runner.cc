@@ -70,9 +70,8 @@ Result<std::unique_ptr<TrialRunner>> MakeSimulatedClusterRunner(const CampaignSp
   if (!w.ok()) return w.status();
   auto faults = ParseNodeFaults(node_faults);
   if (!faults.ok()) return faults.status().WithPrefix("--node-faults");
-  return std::unique_ptr<TrialRunner>(
-      new SimulatedClusterRunner(std::move(w).value(), seed, std::move(faults).value(),
-                                 reality == "structural"));
+  return std::unique_ptr<TrialRunner>(new SimulatedClusterRunner(
+      std::move(w).value(), seed, std::move(faults).value(), reality == "structural"));
 }
 
 }  // namespace paratune

@@ -354,9 +354,9 @@ std::optional<StopDecision> TuningSession::Impl::Converged() const {
 static double PredictionSpread(const CalibrationState& c, const PointPrediction& p) {
   constexpr double kPriorSigma = 0.15, kPriorWeight = 3;
   const double dof = std::max<double>(0, static_cast<double>(c.observations) - 1);
-  const double sigma2 = (dof * c.residual_sigma * c.residual_sigma +
-                         kPriorWeight * kPriorSigma * kPriorSigma) /
-                        (dof + kPriorWeight);
+  const double sigma2 =
+      (dof * c.residual_sigma * c.residual_sigma + kPriorWeight * kPriorSigma * kPriorSigma) /
+      (dof + kPriorWeight);
   return std::sqrt(sigma2 + p.uncertainty * p.uncertainty + 0.02 * 0.02);
 }
 
@@ -376,7 +376,8 @@ std::optional<health::Anomaly> TuningSession::Impl::DetectAnomaly(const TrialRec
   // belongs to the configuration (the model misses it), not to a node.
   const double objective = m.Objective(spec.objective.metric);
   for (const auto& other : pool->trials()) {
-    if (&other == &t || !other.anomaly || !other.metrics || ConfigKey(other.config) != ConfigKey(t.config)) {
+    if (&other == &t || !other.anomaly || !other.metrics ||
+        ConfigKey(other.config) != ConfigKey(t.config)) {
       continue;
     }
     const double before = other.metrics->Objective(spec.objective.metric);

@@ -1,9 +1,9 @@
 #include "agents/loop/validator.h"
 
-#include "agents/loop/memory_fit.h"
-
 #include <cstdio>
 #include <string>
+
+#include "agents/loop/memory_fit.h"
 
 namespace paratune {
 

@@ -92,8 +92,8 @@ double ShapeEfficiency(const Workload& w, const ParallelPlan& p, const Reality& 
   if (!r.structural || w.IsTpu()) return 1.0;
   const double tokens = static_cast<double>(w.training.seq_length * p.mbs) /
                         static_cast<double>(std::max<int64_t>(1, p.cp));
-  const double width = static_cast<double>(w.model.hidden_size) /
-                       static_cast<double>(std::max<int64_t>(1, p.tp));
+  const double width =
+      static_cast<double>(w.model.hidden_size) / static_cast<double>(std::max<int64_t>(1, p.tp));
   return (1.0 - r.small_tile_penalty * 4096.0 / (4096.0 + tokens)) *
          (1.0 - r.narrow_penalty * 1024.0 / (1024.0 + width));
 }
@@ -103,14 +103,14 @@ double ShapeEfficiency(const Workload& w, const ParallelPlan& p, const Reality& 
 double ExtraActivationGiB(const Workload& w, const ParallelPlan& p, const Reality& r,
                           double activations_gib) {
   if (!r.structural || w.IsTpu()) return 0.0;
-  const double growth = r.activation_growth * std::log2(static_cast<double>(std::max<int64_t>(1, p.mbs)));
+  const double growth =
+      r.activation_growth * std::log2(static_cast<double>(std::max<int64_t>(1, p.mbs)));
   const double logits = static_cast<double>(w.training.seq_length * p.mbs) /
                         static_cast<double>(std::max<int64_t>(1, p.cp)) *
                         static_cast<double>(w.model.vocab_size) /
                         static_cast<double>(std::max<int64_t>(1, p.tp));
   const bool last_stage_peak = p.pp == 1;  // logits live on the last stage only
-  return activations_gib * growth +
-         (last_stage_peak ? r.logits_extra_bytes * logits / kGiB : 0.0);
+  return activations_gib * growth + (last_stage_peak ? r.logits_extra_bytes * logits / kGiB : 0.0);
 }
 
 // A deterministic efficiency quirk of one kernel shape (tp, mbs, cp / tensor, batch): some shapes

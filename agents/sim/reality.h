@@ -47,11 +47,11 @@ struct Reality {
   // Structural realities (issue 14: --reality structural) differ from the model in form, not
   // only in constants. All zero for a perturbed reality. GPU workloads only.
   bool structural = false;
-  double layer_floor_s = 0;        // eager launch floor per layer per micro-batch (forward+back)
-  double activation_growth = 0;    // activations * (1 + growth * log2(mbs)): fragmentation
-  double logits_extra_bytes = 0;   // bytes per logit element kept beyond the model (fp32 upcast)
-  double small_tile_penalty = 0;   // efficiency lost by micro-batches of few tokens
-  double narrow_penalty = 0;       // efficiency lost by narrow per-device GEMMs (hidden / tp)
+  double layer_floor_s = 0;       // eager launch floor per layer per micro-batch (forward+back)
+  double activation_growth = 0;   // activations * (1 + growth * log2(mbs)): fragmentation
+  double logits_extra_bytes = 0;  // bytes per logit element kept beyond the model (fp32 upcast)
+  double small_tile_penalty = 0;  // efficiency lost by micro-batches of few tokens
+  double narrow_penalty = 0;      // efficiency lost by narrow per-device GEMMs (hidden / tp)
 };
 
 // The reality drawn from `seed` (independent of the workload): the model with perturbed

@@ -308,8 +308,7 @@ SimTrialResult RunSimulatedTrial(const Workload& w, const Config& c, const SimOp
 }
 
 SimTruth TrueOutcome(const Workload& w, const Config& c, const SimOptions& opt) {
-  const sim::RealOutcome real =
-      sim::EvaluateReality(w, PlanFromConfig(w, c), RealityOf(opt));
+  const sim::RealOutcome real = sim::EvaluateReality(w, PlanFromConfig(w, c), RealityOf(opt));
   SimTruth t;
   if (real.invalid) {
     t.failure = "InvalidParallelism: " + real.violation.sentence;

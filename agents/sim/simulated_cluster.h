@@ -18,12 +18,12 @@
 namespace paratune {
 
 struct SimOptions {
-  uint64_t seed = 1;               // picks the reality (efficiencies, overheads, quirks)
+  uint64_t seed = 1;                // picks the reality (efficiencies, overheads, quirks)
   bool structural_reality = false;  // --reality structural (agents/sim/reality.h RealityFor)
-  double infra_fault_rate = 0.02;  // chance per attempt of a retryable infrastructure fault
-  double noise = 0.015;            // relative standard deviation of each logged step time
-  int64_t train_iters = 100;       // Megatron-LM/torchtitan iterations (MaxText: steps / 10)
-  int64_t log_interval = 10;       // iterations per logged line
+  double infra_fault_rate = 0.02;   // chance per attempt of a retryable infrastructure fault
+  double noise = 0.015;             // relative standard deviation of each logged step time
+  int64_t train_iters = 100;        // Megatron-LM/torchtitan iterations (MaxText: steps / 10)
+  int64_t log_interval = 10;        // iterations per logged line
   double start_unix_seconds = 1795240800;  // log timestamps start here (2026-11-21 05:20 UTC)
   // Hidden per-node faults of the cluster (issue 9, see node_faults.h) and the nodes the trial
   // runs on (its pods' nodes, in rank order: node i holds ranks [i*dpn, (i+1)*dpn)). Only the

@@ -59,8 +59,9 @@ TEST(ReliabilityTest, ConcurrentWritesAreRetriedAndStatusConverges) {
   const double conflicts = op.Metric("rest_client_requests_total", {"code=\"409\""});
   // Status writes are merge patches of the /status subresource (no resourceVersion
   // precondition), so the concurrent annotations cannot make them conflict at all.
-  const double status_patches = op.Metric(
-      "rest_client_requests_total", {"verb=\"PATCH\"", "tuningcampaigns.tuning.paratune.dev/status"});
+  const double status_patches =
+      op.Metric("rest_client_requests_total",
+                {"verb=\"PATCH\"", "tuningcampaigns.tuning.paratune.dev/status"});
   std::printf("%d concurrent writes; the operator met %.0f conflicts (409), %.0f status patches\n",
               writes, conflicts, status_patches);
   EXPECT_GT(writes, 20);

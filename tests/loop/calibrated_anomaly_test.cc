@@ -40,8 +40,8 @@ spec:
 TEST(CalibratedAnomalyTest, ReplayedRealRunsOfAnOptimisticModelAreNotAnomalous) {
   auto spec = CampaignFromYaml(kQwen);
   ASSERT_TRUE(spec.ok()) << spec.status().ToString();
-  auto trials = ParseMeasurements(
-      Read("bench/measurements/h100-hf/qwen25-05b-s4096-gbs32.jsonl"), *spec, "qwen.jsonl");
+  auto trials = ParseMeasurements(Read("bench/measurements/h100-hf/qwen25-05b-s4096-gbs32.jsonl"),
+                                  *spec, "qwen.jsonl");
   ASSERT_TRUE(trials.ok());
   auto runner = MakeReplayRunner(*spec, *trials);
   ASSERT_TRUE(runner.ok());
@@ -55,16 +55,18 @@ TEST(CalibratedAnomalyTest, ReplayedRealRunsOfAnOptimisticModelAreNotAnomalous) 
   // The configuration the calibrated model misses worst (mbs 1 with full recompute, 44% slower:
   // eager recomputation) may be set aside once; its repeat agrees with it, so it is learned from
   // and never run a third time.
-  EXPECT_LE(result->json["trialCounts"]["anomalous"].get<int>(), 1) << result->json["trials"].dump();
+  EXPECT_LE(result->json["trialCounts"]["anomalous"].get<int>(), 1)
+      << result->json["trials"].dump();
   std::map<std::string, int> runs;
   for (const auto& t : result->json["trials"]) ++runs[t["config"].dump()];
   for (const auto& [config, n] : runs) EXPECT_LE(n, 2) << config;
 }
 
 TEST(CalibratedAnomalyTest, HealthyNodesOfStructuralRealitiesStayTrusted) {
-  for (const char* name : {"s02-llama3-8b-h100x8", "s03-llama2-7b-a100x16", "s07-mixtral-8x7b-h100x32"}) {
-    auto spec = LoadCampaignFile(std::string(PARATUNE_SOURCE_DIR) + "/bench/scenarios/" + name +
-                                 ".yaml");
+  for (const char* name :
+       {"s02-llama3-8b-h100x8", "s03-llama2-7b-a100x16", "s07-mixtral-8x7b-h100x32"}) {
+    auto spec =
+        LoadCampaignFile(std::string(PARATUNE_SOURCE_DIR) + "/bench/scenarios/" + name + ".yaml");
     ASSERT_TRUE(spec.ok()) << name << ": " << spec.status().ToString();
     auto w = ResolveWorkload(*spec);
     ASSERT_TRUE(w.ok());

@@ -82,7 +82,8 @@ TEST(ReplayTest, ParsesTheMeasuredFileAndTypesConfigsLikeTheSearchSpace) {
 
 TEST(ReplayTest, MalformedLinesNameFileAndLine) {
   const CampaignSpec spec = Spec();
-  auto bad = ParseMeasurements("{\"config\": {\"mbs\": 1}, \"outcome\": \"ran\"}\n", spec, "x.jsonl");
+  auto bad =
+      ParseMeasurements("{\"config\": {\"mbs\": 1}, \"outcome\": \"ran\"}\n", spec, "x.jsonl");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("x.jsonl:1"), std::string::npos);
   auto json = ParseMeasurements("\n{not json\n", spec, "y.jsonl");
@@ -110,7 +111,7 @@ TEST(ReplayTest, DominanceFollowsMicroBatchRecomputeAndSharding) {
   const Config failed = cfg(2, "selective", 2);
   EXPECT_TRUE(NeedsAtLeastAsMuchMemory(cfg(2, "selective", 2), failed));
   EXPECT_TRUE(NeedsAtLeastAsMuchMemory(cfg(4, "none", 1), failed));
-  EXPECT_FALSE(NeedsAtLeastAsMuchMemory(cfg(4, "full", 2), failed));   // more recompute
+  EXPECT_FALSE(NeedsAtLeastAsMuchMemory(cfg(4, "full", 2), failed));       // more recompute
   EXPECT_FALSE(NeedsAtLeastAsMuchMemory(cfg(1, "selective", 2), failed));  // smaller mbs
   EXPECT_FALSE(NeedsAtLeastAsMuchMemory(cfg(2, "selective", 4), failed));  // finer sharding
 }
@@ -184,7 +185,8 @@ TEST(ReplayTest, CalibrateLearnsThatTheOomConfigurationsDoNotFit) {
   EXPECT_EQ(after["oomsCalledFit"], 0);
   EXPECT_EQ(after["right"], after["total"]);
   // Learning moved the memory terms off the cold model's.
-  EXPECT_NE((*report)["after"]["memoryActivationScale"], (*report)["before"]["memoryActivationScale"]);
+  EXPECT_NE((*report)["after"]["memoryActivationScale"],
+            (*report)["before"]["memoryActivationScale"]);
   ASSERT_EQ((*report)["configurations"].size(), trials->size());
 }
 

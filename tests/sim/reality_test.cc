@@ -56,12 +56,10 @@ TEST(RealityTest, StructuralRealitiesCostMoreMemoryAndPayAFloorPerMicroBatch) {
     }
     // The same tokens in more micro-batches cost more on a structural reality than the
     // perturbed one says (the launch floor and small tiles), so the form differs.
-    const double perturbed_ratio =
-        sim::EvaluateReality(w, Plan(w, 2, 1), p).step_time_seconds /
-        sim::EvaluateReality(w, Plan(w, 2, 4), p).step_time_seconds;
-    const double structural_ratio =
-        sim::EvaluateReality(w, Plan(w, 2, 1), s).step_time_seconds /
-        sim::EvaluateReality(w, Plan(w, 2, 4), s).step_time_seconds;
+    const double perturbed_ratio = sim::EvaluateReality(w, Plan(w, 2, 1), p).step_time_seconds /
+                                   sim::EvaluateReality(w, Plan(w, 2, 4), p).step_time_seconds;
+    const double structural_ratio = sim::EvaluateReality(w, Plan(w, 2, 1), s).step_time_seconds /
+                                    sim::EvaluateReality(w, Plan(w, 2, 4), s).step_time_seconds;
     EXPECT_GT(structural_ratio, perturbed_ratio) << "seed " << seed;
   }
 }
