@@ -244,7 +244,8 @@ case "$cmd" in
   down) down ;;
   deploy) deploy ;;
   status) for n in etcd kube-apiserver kube-controller-manager kube-scheduler kubelet-sim operator; do
-            if [ -f "$dir/$n.pid" ] && kill -0 "$(cat "$dir/$n.pid")" 2>/dev/null; then echo "$n running"; else echo "$n stopped"; fi
+            # A dead child not yet reaped (ps state Z) answers kill -0: it is stopped all the same.
+            if [ -f "$dir/$n.pid" ] && ps -o stat= -p "$(cat "$dir/$n.pid")" 2>/dev/null | grep -qv '^Z'; then echo "$n running"; else echo "$n stopped"; fi
           done ;;
   *) echo "usage: $0 up|down|deploy|status [BUILD_DIR]" >&2; exit 2 ;;
 esac

@@ -30,10 +30,25 @@ case "$layer" in
         it_dir=$(mktemp -d /tmp/paratune-it-XXXXXX)
         free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
         export PARATUNE_IT_CLUSTER_ENV="PARATUNE_CLUSTER_DIR=$it_dir PARATUNE_API_PORT=$(free_port) PARATUNE_ETCD_PORT=$(free_port) PARATUNE_KUBELET_PORT=$(free_port) PARATUNE_KUBE_BIN=$PARATUNE_KUBE_BIN"
+        # What a red CI run needs to be understood: which processes of the control plane
+        # still live, the nodes, the pods not finished, and the tails of the process logs.
+        it_postmortem() {
+          echo "=== integration post-mortem ($it_dir)"
+          env $PARATUNE_IT_CLUSTER_ENV hack/local-cluster.sh status "$build" || true
+          local kc="$it_dir/kubeconfig"
+          kubectl --kubeconfig "$kc" get nodes -o wide 2>&1 | head -20 || true
+          kubectl --kubeconfig "$kc" get pods -A --field-selector=status.phase!=Succeeded,status.phase!=Failed \
+            -o wide 2>&1 | head -40 || true
+          for f in kubelet-sim kube-scheduler kube-controller-manager kube-apiserver; do
+            echo "--- tail of $f.log"; tail -n 25 "$it_dir/$f.log" 2>/dev/null || true
+          done
+        }
         it_down() { env $PARATUNE_IT_CLUSTER_ENV hack/local-cluster.sh down "$build" >/dev/null 2>&1 || true; rm -rf "$it_dir"; }
         trap it_down EXIT
         env $PARATUNE_IT_CLUSTER_ENV hack/local-cluster.sh up "$build"
-        (cd "$build" && ctest -L integration --output-on-failure -j 1)
+        if ! (cd "$build" && ctest -L integration --output-on-failure -j 1); then
+          it_postmortem; exit 1
+        fi
         it_down; trap - EXIT
       fi
       if [ "$layer" != integration ] && [ -x hack/e2e.sh ]; then hack/e2e.sh "$build"; fi

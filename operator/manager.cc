@@ -179,6 +179,10 @@ std::stop_source& InstallSignalHandlers() {
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGINT);
     pthread_sigmask(SIG_BLOCK, &set, nullptr);  // inherited by threads created later.
+    // A peer that hung up (the API server cancelling a proxied pod-log read because its client
+    // went away, a probe client closing early) is an EPIPE from write(), never the death of the
+    // process: SIGPIPE's default action would kill it silently.
+    signal(SIGPIPE, SIG_IGN);
     std::thread([set] {
       int sig = 0;
       sigwait(&set, &sig);

@@ -111,7 +111,8 @@ class Manager {
   std::atomic<bool> running_{false};
 };
 
-// Installs SIGTERM/SIGINT handlers that request stop on the returned source's token. Call once.
+// Installs SIGTERM/SIGINT handlers that request stop on the returned source's token, and ignores
+// SIGPIPE (a hung-up peer is an EPIPE error). Call once, before any thread starts.
 std::stop_source& InstallSignalHandlers();
 
 }  // namespace paratune::kube

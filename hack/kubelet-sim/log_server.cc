@@ -80,6 +80,7 @@ void LogServer::Serve() {
     if (conn < 0) continue;
     timeval tv{5, 0};
     setsockopt(conn, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    setsockopt(conn, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));  // a reader that stalls
     SSL* ssl = SSL_new(static_cast<SSL_CTX*>(ctx_));
     SSL_set_fd(ssl, conn);
     if (SSL_accept(ssl) == 1) Handle(ssl);

@@ -44,6 +44,7 @@ pid_t Spawn(const std::vector<std::string>& argv, const std::map<std::string, st
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
+    signal(SIGPIPE, SIG_DFL);  // the kubelet-sim ignores it; an ignored signal survives exec.
     int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     int null_fd = open("/dev/null", O_RDONLY);
     dup2(null_fd, 0);

@@ -1,6 +1,10 @@
 // Informers, leader election and the kubelet stand-in against a real control plane: watches that
 // survive an apiserver restart, relist on 410 Gone, leader handover between two managers.
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <openssl/ssl.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <thread>
 
@@ -187,6 +191,64 @@ TEST(RuntimeInformerTest, KubeletSimRunsPodsAndRefusesOtherImages) {
   EXPECT_TRUE(Eventually([&] {
     return c->Get(resources::kPods, ns, "other").status().code() == StatusCode::kNotFound;
   })) << "the kubelet stand-in finishes graceful deletion";
+}
+
+// One TLS request to the kubelet stand-in's log port. With `hang_up`, the request is cut short
+// and the connection reset before the answer is read (what the API server does to a proxied
+// pod-log read whose client, an operator being killed, went away); otherwise the status line of
+// the answer.
+std::string KubeletRequest(int port, bool hang_up) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    close(fd);
+    return "connection refused";
+  }
+  SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
+  SSL* ssl = SSL_new(ctx);
+  SSL_set_fd(ssl, fd);
+  std::string answer = "no TLS";
+  if (SSL_connect(ssl) == 1) {
+    const std::string req = hang_up ? "GET /containerLogs/a/b/c HTTP/1.1\r\nHost: x\r\n"
+                                    : "GET /containerLogs/a/b/c HTTP/1.1\r\nHost: x\r\n\r\n";
+    SSL_write(ssl, req.data(), static_cast<int>(req.size()));
+    answer.clear();
+    if (hang_up) {
+      linger reset{1, 0};
+      setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
+    } else {
+      char buf[256];
+      int n = SSL_read(ssl, buf, sizeof(buf));
+      if (n > 0) answer.assign(buf, static_cast<size_t>(n));
+      answer = answer.substr(0, answer.find("\r\n"));
+    }
+  }
+  SSL_free(ssl);
+  SSL_CTX_free(ctx);
+  close(fd);
+  return answer;
+}
+
+TEST(RuntimeInformerTest, KubeletSimSurvivesLogReadersThatHangUp) {
+  // Regression: SIGPIPE from writing the answer to a reset connection killed the stand-in
+  // silently, and every later trial of the run stayed Pending or Running.
+  PARATUNE_REQUIRE_CLUSTER(cluster);
+  KubeClient* c = cluster->Admin();
+  Result<Json> node = Status::NotFound("not tried");
+  if (!Eventually([&] { return (node = c->Get(resources::kNodes, "", "paratune-gpu-0")).ok(); },
+                  5000ms)) {
+    GTEST_SKIP() << "paratune-kubelet-sim is not built in " << PARATUNE_BINARY_DIR;
+  }
+  const int port = (*node)["status"]["daemonEndpoints"]["kubeletEndpoint"].value("Port", 0);
+  ASSERT_GT(port, 0);
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_EQ(KubeletRequest(port, /*hang_up=*/true), "") << i;
+    std::this_thread::sleep_for(200ms);  // the stand-in answers into the reset connection.
+  }
+  EXPECT_EQ(KubeletRequest(port, /*hang_up=*/false), "HTTP/1.1 404 Not Found");
 }
 
 }  // namespace

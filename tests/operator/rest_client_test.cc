@@ -70,9 +70,9 @@ class ScriptedServer {
                         " X\r\nContent-Type: " + "application/json\r\nConnection: close\r\n" +
                         r.headers + "Content-Length: " + std::to_string(r.body.size()) +
                         "\r\n\r\n" + r.body;
+      ++served_;  // before the answer: the client may check served() as soon as it has it.
       (void)!write(c, out.data(), out.size());
       close(c);
-      ++served_;
     }
   }
   std::mutex mu_;
