@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "agents/core/json_fields.h"
+#include "agents/core/utf8.h"
 
 namespace paratune {
 

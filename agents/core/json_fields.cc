@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "agents/core/utf8.h"
+
 namespace paratune {
 
 namespace {
@@ -133,35 +135,6 @@ Status JsonFields::ReadStringList(const std::string& key, std::vector<std::strin
 }  // namespace paratune
 
 namespace paratune {
-
-size_t Utf8SequenceLength(std::string_view text, size_t i) {
-  if (i >= text.size()) return 0;
-  const auto c = static_cast<unsigned char>(text[i]);
-  const size_t len = c < 0x80           ? 1
-                     : (c >> 5) == 0x6  ? 2
-                     : (c >> 4) == 0xE  ? 3
-                     : (c >> 3) == 0x1E ? 4
-                                        : 0;
-  if (len == 0 || i + len > text.size()) return 0;
-  uint32_t cp = len == 1 ? c : (c & (0x7Fu >> len));
-  for (size_t k = 1; k < len; ++k) {
-    const auto cc = static_cast<unsigned char>(text[i + k]);
-    if ((cc & 0xC0) != 0x80) return 0;
-    cp = (cp << 6) | (cc & 0x3F);
-  }
-  constexpr uint32_t kMinOfLength[] = {0, 0, 0x80, 0x800, 0x10000};
-  if (cp < kMinOfLength[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-  return len;
-}
-
-bool IsValidUtf8(std::string_view text) {
-  for (size_t i = 0; i < text.size();) {
-    const size_t len = Utf8SequenceLength(text, i);
-    if (len == 0) return false;
-    i += len;
-  }
-  return true;
-}
 
 std::string TextExcerpt(std::string_view text, size_t max) {
   std::string out;

@@ -49,12 +49,6 @@ class JsonFields {
 std::string JsonExcerpt(const nlohmann::json& v, size_t max = 80);
 std::string TextExcerpt(std::string_view text, size_t max = 80);
 
-// True when `text` is well-formed UTF-8 (no overlong forms, surrogates or code points past
-// U+10FFFF): what JSON, and so the API server, accepts.
-bool IsValidUtf8(std::string_view text);
-// The length of the valid UTF-8 sequence starting at text[i]; 0 when there is none.
-size_t Utf8SequenceLength(std::string_view text, size_t i);
-
 }  // namespace paratune
 
 #endif  // PARATUNE_AGENTS_CORE_JSON_FIELDS_H_

@@ -8,8 +8,12 @@ namespace {
 
 bool IsContinuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
 
-// Length of the valid sequence starting at text[i], or 0 when the byte there does not start one.
-size_t ValidSequenceLength(std::string_view text, size_t i) {
+constexpr std::string_view kReplacement = "\xEF\xBF\xBD";
+
+}  // namespace
+
+size_t Utf8SequenceLength(std::string_view text, size_t i) {
+  if (i >= text.size()) return 0;
   const auto c = static_cast<unsigned char>(text[i]);
   const size_t len = c < 0x80           ? 1
                      : (c >> 5) == 0x6  ? 2
@@ -27,9 +31,14 @@ size_t ValidSequenceLength(std::string_view text, size_t i) {
   return len;
 }
 
-constexpr std::string_view kReplacement = "\xEF\xBF\xBD";
-
-}  // namespace
+bool IsValidUtf8(std::string_view text) {
+  for (size_t i = 0; i < text.size();) {
+    const size_t len = Utf8SequenceLength(text, i);
+    if (len == 0) return false;
+    i += len;
+  }
+  return true;
+}
 
 std::string_view Utf8Prefix(std::string_view text, size_t max_bytes) {
   if (text.size() <= max_bytes) return text;
@@ -53,7 +62,7 @@ std::string Utf8Sanitize(std::string_view text) {
   std::string out;
   out.reserve(text.size());
   for (size_t i = 0; i < text.size();) {
-    const size_t len = ValidSequenceLength(text, i);
+    const size_t len = Utf8SequenceLength(text, i);
     if (len == 0) {
       out.append(kReplacement);
       ++i;

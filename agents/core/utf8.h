@@ -11,6 +11,13 @@
 
 namespace paratune {
 
+// The length of the valid UTF-8 sequence starting at text[i] (shortest form, no surrogates,
+// <= U+10FFFF); 0 when there is none, or i is past the end.
+size_t Utf8SequenceLength(std::string_view text, size_t i);
+
+// True when `text` is well-formed UTF-8: what JSON, and so the API server, accepts.
+bool IsValidUtf8(std::string_view text);
+
 // The longest prefix of `text` of at most `max_bytes` bytes that does not end inside a
 // multi-byte sequence (it backs off at most 3 bytes). A view into `text`.
 std::string_view Utf8Prefix(std::string_view text, size_t max_bytes);

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "agents/core/json_fields.h"
+#include "agents/core/utf8.h"
 
 namespace paratune::controllers {
 
@@ -19,24 +19,6 @@ std::string MetaValue(const json& pod, const char* map, const char* key) {
   if (!meta.is_object() || !meta.contains(map) || !meta[map].is_object()) return "";
   const json& m = meta[map];
   return m.contains(key) && m[key].is_string() ? m[key].get<std::string>() : "";
-}
-
-// Copies text[begin, end) replacing every byte that does not start a whole, valid UTF-8
-// sequence inside the range with '?'.
-std::string Sanitized(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (size_t i = 0; i < text.size();) {
-    const size_t len = Utf8SequenceLength(text, i);
-    if (len == 0) {
-      out.push_back('?');
-      ++i;
-    } else {
-      out.append(text.substr(i, len));
-      i += len;
-    }
-  }
-  return out;
 }
 
 }  // namespace
@@ -90,28 +72,7 @@ std::string BoundedLog(std::string raw, size_t limit_bytes) {
     const size_t nl = raw.rfind('\n');
     raw.resize(nl == std::string::npos ? 0 : nl + 1);
   }
-  return Sanitized(raw);
-}
-
-std::string Utf8Tail(std::string_view text, size_t max_bytes) {
-  if (text.size() > max_bytes) {
-    size_t start = text.size() - max_bytes;
-    // Skip continuation bytes: a character is never split.
-    while (start < text.size() && (static_cast<unsigned char>(text[start]) & 0xC0) == 0x80) {
-      ++start;
-    }
-    text = text.substr(start);
-  }
-  return Sanitized(text);
-}
-
-std::string Utf8Head(std::string_view text, size_t max_bytes) {
-  if (text.size() > max_bytes) {
-    size_t end = max_bytes;
-    while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
-    text = text.substr(0, end);
-  }
-  return Sanitized(text);
+  return Utf8Sanitize(raw);
 }
 
 }  // namespace paratune::controllers

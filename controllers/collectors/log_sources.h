@@ -54,15 +54,8 @@ std::vector<size_t> PodReadOrder(const std::vector<nlohmann::json>& pods,
 
 // A log as the pod log API returned it under `limit_bytes` (limitBytes keeps the head of the
 // tailed text): when the text reached the limit, the last, possibly cut, line is dropped so a
-// half-printed number ("...(ms): 91") is never parsed; then made valid UTF-8 (BoundedUtf8).
+// half-printed number ("...(ms): 91") is never parsed; then made valid UTF-8 (invalid bytes become U+FFFD).
 std::string BoundedLog(std::string raw, size_t limit_bytes);
-
-// At most `max_bytes` bytes from the end of `text`, starting on a character boundary, with every
-// invalid UTF-8 byte replaced by '?': safe to put into JSON (the API server rejects invalid
-// UTF-8, and nlohmann::json throws on it).
-std::string Utf8Tail(std::string_view text, size_t max_bytes);
-// The same from the start of `text`.
-std::string Utf8Head(std::string_view text, size_t max_bytes);
 
 }  // namespace paratune::controllers
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "agents/core/json_fields.h"
+#include "agents/core/utf8.h"
 #include "controllers/accelerator_hours.h"
 #include "controllers/collectors/log_sources.h"
 #include "controllers/early_stopping.h"
@@ -80,7 +81,8 @@ TEST(LogSourcesTest, BoundedReadsNeverParseACutLineOrSplitACharacter) {
   EXPECT_EQ(Utf8Tail("a\xff"
                      "b",
                      10),
-            "a?b");  // invalid bytes replaced
+            "a\xEF\xBF\xBD"
+            "b");  // invalid bytes replaced by U+FFFD
 }
 
 TEST(TrialMetricsTest, MegatronMetricsComeFromTheLastRankAndMemoryFromRankZero) {

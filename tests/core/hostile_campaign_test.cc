@@ -8,6 +8,7 @@
 
 #include "agents/core/campaign.h"
 #include "agents/core/json_fields.h"
+#include "agents/core/utf8.h"
 
 namespace paratune {
 namespace {
