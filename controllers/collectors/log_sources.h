@@ -54,7 +54,8 @@ std::vector<size_t> PodReadOrder(const std::vector<nlohmann::json>& pods,
 
 // A log as the pod log API returned it under `limit_bytes` (limitBytes keeps the head of the
 // tailed text): when the text reached the limit, the last, possibly cut, line is dropped so a
-// half-printed number ("...(ms): 91") is never parsed; then made valid UTF-8 (invalid bytes become U+FFFD).
+// half-printed number ("...(ms): 91") is never parsed; then made valid UTF-8 (invalid bytes become
+// U+FFFD).
 std::string BoundedLog(std::string raw, size_t limit_bytes);
 
 }  // namespace paratune::controllers
