@@ -72,9 +72,16 @@ std::optional<std::chrono::milliseconds> ParseRetryAfter(const std::string& head
   }
   std::tm tm{};
   if (strptime(header.c_str(), "%a, %d %b %Y %H:%M:%S GMT", &tm) == nullptr) return std::nullopt;
-  auto when = std::chrono::system_clock::from_time_t(timegm(&tm));
-  auto delta = std::chrono::duration_cast<std::chrono::milliseconds>(when - now);
-  return std::clamp(delta, std::chrono::milliseconds(0), cap);
+  // In whole seconds, clamped before any conversion: a date centuries away ("6026") would
+  // overflow system_clock's nanoseconds (found by openai_wire_fuzzer).
+  const time_t when = timegm(&tm);
+  if (when == static_cast<time_t>(-1)) return std::nullopt;
+  const int64_t delta_s =
+      static_cast<int64_t>(when) - static_cast<int64_t>(std::chrono::system_clock::to_time_t(now));
+  const int64_t cap_s = std::chrono::duration_cast<std::chrono::seconds>(cap).count();
+  if (delta_s <= 0) return std::chrono::milliseconds(0);
+  if (delta_s >= cap_s) return cap;
+  return std::min(std::chrono::milliseconds(delta_s * 1000), cap);
 }
 
 std::chrono::milliseconds BackoffDelay(int attempt, std::chrono::milliseconds base,

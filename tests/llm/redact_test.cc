@@ -73,6 +73,11 @@ TEST(WireTest, BackoffRetryAfterAndStatusMapping) {
             milliseconds(10000));
   EXPECT_EQ(ParseRetryAfter("999", now, milliseconds(5000)), milliseconds(5000));
   EXPECT_EQ(ParseRetryAfter("soon", now, milliseconds(5000)), std::nullopt);
+  // A date far away is the cap, one in the past no wait; neither overflows the clock.
+  EXPECT_EQ(ParseRetryAfter("Wed, 21 Oct 6026 07:28:00 GMT", now, milliseconds(5000)),
+            milliseconds(5000));
+  EXPECT_EQ(ParseRetryAfter("Mon, 13 Nov 2023 22:13:30 GMT", now, milliseconds(5000)),
+            milliseconds(0));
   EXPECT_EQ(StatusForHttp(429, "", "").code(), StatusCode::kUnavailable);
   EXPECT_EQ(StatusForHttp(403, "", "").code(), StatusCode::kPermissionDenied);
   EXPECT_EQ(StatusForHttp(404, "model not found", "").code(), StatusCode::kInvalidArgument);
