@@ -1,9 +1,9 @@
-#include "agents/core/json_fields.h"
+#include "base/json_fields.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "agents/core/utf8.h"
+#include "base/utf8.h"
 
 namespace paratune {
 

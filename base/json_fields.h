@@ -1,7 +1,7 @@
 // Typed reads from a JSON object with errors that name the field. Used by every parser that
 // turns user input into structs (campaigns, profiles, trial results). Never throws.
-#ifndef PARATUNE_AGENTS_CORE_JSON_FIELDS_H_
-#define PARATUNE_AGENTS_CORE_JSON_FIELDS_H_
+#ifndef PARATUNE_BASE_JSON_FIELDS_H_
+#define PARATUNE_BASE_JSON_FIELDS_H_
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "agents/core/status.h"
+#include "base/status.h"
 
 namespace paratune {
 
@@ -51,4 +51,4 @@ std::string TextExcerpt(std::string_view text, size_t max = 80);
 
 }  // namespace paratune
 
-#endif  // PARATUNE_AGENTS_CORE_JSON_FIELDS_H_
+#endif  // PARATUNE_BASE_JSON_FIELDS_H_

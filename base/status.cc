@@ -1,4 +1,4 @@
-#include "agents/core/status.h"
+#include "base/status.h"
 
 namespace paratune {
 

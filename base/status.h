@@ -1,8 +1,8 @@
 // Status and Result<T>: how every paratune module reports failure. No exception crosses a module
 // boundary; adapters around throwing libraries (yaml-cpp, nlohmann_json, cpprestsdk) catch and
 // convert. Cheap to copy when ok (no allocation).
-#ifndef PARATUNE_AGENTS_CORE_STATUS_H_
-#define PARATUNE_AGENTS_CORE_STATUS_H_
+#ifndef PARATUNE_BASE_STATUS_H_
+#define PARATUNE_BASE_STATUS_H_
 
 #include <optional>
 #include <string>
@@ -92,4 +92,4 @@ class [[nodiscard]] Result {
     if (!_st.ok()) return _st;         \
   } while (0)
 
-#endif  // PARATUNE_AGENTS_CORE_STATUS_H_
+#endif  // PARATUNE_BASE_STATUS_H_

@@ -2,8 +2,8 @@
 // pool). nlohmann::json throws type_error.316 when it dumps invalid UTF-8, and a byte-offset cut
 // of valid text can split a multi-byte sequence; every excerpt of log or evidence text goes
 // through these helpers. All functions are pure, never throw, and run in linear time.
-#ifndef PARATUNE_AGENTS_CORE_UTF8_H_
-#define PARATUNE_AGENTS_CORE_UTF8_H_
+#ifndef PARATUNE_BASE_UTF8_H_
+#define PARATUNE_BASE_UTF8_H_
 
 #include <cstddef>
 #include <string>
@@ -37,4 +37,4 @@ std::string Utf8Tail(std::string_view text, size_t max_bytes);
 
 }  // namespace paratune
 
-#endif  // PARATUNE_AGENTS_CORE_UTF8_H_
+#endif  // PARATUNE_BASE_UTF8_H_

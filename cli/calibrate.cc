@@ -10,17 +10,12 @@
 #include "agents/core/campaign.h"
 #include "agents/loop/calibration_report.h"
 #include "agents/loop/replay.h"
+#include "base/strings.h"
 #include "cli/command.h"
 
 namespace paratune::cli {
 
 namespace {
-
-std::string Num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.4g", v);
-  return buf;
-}
 
 std::string Pad(std::string s, size_t width) {
   if (s.size() < width) s += std::string(width - s.size(), ' ');
@@ -33,14 +28,15 @@ void PrintTerms(const nlohmann::json& j) {
       "memoryMarginGiB", "computeEfficiency", "communicationEfficiency", "microbatchFloorSeconds"};
   std::cout << Pad("term", 26) << Pad("before", 12) << "after\n";
   for (const char* k : kKeys) {
-    std::cout << Pad(k, 26) << Pad(Num(j["before"].value(k, 0.0)), 12)
-              << Num(j["after"].value(k, 0.0)) << "\n";
+    std::cout << Pad(k, 26) << Pad(Significant(j["before"].value(k, 0.0), 4), 12)
+              << Significant(j["after"].value(k, 0.0), 4) << "\n";
   }
 }
 
 std::string VerdictText(const nlohmann::json& v) {
   return std::string(v.value("fits", false) ? "fits " : "OOM  ") +
-         Num(v.value("peakMemoryGiB", 0.0)) + " GiB " + Num(v.value("stepTimeSeconds", 0.0)) + " s";
+         Significant(v.value("peakMemoryGiB", 0.0), 4) + " GiB " +
+         Significant(v.value("stepTimeSeconds", 0.0), 4) + " s";
 }
 
 void PrintConfigurations(const nlohmann::json& j) {
@@ -51,8 +47,8 @@ void PrintConfigurations(const nlohmann::json& j) {
     const auto& m = c["measured"];
     std::string meas = m.value("outcome", "");
     if (meas == "succeeded") {
-      meas = "ran " + Num(m.value("peakMemoryGiB", 0.0)) + " GiB " +
-             Num(m.value("stepTimeSeconds", 0.0)) + " s";
+      meas = "ran " + Significant(m.value("peakMemoryGiB", 0.0), 4) + " GiB " +
+             Significant(m.value("stepTimeSeconds", 0.0), 4) + " s";
     }
     std::cout << Pad(c["config"].dump(), 34) << Pad(meas, 26) << Pad(VerdictText(c["before"]), 28)
               << VerdictText(c["after"]) << "\n";
@@ -61,8 +57,8 @@ void PrintConfigurations(const nlohmann::json& j) {
     const auto& f = j["fitCalls"][when];
     std::cout << "fit/OOM called right " << when << ": " << f.value("right", 0) << "/"
               << f.value("total", 0) << " (OOM predicted to fit: " << f.value("oomsCalledFit", 0)
-              << "; mean |error| step " << Num(100 * f.value("stepErrorMean", 0.0)) << "%, peak "
-              << Num(100 * f.value("peakErrorMean", 0.0)) << "%)\n";
+              << "; mean |error| step " << Significant(100 * f.value("stepErrorMean", 0.0), 4)
+              << "%, peak " << Significant(100 * f.value("peakErrorMean", 0.0), 4) << "%)\n";
   }
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdlib>
 #include <iostream>
 
 namespace paratune::cli {
@@ -100,6 +101,11 @@ Result<int64_t> Args::GetInt(const std::string& flag, int64_t fallback, int64_t 
 std::map<std::string, Command>& CommandRegistry() {
   static std::map<std::string, Command> registry;
   return registry;
+}
+
+std::string EnvOr(const char* name, const std::string& fallback) {
+  const char* v = std::getenv(name);
+  return (v != nullptr && v[0] != '\0') ? v : fallback;
 }
 
 int ReportError(const std::string& command, const Status& status) {

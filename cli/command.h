@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "agents/core/status.h"
+#include "base/status.h"
 
 namespace paratune::cli {
 
@@ -65,6 +65,10 @@ std::map<std::string, Command>& CommandRegistry();
 struct CommandRegistrar {
   explicit CommandRegistrar(Command c) { CommandRegistry()[c.name] = std::move(c); }
 };
+
+// The environment variable `name`, or `fallback` when it is unset or empty. Only the CLI and
+// the operator's main read the environment; everything below takes what they pass.
+std::string EnvOr(const char* name, const std::string& fallback);
 
 // Prints "paratune <cmd>: <message>" to stderr and returns the exit code for the status
 // (2 for kInvalidArgument/kNotFound, 1 otherwise).

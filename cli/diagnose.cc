@@ -92,7 +92,8 @@ int RunDiagnose(const Args& args) {
   if (!st.ok()) return ReportError(cmd, st);
   if (!config.empty()) in.config = &config;
   if (workload) in.workload = &*workload;
-  auto kb = KnowledgeBase::LoadDefault(args.GetOr("--knowledge-dir", ""));
+  auto kb = KnowledgeBase::LoadDefault(
+      args.GetOr("--knowledge-dir", EnvOr("PARATUNE_KNOWLEDGE_DIR", "")));
   if (!kb.ok()) return ReportError(cmd, kb.status().WithPrefix("--knowledge-dir"));
   auto diag = Diagnostician::Create(kb->get());
   if (!diag.ok()) return ReportError(cmd, diag.status());

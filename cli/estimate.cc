@@ -9,6 +9,7 @@
 #include "agents/core/campaign.h"
 #include "agents/model/perf_model.h"
 #include "agents/model/workload.h"
+#include "base/strings.h"
 #include "cli/command.h"
 
 namespace paratune::cli {
@@ -48,12 +49,6 @@ Status ApplySets(const CampaignSpec& spec, const std::vector<std::string>& sets,
     (*config)[key] = *value;
   }
   return Status::Ok();
-}
-
-std::string Fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.*f", digits, v);
-  return buf;
 }
 
 void PrintHuman(const Workload& w, const Config& effective, const Estimate& e) {

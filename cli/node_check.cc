@@ -27,11 +27,6 @@ namespace paratune::cli {
 
 namespace {
 
-std::string EnvOr(const char* name, const std::string& fallback) {
-  const char* v = std::getenv(name);
-  return (v != nullptr && v[0] != '\0') ? v : fallback;
-}
-
 std::vector<std::string> SplitNodes(std::string text) {
   for (char& c : text) {
     if (c == ',' || c == ';') c = ' ';

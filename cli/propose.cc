@@ -94,7 +94,8 @@ int RunPropose(const Args& args) {
     for (const auto& [key, value] : profile->config) in.current[key] = value;
   }
   in.k = static_cast<size_t>(*k);
-  auto kb = KnowledgeBase::LoadDefault(args.GetOr("--knowledge-dir", ""));
+  auto kb = KnowledgeBase::LoadDefault(
+      args.GetOr("--knowledge-dir", EnvOr("PARATUNE_KNOWLEDGE_DIR", "")));
   if (!kb.ok()) return ReportError(cmd, kb.status().WithPrefix("--knowledge-dir"));
   auto set = Propose(in, **kb);
   if (!set.ok()) return ReportError(cmd, set.status());

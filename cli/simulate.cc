@@ -23,6 +23,7 @@
 #include "agents/loop/llm_engine.h"
 #include "agents/loop/replay.h"
 #include "agents/loop/simulation.h"
+#include "base/strings.h"
 #include "cli/command.h"
 
 namespace paratune::cli {
@@ -32,12 +33,6 @@ namespace {
 std::string Fit(std::string s, size_t width) {
   if (s.size() > width) s = s.substr(0, width - 1) + "~";
   return s + std::string(width - s.size(), ' ');
-}
-
-std::string Num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.4g", v);
-  return buf;
 }
 
 class LiveTable {
@@ -61,8 +56,8 @@ class LiveTable {
     std::string where;
     for (const auto& n : t.node_names) where += (where.empty() ? "" : ",") + n;
     std::cout << Fit(std::to_string(t.iteration), 5) << Fit(t.name, 22) << Fit(t.change, 26)
-              << Fit(result, 22) << Fit(obj > 0 ? Num(obj) : "-", 11)
-              << Fit(best_ > 0 ? Num(best_) : "-", 9)
+              << Fit(result, 22) << Fit(obj > 0 ? Significant(obj, 4) : "-", 11)
+              << Fit(best_ > 0 ? Significant(best_, 4) : "-", 9)
               << (where.empty() ? std::string() : "[" + where + "] ")
               << t.proposal.rationale.substr(0, 110) << "\n"
               << std::flush;
@@ -84,16 +79,16 @@ void PrintSummary(const nlohmann::json& j) {
   if (j["baseline"].is_object()) {
     const double b = j["baseline"].value("objective", 0.0);
     std::cout << "Baseline: " << j["baseline"].value("trialName", "") << " "
-              << (b > 0 ? Num(b) : std::string("failed (no objective)")) << "\n";
+              << (b > 0 ? Significant(b, 4) : std::string("failed (no objective)")) << "\n";
   }
   if (j["best"].is_object()) {
     std::cout << "Best:     " << j["best"].value("trialName", "") << " "
-              << Num(j["best"].value("objective", 0.0)) << " ("
-              << Num(100 * j["best"].value("improvementOverBaseline", 0.0)) << "% over baseline) "
-              << j["best"]["config"].dump() << "\n";
+              << Significant(j["best"].value("objective", 0.0), 4) << " ("
+              << Significant(100 * j["best"].value("improvementOverBaseline", 0.0), 4)
+              << "% over baseline) " << j["best"]["config"].dump() << "\n";
   }
   if (j.contains("optimum") && j["optimum"].is_object()) {
-    std::cout << "Optimum:  " << Num(j["optimum"].value("objective", 0.0)) << " "
+    std::cout << "Optimum:  " << Significant(j["optimum"].value("objective", 0.0), 4) << " "
               << j["optimum"]["config"].dump() << " (exhaustive over "
               << j["optimum"].value("evaluated", 0) << " valid configurations)\n";
   }
@@ -109,11 +104,11 @@ void PrintSummary(const nlohmann::json& j) {
       std::string reasons;
       for (const auto& r : n["reasons"])
         reasons += (reasons.empty() ? "" : "; ") + r.get<std::string>();
-      std::cout << "  " << n.value("name", "") << " score " << Num(n.value("score", 0.0))
+      std::cout << "  " << n.value("name", "") << " score " << Significant(n.value("score", 0.0), 4)
                 << " (after " << n.value("afterTrial", "") << "): " << reasons << "\n";
     }
   }
-  std::cout << "Wall time: " << Num(j.value("wallSeconds", 0.0)) << " s\n";
+  std::cout << "Wall time: " << Significant(j.value("wallSeconds", 0.0), 4) << " s\n";
 }
 
 // --evaluate CONFIG_JSON: one trial of CONFIG on the simulated cluster of --seed/--reality, for
@@ -192,7 +187,9 @@ int RunSimulate(const Args& args) {
     LlmCliOverrides llm{args.GetOr("--llm-endpoint", ""),
                         args.GetOr("--llm-model", ""),
                         {},
-                        args.GetOr("--llm-replay", "")};
+                        args.GetOr("--llm-replay", ""),
+                        EnvOr("OPENAI_API_KEY", ""),
+                        EnvOr("PARATUNE_KNOWLEDGE_DIR", "")};
     if (auto t = args.Get("--llm-timeout")) {
       auto secs = ParseDurationSeconds(*t, "--llm-timeout");
       if (!secs.ok()) return ReportError("simulate", secs.status());

@@ -7,7 +7,7 @@
 #include <map>
 #include <set>
 
-#include "agents/core/utf8.h"
+#include "base/utf8.h"
 #include "controllers/accelerator_hours.h"
 #include "controllers/campaign_status.h"
 #include "controllers/conditions.h"
@@ -70,7 +70,7 @@ Result<kube::ReconcileResult> TuningCampaignReconciler::Reconcile(const kube::Ob
   Context ctx;
   ctx.campaign = *cached;
   ctx.now = kube::FormatRfc3339(time_->SystemNow());
-  auto spec = CampaignFromJson(ctx.campaign);
+  auto spec = CampaignFromJson(ctx.campaign, opts_.parse);
   if (!spec.ok()) {
     PARATUNE_RETURN_IF_ERROR(MarkInvalid(ctx.campaign, spec.status()));
     return kube::ReconcileResult{};

@@ -58,6 +58,8 @@ struct CampaignReconcilerOptions {
   // LLM access, not the operator's namespace). kInvalidArgument: SpecValid=False with its
   // message (naming the field), nothing created; other errors retry. Null: none.
   std::function<Status(const kube::Json& campaign, const CampaignSpec& spec)> admit;
+  // How campaigns are parsed (the operator's defaults for what they leave empty).
+  CampaignParseOptions parse;
 };
 
 struct CampaignInformers {

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "agents/core/status.h"
 #include "agents/health/diagnostic_checks.h"
+#include "base/status.h"
 #include "controllers/job_renderer.h"
 #include "operator/kube_client.h"
 

@@ -4,17 +4,13 @@
 #include <cmath>
 #include <cstdio>
 
+#include "base/strings.h"
+
 namespace paratune::controllers {
 
 namespace {
 
 double Round6(double v) { return std::round(v * 1e6) / 1e6; }
-
-std::string Num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.4g", v);
-  return buf;
-}
 
 }  // namespace
 
@@ -54,10 +50,11 @@ EarlyStopDecision DecideEarlyStop(const EarlyStopInput& in, const EarlyStopOptio
   d.stop = in.maximize ? d.optimistic_objective < in.best_objective
                        : d.optimistic_objective > in.best_objective;
   if (d.stop) {
-    d.summary = "after " + std::to_string(n) + " steady steps (mean " + Num(mean) + " s, noise " +
-                Num(100 * d.noise) + "%) the trial heads to " + Num(in.objective) + "; even " +
-                Num(100 * d.margin) + "% better (" + Num(d.optimistic_objective) +
-                ") it cannot beat the best " + Num(in.best_objective);
+    d.summary = "after " + std::to_string(n) + " steady steps (mean " + Significant(mean, 4) +
+                " s, noise " + Significant(100 * d.noise, 4) + "%) the trial heads to " +
+                Significant(in.objective, 4) + "; even " + Significant(100 * d.margin, 4) +
+                "% better (" + Significant(d.optimistic_objective, 4) +
+                ") it cannot beat the best " + Significant(in.best_objective, 4);
   }
   return d;
 }

@@ -13,7 +13,7 @@
 
 #include "agents/core/campaign.h"
 #include "agents/core/config.h"
-#include "agents/core/status.h"
+#include "base/status.h"
 
 namespace paratune::controllers {
 

@@ -3,38 +3,9 @@
 #include <cctype>
 #include <string>
 
-namespace paratune::controllers {
+#include "base/base64.h"
 
-Result<std::string> DecodeBase64(const std::string& text) {
-  auto value = [](char c) -> int {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+') return 62;
-    if (c == '/') return 63;
-    return -1;
-  };
-  std::string out;
-  uint32_t bits = 0;
-  int nbits = 0;
-  bool padding = false;
-  for (char c : text) {
-    if (std::isspace(static_cast<unsigned char>(c))) continue;
-    if (c == '=') {
-      padding = true;
-      continue;
-    }
-    int v = value(c);
-    if (v < 0 || padding) return Status::Invalid("not base64");
-    bits = (bits << 6) | static_cast<uint32_t>(v);
-    nbits += 6;
-    if (nbits >= 8) {
-      nbits -= 8;
-      out.push_back(static_cast<char>((bits >> nbits) & 0xFF));
-    }
-  }
-  return out;
-}
+namespace paratune::controllers {
 
 Result<std::string> ReadLlmApiKey(kube::KubeClient* client, const CampaignSpec& spec) {
   const SecretKeyRef& ref = spec.agents.llm_api_key;
@@ -56,7 +27,7 @@ Result<std::string> ReadLlmApiKey(kube::KubeClient* client, const CampaignSpec& 
   if (!data.is_object() || !data.contains(key) || !data[key].is_string()) {
     return Status::Invalid(where + ": no such key in the Secret");
   }
-  auto decoded = DecodeBase64(data[key].get<std::string>());
+  auto decoded = Base64Decode(data[key].get<std::string>());
   if (!decoded.ok()) return Status::Invalid(where + ": " + decoded.status().message());
   while (!decoded->empty() && (decoded->back() == '\n' || decoded->back() == '\r')) {
     decoded->pop_back();  // `kubectl create secret --from-file` keeps the file's newline

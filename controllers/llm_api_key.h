@@ -13,8 +13,8 @@
 #include <string>
 
 #include "agents/core/campaign.h"
-#include "agents/core/status.h"
 #include "agents/llm/endpoint_policy.h"
+#include "base/status.h"
 #include "operator/kube_client.h"
 
 namespace paratune::controllers {
@@ -43,9 +43,6 @@ Result<std::string> ResolveLlmApiKey(kube::KubeClient* client, const CampaignSpe
 // the field; other codes are transient (the API server), to retry.
 Status CheckLlmAccess(kube::KubeClient* client, const CampaignSpec& spec,
                       const LlmAccessOptions& opts);
-
-// Standard base64 (RFC 4648, padding optional, whitespace ignored); kInvalidArgument otherwise.
-Result<std::string> DecodeBase64(const std::string& text);
 
 }  // namespace paratune::controllers
 

@@ -11,11 +11,6 @@ namespace res = kube::resources;
 
 }  // namespace
 
-std::string OperatorNamespaceFromEnv() {
-  const char* ns = std::getenv("POD_NAMESPACE");
-  return ns != nullptr && *ns != '\0' ? ns : kDefaultOperatorNamespace;
-}
-
 NodeLedgerStore::NodeLedgerStore(kube::KubeClient* client, std::string ns, int max_attempts)
     : client_(client), ns_(std::move(ns)), max_attempts_(max_attempts < 1 ? 1 : max_attempts) {}
 

@@ -25,9 +25,6 @@ inline constexpr const char* kDefaultOperatorNamespace = "paratune-system";
 // nodes.json budget: a ConfigMap holds at most 1 MiB of data; room is left for metadata.
 inline constexpr size_t kDefaultLedgerMaxBytes = 900 * 1024;
 
-// $POD_NAMESPACE (the downward API sets it in the Deployment), else paratune-system.
-std::string OperatorNamespaceFromEnv();
-
 class NodeLedgerStore {
  public:
   // Borrows client. `ns`: the operator's namespace.

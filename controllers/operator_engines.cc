@@ -11,12 +11,13 @@ namespace paratune::controllers {
 
 namespace {
 
-// The embedded knowledge plus the site's (PARATUNE_KNOWLEDGE_DIR), loaded once per process.
+// The embedded knowledge plus the site's (`dir`), loaded once per factory.
 class SharedKnowledge {
  public:
+  explicit SharedKnowledge(std::string dir) : dir_(std::move(dir)) {}
   std::shared_ptr<const KnowledgeBase> Get() {
     std::call_once(once_, [this] {
-      auto kb = KnowledgeBase::LoadDefault("");
+      auto kb = KnowledgeBase::LoadDefault(dir_);
       if (!kb.ok()) kb = KnowledgeBase::LoadEmbedded();
       if (kb.ok()) kb_ = std::move(*kb);
     });
@@ -24,6 +25,7 @@ class SharedKnowledge {
   }
 
  private:
+  const std::string dir_;
   std::once_flag once_;
   std::shared_ptr<const KnowledgeBase> kb_;
 };
@@ -62,8 +64,8 @@ Result<std::unique_ptr<StrategyEngine>> MakeLlmEngine(kube::KubeClient* client,
 }  // namespace
 
 EngineFactory MakeOperatorEngineFactory(kube::KubeClient* client, LlmAccessOptions llm,
-                                        uint64_t seed) {
-  auto knowledge = std::make_shared<SharedKnowledge>();
+                                        std::string knowledge_dir, uint64_t seed) {
+  auto knowledge = std::make_shared<SharedKnowledge>(std::move(knowledge_dir));
   return
       [client, llm = std::move(llm), knowledge, seed](
           const CampaignSpec& spec, MessagePool* pool) -> Result<std::unique_ptr<StrategyEngine>> {

@@ -14,11 +14,12 @@
 namespace paratune::controllers {
 
 // The factory the campaign reconciler calls once per reconcile. `client` is borrowed and must
-// outlive the factory. The knowledge base for the prompts is loaded once, on first use. Errors:
+// outlive the factory. The knowledge base for the prompts (the embedded documents
+// and those of `knowledge_dir` when not empty) is loaded once, on first use. Errors:
 // those of CheckLlmAccess (kInvalidArgument naming the field) and of the chat client.
 // Thread-safe.
 EngineFactory MakeOperatorEngineFactory(kube::KubeClient* client, LlmAccessOptions llm,
-                                        uint64_t seed);
+                                        std::string knowledge_dir, uint64_t seed);
 
 }  // namespace paratune::controllers
 

@@ -12,7 +12,7 @@
 #include <string>
 
 #include "agents/core/campaign.h"
-#include "agents/core/status.h"
+#include "base/status.h"
 
 namespace paratune::controllers {
 

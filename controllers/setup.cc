@@ -56,7 +56,7 @@ Result<std::unique_ptr<ControllerSet>> SetupControllers(kube::Manager* mgr,
   PARATUNE_RETURN_IF_ERROR(ValidateDiagnosticMode(opts.diagnostics));
   auto set = std::make_unique<ControllerSet>();
   kube::KubeClient* client = mgr->client();
-  auto analyzer = MakeKnowledgeFailureAnalyzer();
+  auto analyzer = MakeKnowledgeFailureAnalyzer(opts.knowledge_dir);
   if (analyzer.ok()) {
     set->analyzer = std::shared_ptr<const FailureAnalyzer>(std::move(*analyzer));
   } else {
@@ -81,7 +81,9 @@ Result<std::unique_ptr<ControllerSet>> SetupControllers(kube::Manager* mgr,
 
   CampaignReconcilerOptions copts;
   copts.seed = opts.seed;
+  copts.parse.defaults = opts.campaign_defaults;
   TrialReconcilerOptions topts;
+  topts.parse = copts.parse;
   if (opts.node_health) {
     set->ledger = std::make_unique<NodeLedgerStore>(client, opts.operator_namespace);
     health::LedgerOptions lo;
@@ -102,9 +104,10 @@ Result<std::unique_ptr<ControllerSet>> SetupControllers(kube::Manager* mgr,
     spdlog::info("node health: ledger configmap {}/{}, diagnostics {}", opts.operator_namespace,
                  kNodeHealthConfigMap, opts.diagnostics);
   }
-  EngineFactory factory = opts.engine_factory
-                              ? opts.engine_factory
-                              : MakeOperatorEngineFactory(client, opts.llm, opts.seed);
+  EngineFactory factory =
+      opts.engine_factory
+          ? opts.engine_factory
+          : MakeOperatorEngineFactory(client, opts.llm, opts.knowledge_dir, opts.seed);
   // The policy is read from a copy the lambdas own: the caller's options may not outlive Run.
   auto policy = std::make_shared<const ControllerSetupOptions>(opts);
   copts.admit = [client, policy](const Json& campaign, const CampaignSpec& spec) {

@@ -41,6 +41,11 @@ struct ControllerSetupOptions {
   // min_campaigns, agents/health/node_ledger.h); the operator's default is 2.
   int suspect_min_campaigns = 2;
   size_t ledger_max_bytes = 0;  // 0: NodeLedgerStore's default bound
+  // What a campaign leaves empty (the chart's llm.endpoint and llm.model).
+  CampaignDefaults campaign_defaults;
+  // The site's knowledge documents (mounted knowledge ConfigMaps) beside the embedded ones;
+  // "": the embedded ones only.
+  std::string knowledge_dir;
 };
 
 // The administrator policy a campaign must meet before anything runs: not in the operator's

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "agents/core/status.h"
+#include "base/status.h"
 #include "controllers/collectors/metric_collector.h"
 
 namespace paratune::controllers {

@@ -6,9 +6,9 @@
 #include <set>
 
 #include "agents/core/campaign.h"
-#include "agents/core/utf8.h"
 #include "agents/health/anomaly.h"
 #include "agents/model/workload.h"
+#include "base/utf8.h"
 #include "controllers/accelerator_hours.h"
 #include "controllers/collectors/log_sources.h"
 #include "controllers/collectors/metric_collector.h"
@@ -91,7 +91,7 @@ Result<kube::ReconcileResult> TrialRunReconciler::Reconcile(const kube::ObjectKe
     // Not in the cache yet (or being deleted, then garbage collection takes the trial too).
     return kube::ReconcileResult{false, kube::Millis(5000)};
   }
-  auto parsed = CampaignFromJson(*campaign);
+  auto parsed = CampaignFromJson(*campaign, opts_.parse);
   if (!parsed.ok()) return Fail(ctx, "InvalidCampaign", parsed.status().message());
   ctx.campaign = std::move(*parsed);
   ctx.campaign.name = campaign_name;

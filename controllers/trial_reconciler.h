@@ -60,6 +60,8 @@ struct TrialReconcilerOptions {
   // Administrator policy re-checked before a Job is created (a TrialRun may be made by hand):
   // kInvalidArgument fails the trial as PolicyRefused with its message; other errors retry.
   std::function<Status(const std::string& ns, const CampaignSpec& spec)> admit;
+  // How the owning campaign is parsed (the same options as the campaign reconciler's).
+  CampaignParseOptions parse;
 };
 
 // The caches the reconciler reads. Borrowed; they must outlive it.

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "agents/core/campaign.h"
+#include "base/yaml.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

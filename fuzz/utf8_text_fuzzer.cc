@@ -1,4 +1,4 @@
-// libFuzzer target: cutting and cleaning arbitrary bytes (agents/core/utf8.h), the helpers every
+// libFuzzer target: cutting and cleaning arbitrary bytes (base/utf8.h), the helpers every
 // log/evidence excerpt goes through before it reaches JSON. Invariants: the result of Utf8Head,
 // Utf8Tail and Utf8Sanitize dumps as strict JSON (no type_error.316), and a cut never exceeds its
 // byte budget.
@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "agents/core/utf8.h"
+#include "base/utf8.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;

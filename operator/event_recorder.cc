@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "agents/core/utf8.h"
+#include "base/utf8.h"
 
 namespace paratune::kube {
 

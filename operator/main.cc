@@ -51,6 +51,13 @@
 
 namespace {
 
+// The environment variable `name`, or `fallback` when it is unset or empty. The operator program
+// is the one place below the CLI that reads the environment; it passes what it found down.
+std::string EnvOr(const char* name, const std::string& fallback) {
+  const char* v = std::getenv(name);
+  return (v != nullptr && v[0] != '\0') ? v : fallback;
+}
+
 using paratune::Result;
 using paratune::Status;
 
@@ -62,9 +69,7 @@ struct Flags {
   // "" (the default): /metrics is served on the probe address. The Deployment passes :8080.
   std::string metrics_address;
   // The environment may move the default (tests running several operators on one machine).
-  std::string probe_address = std::getenv("PARATUNE_HEALTH_PROBE_BIND_ADDRESS") != nullptr
-                                  ? std::getenv("PARATUNE_HEALTH_PROBE_BIND_ADDRESS")
-                                  : ":8081";
+  std::string probe_address = EnvOr("PARATUNE_HEALTH_PROBE_BIND_ADDRESS", ":8081");
   std::string log_format = "text";
   int max_concurrent_reconciles = 4;
   double kube_api_qps = 20;
@@ -73,7 +78,9 @@ struct Flags {
   std::string trial_image = paratune::controllers::kDefaultTrialImage;
   std::string diagnostics = "nvidia";
   std::string node_health = "true";
-  std::string operator_namespace = paratune::controllers::OperatorNamespaceFromEnv();
+  // $POD_NAMESPACE (the downward API sets it in the Deployment), else paratune-system.
+  std::string operator_namespace =
+      EnvOr("POD_NAMESPACE", paratune::controllers::kDefaultOperatorNamespace);
   // Multi-tenant safety.
   std::string llm_allowed_endpoints;
   std::map<std::string, std::string> trial_allow = {
@@ -225,7 +232,7 @@ void ApplySecurityFlags(const Flags& f, const std::string& llm_endpoint,
   using paratune::llm::SplitList;
   so->llm.endpoints.operator_endpoint = llm_endpoint;
   so->llm.endpoints.allowed_prefixes = SplitList(f.llm_allowed_endpoints);
-  if (const char* k = std::getenv("OPENAI_API_KEY")) so->llm.operator_api_key = k;
+  so->llm.operator_api_key = EnvOr("OPENAI_API_KEY", "");
   paratune::controllers::TrialPodPolicy& p = so->pod_policy;
   p.allow_privileged = f.trial_allow.at("--trial-allow-privileged") == "true";
   p.allow_host_namespaces = f.trial_allow.at("--trial-allow-host-namespaces") == "true";
@@ -249,7 +256,11 @@ int Run(const Flags& flags) {
   // the workers or giving the Lease up (the reliability suite's graceful-stop check).
   std::stop_source& stop = kube::InstallSignalHandlers();
   auto config =
-      flags.kubeconfig.empty() ? kube::DefaultConfig() : kube::LoadKubeconfig(flags.kubeconfig);
+      flags.kubeconfig.empty()
+          ? kube::DefaultConfig(kube::ConfigEnvironment{EnvOr("KUBECONFIG", ""), EnvOr("HOME", ""),
+                                                        EnvOr("KUBERNETES_SERVICE_HOST", ""),
+                                                        EnvOr("KUBERNETES_SERVICE_PORT", "")})
+          : kube::LoadKubeconfig(flags.kubeconfig);
   if (!config.ok()) {
     spdlog::error("credentials: {}", config.status().message());
     return 2;
@@ -267,11 +278,10 @@ int Run(const Flags& flags) {
   }
   // Operator-wide LLM defaults (Helm values llm.endpoint / llm.model) for campaigns that leave
   // spec.agents.llm.endpoint or .model empty; OPENAI_API_KEY is the key of campaigns without
-  // apiKeySecretRef (read by the LLM engine).
+  // apiKeySecretRef (ApplySecurityFlags). Passed down through the setup options.
   CampaignDefaults defaults;
-  if (const char* e = std::getenv("PARATUNE_LLM_ENDPOINT")) defaults.llm_endpoint = e;
-  if (const char* m = std::getenv("PARATUNE_LLM_MODEL")) defaults.llm_model = m;
-  SetCampaignDefaults(defaults);
+  defaults.llm_endpoint = EnvOr("PARATUNE_LLM_ENDPOINT", "");
+  defaults.llm_model = EnvOr("PARATUNE_LLM_MODEL", "");
   kube::ManagerOptions mo;
   mo.leader_election = flags.leader_elect;
   mo.leader.lease_namespace = flags.leader_namespace;
@@ -290,6 +300,9 @@ int Run(const Flags& flags) {
   so.diagnostics = flags.diagnostics;
   so.node_health = flags.node_health == "true";
   so.operator_namespace = flags.operator_namespace;
+  so.campaign_defaults = defaults;
+  // The knowledge ConfigMaps the chart mounts (values knowledgeConfigMaps).
+  so.knowledge_dir = EnvOr("PARATUNE_KNOWLEDGE_DIR", "");
   ApplySecurityFlags(flags, defaults.llm_endpoint, &so);
   mo.reflector.ns = so.watch_namespace;
   auto mgr = kube::Manager::Create(mo, client->get(), time, &metrics);

@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <sstream>
 
+#include "base/strings.h"
+
 namespace paratune::kube {
 
 namespace {
@@ -26,12 +28,6 @@ std::string LabelString(const Labels& labels) {
     out += k + "=\"" + Escape(v) + "\"";
   }
   return out;
-}
-
-std::string Num(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.17g", v);
-  return buf;
 }
 
 std::string WithLabels(const std::string& name, const std::string& labels,
@@ -134,15 +130,15 @@ std::string MetricsRegistry::Render() const {
     out << "# TYPE " << name << " " << f.type << "\n";
     for (const auto& [labels, s] : f.series) {
       if (f.type != "histogram") {
-        out << WithLabels(name, labels) << " " << Num(s.fn ? s.fn() : s.value) << "\n";
+        out << WithLabels(name, labels) << " " << Significant(s.fn ? s.fn() : s.value, 17) << "\n";
         continue;
       }
       for (size_t i = 0; i < f.buckets.size(); ++i) {
-        out << WithLabels(name + "_bucket", labels, "le=\"" + Num(f.buckets[i]) + "\"") << " "
-            << (i < s.bucket_counts.size() ? s.bucket_counts[i] : 0) << "\n";
+        out << WithLabels(name + "_bucket", labels, "le=\"" + Significant(f.buckets[i], 17) + "\"")
+            << " " << (i < s.bucket_counts.size() ? s.bucket_counts[i] : 0) << "\n";
       }
       out << WithLabels(name + "_bucket", labels, "le=\"+Inf\"") << " " << s.count << "\n";
-      out << WithLabels(name + "_sum", labels) << " " << Num(s.sum) << "\n";
+      out << WithLabels(name + "_sum", labels) << " " << Significant(s.sum, 17) << "\n";
       out << WithLabels(name + "_count", labels) << " " << s.count << "\n";
     }
   }

@@ -10,7 +10,7 @@
 #include <string>
 #include <thread>
 
-#include "agents/core/status.h"
+#include "base/status.h"
 
 namespace paratune::kube {
 

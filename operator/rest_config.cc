@@ -7,11 +7,14 @@
 #include <mutex>
 #include <sstream>
 
-#include "operator/mini_yaml.h"
+#include "base/base64.h"
+#include "base/yaml.h"
 
 namespace paratune::kube {
 
 namespace {
+
+using Json = nlohmann::json;
 
 Result<std::string> ReadFile(const std::string& path, const std::string& field) {
   std::ifstream in(path, std::ios::binary);
@@ -21,31 +24,12 @@ Result<std::string> ReadFile(const std::string& path, const std::string& field) 
   return ss.str();
 }
 
-Result<std::string> Base64Decode(const std::string& in, const std::string& field) {
-  static const std::string kChars =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  int val = 0, bits = -8;
-  for (char c : in) {
-    if (c == '=' || c == '\n' || c == '\r' || c == ' ') continue;
-    size_t pos = kChars.find(c);
-    if (pos == std::string::npos) return Status::Invalid(field + ": not base64");
-    val = (val << 6) + static_cast<int>(pos);
-    bits += 6;
-    if (bits >= 0) {
-      out.push_back(static_cast<char>((val >> bits) & 0xFF));
-      bits -= 8;
-    }
-  }
-  return out;
-}
-
 // Reads `name-data` (base64) or `name` (a file path relative to the kubeconfig's directory).
 Status ReadPem(const Json& section, const std::string& name, const std::string& base_dir,
                const std::string& where, std::string* out) {
   if (section.contains(name + "-data") && section[name + "-data"].is_string()) {
-    auto v = Base64Decode(section[name + "-data"].get<std::string>(), where + "." + name + "-data");
-    if (!v.ok()) return v.status();
+    auto v = Base64Decode(section[name + "-data"].get<std::string>());
+    if (!v.ok()) return v.status().WithPrefix(where + "." + name + "-data");
     *out = *v;
   } else if (section.contains(name) && section[name].is_string()) {
     std::string path = section[name].get<std::string>();
@@ -91,8 +75,9 @@ Status ApplyUser(const Json& user, const std::string& base_dir, const std::strin
 Result<RestConfig> LoadKubeconfig(const std::string& path, const std::string& context) {
   auto text = ReadFile(path, "kubeconfig");
   if (!text.ok()) return text.status();
-  auto doc = ParseMiniYaml(*text);
+  auto doc = YamlToJson(*text);
   if (!doc.ok()) return Status(doc.status().code(), path + ": " + doc.status().message());
+  if (!doc->is_object()) return Status::Invalid(path + ": not a kubeconfig (a mapping)");
   std::string ctx_name = context.empty() ? doc->value("current-context", "") : context;
   if (ctx_name.empty()) return Status::Invalid(path + ": current-context: not set");
   const Json* ctx = FindNamed(*doc, "contexts", ctx_name);
@@ -128,16 +113,14 @@ Result<RestConfig> LoadKubeconfig(const std::string& path, const std::string& co
   return cfg;
 }
 
-Result<RestConfig> InClusterConfig(const std::string& sa_dir) {
-  const char* host = std::getenv("KUBERNETES_SERVICE_HOST");
-  const char* port = std::getenv("KUBERNETES_SERVICE_PORT");
-  if (host == nullptr || port == nullptr) {
+Result<RestConfig> InClusterConfig(const ConfigEnvironment& env, const std::string& sa_dir) {
+  if (env.service_host.empty() || env.service_port.empty()) {
     return Status::NotFound("in-cluster: KUBERNETES_SERVICE_HOST/PORT not set");
   }
   RestConfig cfg;
-  std::string h = host;
+  std::string h = env.service_host;
   if (h.find(':') != std::string::npos) h = "[" + h + "]";
-  cfg.server = "https://" + h + ":" + port;
+  cfg.server = "https://" + h + ":" + env.service_port;
   cfg.token_file = sa_dir + "/token";
   auto token = ReadFile(cfg.token_file, "in-cluster token");
   if (!token.ok()) return token.status();
@@ -146,16 +129,15 @@ Result<RestConfig> InClusterConfig(const std::string& sa_dir) {
   return cfg;
 }
 
-Result<RestConfig> DefaultConfig() {
-  if (const char* kc = std::getenv("KUBECONFIG"); kc != nullptr && *kc) {
-    std::string first = kc;
-    return LoadKubeconfig(first.substr(0, first.find(':')));
+Result<RestConfig> DefaultConfig(const ConfigEnvironment& env) {
+  if (!env.kubeconfig.empty()) {
+    return LoadKubeconfig(env.kubeconfig.substr(0, env.kubeconfig.find(':')));
   }
-  if (const char* home = std::getenv("HOME"); home != nullptr) {
-    std::string path = std::string(home) + "/.kube/config";
+  if (!env.home.empty()) {
+    std::string path = env.home + "/.kube/config";
     if (std::ifstream(path)) return LoadKubeconfig(path);
   }
-  return InClusterConfig();
+  return InClusterConfig(env);
 }
 
 namespace {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "agents/core/status.h"
+#include "base/status.h"
 
 namespace paratune::kube {
 
@@ -44,12 +44,22 @@ struct RestConfig {
 
 // Loads a kubeconfig file (YAML or JSON). context "" : current-context. Errors name the field.
 Result<RestConfig> LoadKubeconfig(const std::string& path, const std::string& context = "");
-// In-cluster: KUBERNETES_SERVICE_HOST/PORT and /var/run/secrets/kubernetes.io/serviceaccount
+// What the program found in its environment that says where the API server is (client-go's
+// clientcmd reads the same variables). Filled by the program's main; the library never reads
+// the environment itself.
+struct ConfigEnvironment {
+  std::string kubeconfig;    // $KUBECONFIG (the first path of a ':'-separated list is used)
+  std::string home;          // $HOME: ~/.kube/config
+  std::string service_host;  // $KUBERNETES_SERVICE_HOST (in a pod)
+  std::string service_port;  // $KUBERNETES_SERVICE_PORT
+};
+// In-cluster: the service host and port and /var/run/secrets/kubernetes.io/serviceaccount
 // (root overridable for tests).
 Result<RestConfig> InClusterConfig(
+    const ConfigEnvironment& env,
     const std::string& sa_dir = "/var/run/secrets/kubernetes.io/serviceaccount");
-// $KUBECONFIG, then ~/.kube/config, then in-cluster.
-Result<RestConfig> DefaultConfig();
+// env.kubeconfig, then env.home's ~/.kube/config, then in-cluster.
+Result<RestConfig> DefaultConfig(const ConfigEnvironment& env);
 
 // The bearer token for the next request: the exec plugin's or token file's when configured.
 Result<std::string> CurrentToken(const RestConfig& cfg);

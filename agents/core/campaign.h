@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "agents/core/config.h"
-#include "agents/core/status.h"
+#include "base/status.h"
 
 namespace paratune {
 
@@ -144,22 +144,21 @@ struct CampaignSpec {
   int64_t SearchSpaceSize() const;
 };
 
+// Operator-wide defaults for what a campaign leaves empty (the Helm chart's llm.endpoint and
+// llm.model, which the operator program reads from PARATUNE_LLM_ENDPOINT and PARATUNE_LLM_MODEL
+// and passes to its reconcilers).
+struct CampaignDefaults {
+  std::string llm_endpoint;  // used when spec.agents.llm.endpoint is empty
+  std::string llm_model;     // used when spec.agents.llm.model is empty
+};
+
 struct CampaignParseOptions {
   // A campaign to tune needs its model. `paratune propose` works from hardware, mesh and profile
   // alone, so it parses with this off: an absent or empty spec.model is then accepted and
   // ModelSpec::Described() is false.
   bool require_model = true;
+  CampaignDefaults defaults;
 };
-
-// Operator-wide defaults for what a campaign leaves empty (the Helm chart's llm.endpoint and
-// llm.model, passed to the operator as PARATUNE_LLM_ENDPOINT and PARATUNE_LLM_MODEL). Set once at
-// start-up, before any parsing; every later parse sees them. Thread-safe (guarded internally).
-struct CampaignDefaults {
-  std::string llm_endpoint;  // used when spec.agents.llm.endpoint is empty
-  std::string llm_model;     // used when spec.agents.llm.model is empty
-};
-void SetCampaignDefaults(CampaignDefaults defaults);
-CampaignDefaults GetCampaignDefaults();
 
 // Parses a whole TuningCampaign object ({apiVersion, kind, metadata, spec}) or a bare spec
 // object. Never throws.
@@ -171,10 +170,6 @@ Result<CampaignSpec> CampaignFromYaml(const std::string& text,
 // Reads and parses a YAML or JSON file.
 Result<CampaignSpec> LoadCampaignFile(const std::string& path,
                                       const CampaignParseOptions& options = {});
-
-// Converts YAML text to JSON the way Kubernetes does (plain scalars typed, quoted stay strings).
-// Several documents give a JSON array of them.
-Result<nlohmann::json> YamlToJson(const std::string& text);
 
 // The workload section carried to trials as PARATUNE_WORKLOAD: model, training and hardware,
 // camelCase, as in the spec.

@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "agents/core/status.h"
+#include "base/status.h"
 
 namespace paratune {
 

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "agents/core/json_fields.h"
+#include "base/json_fields.h"
 
 namespace paratune {
 

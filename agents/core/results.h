@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "agents/core/campaign.h"
-#include "agents/core/status.h"
+#include "base/status.h"
 
 namespace paratune {
 

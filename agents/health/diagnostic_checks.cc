@@ -9,8 +9,9 @@
 #include <set>
 #include <sstream>
 
-#include "agents/core/utf8.h"
 #include "agents/model/catalog.h"
+#include "base/strings.h"
+#include "base/utf8.h"
 
 namespace paratune::health {
 
@@ -175,13 +176,6 @@ std::vector<CheckSpec> BuildWhitelist() {
 
 // ---- text helpers -------------------------------------------------------------------------
 
-std::string Trim(const std::string& s) {
-  size_t b = 0, e = s.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
-  return s.substr(b, e - b);
-}
-
 std::vector<std::string> Lines(const std::string& text) {
   std::vector<std::string> out;
   std::istringstream in(text);
@@ -227,14 +221,6 @@ Status LineError(const std::string& check, size_t line_no, const std::string& li
   std::string shown = Utf8Head(line, 123, "...");
   return Status::Invalid(check + ": output line " + std::to_string(line_no) + " \"" + shown +
                          "\": " + what);
-}
-
-std::string Fixed(double v, int digits) {
-  std::ostringstream o;
-  o.setf(std::ios::fixed);
-  o.precision(digits);
-  o << v;
-  return o.str();
 }
 
 double Expect(const nlohmann::json& expected, const char* key, double fallback) {

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "agents/core/json_fields.h"
+#include "base/json_fields.h"
 
 namespace paratune::health {
 

@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "agents/core/status.h"
 #include "agents/health/anomaly.h"
+#include "base/status.h"
 
 namespace paratune::health {
 

@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "agents/core/status.h"
 #include "agents/health/node_ledger.h"
+#include "base/status.h"
 
 namespace paratune::health {
 

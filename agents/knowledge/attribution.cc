@@ -5,14 +5,11 @@
 #include <cmath>
 #include <regex>
 
+#include "base/strings.h"
+
 namespace paratune {
 
 namespace {
-
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 bool IsConfigKey(const std::string& name) { return FindParameter(name) != nullptr; }
 

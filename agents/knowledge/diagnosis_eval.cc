@@ -6,7 +6,8 @@
 #include <sstream>
 
 #include "agents/core/campaign.h"
-#include "agents/core/json_fields.h"
+#include "base/json_fields.h"
+#include "base/yaml.h"
 
 namespace paratune {
 

@@ -10,8 +10,8 @@
 
 #include "agents/core/config.h"
 #include "agents/core/results.h"
-#include "agents/core/status.h"
 #include "agents/knowledge/diagnostician.h"
+#include "base/status.h"
 
 namespace paratune {
 

@@ -5,9 +5,10 @@
 #include <cctype>
 #include <sstream>
 
-#include "agents/core/utf8.h"
 #include "agents/knowledge/attribution.h"
 #include "agents/knowledge/workload_fields.h"
+#include "base/strings.h"
+#include "base/utf8.h"
 
 namespace paratune {
 
@@ -16,17 +17,9 @@ namespace {
 constexpr size_t kMaxLineLength = 4096;  // longer lines are cut before matching
 constexpr size_t kEvidenceLineLength = 300;
 
-std::string Lower(const std::string& s) {
-  std::string out = s;
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-std::string Trim(const std::string& s) {
-  size_t b = s.find_first_not_of(" \t\r");
-  if (b == std::string::npos) return "";
-  size_t e = s.find_last_not_of(" \t\r");
-  return Utf8Head(std::string_view(s).substr(b, e - b + 1), kEvidenceLineLength, "...");
+// One line of evidence: trimmed, cut to kEvidenceLineLength bytes of valid UTF-8.
+std::string EvidenceLine(const std::string& s) {
+  return Utf8Head(Trim(s, " \t\r"), kEvidenceLineLength, "...");
 }
 
 // Events first (scheduling happens before the container runs), then the log, then what the
@@ -144,7 +137,7 @@ FailureDiagnosis Unmatched(const DiagnosisInput& in, const std::vector<std::stri
     std::string type = FindErrorType(lines[i]);
     if (!type.empty()) {
       error = type;
-      d.evidence = Trim(lines[i]);
+      d.evidence = EvidenceLine(lines[i]);
       d.confidence = 30;
       break;
     }
@@ -190,8 +183,8 @@ FailureDiagnosis Diagnostician::Diagnose(const DiagnosisInput& in) const {
   const size_t lookahead = sig.attribution == "divisibility" ? 3 : 0;
   std::string error = ErrorType(lines, cause.line, lookahead,
                                 sig.error_type.empty() ? sig.category : sig.error_type, &type_line);
-  d.evidence = Trim(lines[cause.line]);
-  if (type_line != cause.line) d.evidence += "\n" + Trim(lines[type_line]);
+  d.evidence = EvidenceLine(lines[cause.line]);
+  if (type_line != cause.line) d.evidence += "\n" + EvidenceLine(lines[type_line]);
   d.summary = Summary(a, &sig, error, d.confidence);
   return d;
 }

@@ -15,8 +15,8 @@
 
 #include "agents/core/config.h"
 #include "agents/core/results.h"
-#include "agents/core/status.h"
 #include "agents/knowledge/knowledge_base.h"
+#include "base/status.h"
 
 namespace paratune {
 

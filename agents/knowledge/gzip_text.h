@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <string>
 
-#include "agents/core/status.h"
+#include "base/status.h"
 
 namespace paratune {
 

@@ -9,8 +9,9 @@
 
 #include "agents/core/campaign.h"
 #include "agents/core/embedded.h"
-#include "agents/core/json_fields.h"
 #include "agents/knowledge/signatures.h"
+#include "base/json_fields.h"
+#include "base/yaml.h"
 
 namespace paratune {
 
@@ -107,12 +108,7 @@ Result<std::unique_ptr<KnowledgeBase>> KnowledgeBase::LoadEmbedded() {
 Result<std::unique_ptr<KnowledgeBase>> KnowledgeBase::LoadDefault(const std::string& dir) {
   auto kb = LoadEmbedded();
   if (!kb.ok()) return kb.status();
-  std::string extra = dir;
-  if (extra.empty()) {
-    const char* env = std::getenv("PARATUNE_KNOWLEDGE_DIR");
-    if (env != nullptr) extra = env;
-  }
-  if (!extra.empty()) PARATUNE_RETURN_IF_ERROR((*kb)->LoadDirectory(extra));
+  if (!dir.empty()) PARATUNE_RETURN_IF_ERROR((*kb)->LoadDirectory(dir));
   return kb;
 }
 

@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "agents/core/config.h"
-#include "agents/core/status.h"
 #include "agents/knowledge/bm25.h"
+#include "base/status.h"
 
 namespace paratune {
 
@@ -93,7 +93,8 @@ class KnowledgeBase {
 
   // The knowledge shipped with paratune. Fails only if an embedded file is malformed (a bug).
   static Result<std::unique_ptr<KnowledgeBase>> LoadEmbedded();
-  // LoadEmbedded plus, when `dir` (or else env PARATUNE_KNOWLEDGE_DIR) is non-empty, that folder.
+  // LoadEmbedded plus, when `dir` is non-empty, that folder (the CLI's --knowledge-dir or
+  // $PARATUNE_KNOWLEDGE_DIR, the operator's mounted knowledge ConfigMaps).
   static Result<std::unique_ptr<KnowledgeBase>> LoadDefault(const std::string& dir);
 
   // Adds every *.md (documents) and *.yaml/*.yml/*.json (signatures) under `path`, recursively,

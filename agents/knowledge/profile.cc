@@ -3,9 +3,10 @@
 #include <algorithm>
 #include <cctype>
 
-#include "agents/core/json_fields.h"
 #include "agents/knowledge/gzip_text.h"
 #include "agents/knowledge/profile_parsers.h"
+#include "base/json_fields.h"
+#include "base/strings.h"
 
 namespace paratune {
 
@@ -16,11 +17,6 @@ const std::vector<std::string>& Categories() {
       "all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute",
       "matmul",     "attention",  "fusion",         "copy",       "custom"};
   return k;
-}
-
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
 }
 
 bool Has(const std::string& s, std::initializer_list<const char*> words) {

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "agents/core/config.h"
-#include "agents/core/status.h"
+#include "base/status.h"
 
 namespace paratune {
 

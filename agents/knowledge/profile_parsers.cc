@@ -4,21 +4,16 @@
 #include <map>
 #include <sstream>
 
+#include "base/strings.h"
+
 namespace paratune {
 
 namespace {
 
 constexpr size_t kTopOps = 20;
 
-std::string Trim(const std::string& s) {
-  size_t b = s.find_first_not_of(" \t\r\"");
-  if (b == std::string::npos) return "";
-  size_t e = s.find_last_not_of(" \t\r\"");
-  return s.substr(b, e - b + 1);
-}
-
 bool ParseNumber(const std::string& text, double* out) {
-  std::string t = Trim(text);
+  std::string t = Trim(text, " \t\r\"");
   t.erase(std::remove(t.begin(), t.end(), ','), t.end());
   if (!t.empty() && t.back() == '%') t.pop_back();
   if (t.empty()) return false;
@@ -86,7 +81,7 @@ std::vector<std::pair<size_t, size_t>> Columns(const std::string& dashes) {
 }  // namespace
 
 bool ParseDurationText(const std::string& text, double* seconds) {
-  std::string t = Trim(text);
+  std::string t = Trim(text, " \t\r\"");
   static const std::pair<const char*, double> kUnits[] = {
       {"ns", 1e-9}, {"us", 1e-6}, {"ms", 1e-3}, {"s", 1.0}};
   for (const auto& [unit, scale] : kUnits) {
@@ -109,11 +104,11 @@ std::vector<std::string> RowCells(const std::string& line, size_t columns) {
   while (end != std::string::npos && cells.size() + 1 < columns) {
     size_t gap = line.rfind("  ", end);
     if (gap == std::string::npos) break;
-    cells.insert(cells.begin(), Trim(line.substr(gap + 2, end - gap - 1)));
+    cells.insert(cells.begin(), Trim(line.substr(gap + 2, end - gap - 1), " \t\r\""));
     end = line.find_last_not_of(' ', gap);
   }
   if (end == std::string::npos) return {};
-  cells.insert(cells.begin(), Trim(line.substr(0, end + 1)));
+  cells.insert(cells.begin(), Trim(line.substr(0, end + 1), " \t\r\""));
   return cells;
 }
 

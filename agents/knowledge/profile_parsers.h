@@ -7,8 +7,8 @@
 
 #include <string>
 
-#include "agents/core/status.h"
 #include "agents/knowledge/profile.h"
+#include "base/status.h"
 
 namespace paratune {
 

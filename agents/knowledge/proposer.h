@@ -18,10 +18,10 @@
 
 #include "agents/core/campaign.h"
 #include "agents/core/config.h"
-#include "agents/core/status.h"
 #include "agents/knowledge/analyzer.h"
 #include "agents/knowledge/knowledge_base.h"
 #include "agents/knowledge/profile.h"
+#include "base/status.h"
 
 namespace paratune {
 

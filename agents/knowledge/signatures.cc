@@ -5,17 +5,14 @@
 #include <functional>
 
 #include "agents/core/campaign.h"
-#include "agents/core/json_fields.h"
 #include "agents/core/results.h"
+#include "base/json_fields.h"
+#include "base/strings.h"
+#include "base/yaml.h"
 
 namespace paratune {
 
 namespace {
-
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 Status ParseTier(const JsonFields& f, SignatureTier* tier) {
   std::string t = "root";

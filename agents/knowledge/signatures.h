@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "agents/core/status.h"
 #include "agents/knowledge/knowledge_base.h"
+#include "base/status.h"
 
 namespace paratune {
 

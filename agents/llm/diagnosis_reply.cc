@@ -4,8 +4,8 @@
 #include <regex>
 #include <sstream>
 
-#include "agents/core/json_fields.h"
 #include "agents/llm/reply_parser.h"
+#include "base/json_fields.h"
 
 namespace paratune::llm {
 namespace {

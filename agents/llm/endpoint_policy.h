@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "agents/core/status.h"
+#include "base/status.h"
 
 namespace paratune::llm {
 

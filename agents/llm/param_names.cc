@@ -5,6 +5,7 @@
 #include <string>
 
 #include "agents/llm/reply_parser.h"
+#include "base/strings.h"
 
 namespace paratune::llm {
 namespace {
@@ -65,13 +66,6 @@ const std::map<std::string, std::string>& Aliases() {
     return m;
   }();
   return *aliases;
-}
-
-std::string Trim(std::string_view s) {
-  size_t b = 0, e = s.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
-  return std::string(s.substr(b, e - b));
 }
 
 // Drops quotes, backticks, emphasis and trailing sentence punctuation around a value.

@@ -7,7 +7,8 @@
 #include <regex>
 #include <sstream>
 
-#include "agents/core/json_fields.h"
+#include "base/json_fields.h"
+#include "base/strings.h"
 
 namespace paratune::llm {
 namespace {
@@ -24,14 +25,6 @@ std::vector<std::string> Lines(const std::string& text) {
     if (line.size() <= kMaxReplyLineBytes) out.push_back(line);
   }
   return out;
-}
-
-std::string Trim(std::string s) {
-  auto ws = [](unsigned char c) { return std::isspace(c) != 0; };
-  while (!s.empty() && ws(s.back())) s.pop_back();
-  size_t b = 0;
-  while (b < s.size() && ws(s[b])) ++b;
-  return s.substr(b);
 }
 
 // The first JSON object in the text, when the text is (mostly) one.

@@ -4,15 +4,11 @@
 #include <cmath>
 #include <cstdio>
 
+#include "base/strings.h"
+
 namespace paratune {
 
 namespace {
-
-std::string Num(double v, int digits = 2) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.*f", digits, v);
-  return buf;
-}
 
 std::string Pct(double rel) {
   char buf[64];
@@ -59,9 +55,10 @@ std::string LargestShift(const PointPrediction& from, const PointPrediction& to)
     }
   }
   if (shift <= 0)
-    return "step time " + Num(from.step_time_seconds) + " s -> " + Num(to.step_time_seconds) + " s";
-  return std::string(a[best].name) + " " + Num(a[best].seconds) + " s -> " + Num(b[best].seconds) +
-         " s";
+    return "step time " + Fixed(from.step_time_seconds, 2) + " s -> " +
+           Fixed(to.step_time_seconds, 2) + " s";
+  return std::string(a[best].name) + " " + Fixed(a[best].seconds, 2) + " s -> " +
+         Fixed(b[best].seconds, 2) + " s";
 }
 
 std::string HealthState(const PointPrediction& p, double observed_mfu, double capacity,
@@ -179,8 +176,8 @@ Analysis Analyze(const EngineContext& ctx, size_t max_suggestions) {
   if (a.suggestions.size() > max_suggestions) a.suggestions.resize(max_suggestions);
   std::string who = best ? best->name : (ctx.spec->baseline ? "the baseline" : "the model's pick");
   a.summary = who + " is " + a.health_state + " (bottleneck: " + a.bottleneck +
-              "; predicted step " + Num(ref_pred.step_time_seconds) + " s, peak " +
-              Num(ref_pred.peak_memory_gib, 1) + " GiB).";
+              "; predicted step " + Fixed(ref_pred.step_time_seconds, 2) + " s, peak " +
+              Fixed(ref_pred.peak_memory_gib, 1) + " GiB).";
   if (!a.suggestions.empty() && a.suggestions.front().expected_gain > 0) {
     a.summary += " Top single step: " + a.suggestions.front().Text() + ".";
   } else {

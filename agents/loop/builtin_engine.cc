@@ -6,16 +6,11 @@
 #include <unordered_set>
 
 #include "agents/loop/analyst.h"
+#include "base/strings.h"
 
 namespace paratune {
 
 namespace {
-
-std::string Num(double v, int digits = 3) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.*g", digits, v);
-  return buf;
-}
 
 std::string Pct(double rel) {
   char buf[64];
@@ -144,16 +139,17 @@ Proposal BuiltinEngine::Explain(const EngineContext& ctx, const RankedCandidate&
                   "starting from the model's best prediction over " +
                   std::to_string(ctx.space->valid().size()) + " valid configurations (" +
                   analysis.bottleneck + "-bound by the model; predicted peak " +
-                  Num(pred.peak_memory_gib) + " GiB of " + Num(ctx.model->CapacityGiB()) + ").";
-    p.expected_impact = metric + " " + Num(pred.objective) + " predicted";
+                  Significant(pred.peak_memory_gib, 3) + " GiB of " +
+                  Significant(ctx.model->CapacityGiB(), 3) + ").";
+    p.expected_impact = metric + " " + Significant(pred.objective, 3) + " predicted";
     return p;
   }
   const double observed = best->metrics->Objective(ctx.spec->objective.metric);
   const double gain = Gain(observed, pred.objective, maximize);
   const auto changed = ChangedKeys(best->config, cfg);
   const std::string change = DescribeChange(best->config, cfg);
-  p.expected_impact =
-      metric + " " + Num(observed) + " -> " + Num(pred.objective) + " (" + Pct(gain) + ")";
+  p.expected_impact = metric + " " + Significant(observed, 3) + " -> " +
+                      Significant(pred.objective, 3) + " (" + Pct(gain) + ")";
   if (changed.size() == 1) {
     const std::string& k = changed.front();
     std::string reason;

@@ -9,11 +9,11 @@
 #include <vector>
 
 #include "agents/core/campaign.h"
-#include "agents/core/status.h"
 #include "agents/loop/message_pool.h"
 #include "agents/loop/planner_model.h"
 #include "agents/loop/predictor.h"
 #include "agents/loop/replay.h"
+#include "base/status.h"
 
 namespace paratune {
 

@@ -5,6 +5,8 @@
 #include <optional>
 #include <sstream>
 
+#include "base/strings.h"
+
 namespace paratune {
 
 namespace {
@@ -41,12 +43,6 @@ const std::vector<Rule>& Rules() {
       {"timed out", "Timeout", {}, true, 40, "timeout"},
   };
   return kRules;
-}
-
-std::string Lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
 }
 
 FailureDiagnosis FromRule(const Rule& r, const std::string& line, const Config& config) {

@@ -10,7 +10,7 @@
 
 #include "agents/core/config.h"
 #include "agents/core/results.h"
-#include "agents/core/status.h"
+#include "base/status.h"
 
 namespace paratune {
 
@@ -37,9 +37,11 @@ class FailureAnalyzer {
 // assertions, collective timeouts, node faults). Used when the knowledge base is unavailable.
 std::unique_ptr<FailureAnalyzer> MakeFallbackFailureAnalyzer();
 
-// The agents/knowledge Diagnostician over the embedded knowledge base. Fails only when the
-// embedded knowledge is malformed.
-Result<std::unique_ptr<FailureAnalyzer>> MakeKnowledgeFailureAnalyzer();
+// The agents/knowledge Diagnostician over the embedded knowledge base plus the documents of
+// `knowledge_dir` when not empty. Fails when the embedded knowledge is malformed (a bug) or a
+// site document is.
+Result<std::unique_ptr<FailureAnalyzer>> MakeKnowledgeFailureAnalyzer(
+    const std::string& knowledge_dir = "");
 
 }  // namespace paratune
 

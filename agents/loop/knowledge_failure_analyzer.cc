@@ -33,10 +33,9 @@ class KnowledgeFailureAnalyzer : public FailureAnalyzer {
 
 }  // namespace
 
-Result<std::unique_ptr<FailureAnalyzer>> MakeKnowledgeFailureAnalyzer() {
-  // The embedded documents plus PARATUNE_KNOWLEDGE_DIR when set (the operator's mounted
-  // knowledge ConfigMaps).
-  auto kb = KnowledgeBase::LoadDefault("");
+Result<std::unique_ptr<FailureAnalyzer>> MakeKnowledgeFailureAnalyzer(
+    const std::string& knowledge_dir) {
+  auto kb = KnowledgeBase::LoadDefault(knowledge_dir);
   if (!kb.ok()) return kb.status();
   auto d = Diagnostician::Create(kb->get());
   if (!d.ok()) return d.status();

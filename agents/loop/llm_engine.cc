@@ -11,15 +11,10 @@
 #include "agents/llm/openai_client.h"
 #include "agents/llm/redact.h"
 #include "agents/loop/builtin_engine.h"
+#include "base/strings.h"
 
 namespace paratune {
 namespace {
-
-std::string Fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.*f", digits, v);
-  return buf;
-}
 
 std::string Join(const std::vector<std::string>& parts, const std::string& sep) {
   std::string out;
@@ -352,10 +347,6 @@ LlmCliOverrides& Overrides() {
   static LlmCliOverrides o;
   return o;
 }
-LlmApiKeyResolver& Resolver() {
-  static LlmApiKeyResolver r;
-  return r;
-}
 
 Result<std::unique_ptr<llm::ChatClient>> ReplayClientFrom(const std::string& path) {
   std::ifstream in(path);
@@ -373,11 +364,9 @@ StrategyEngineFactory LlmFactory(LlmEngineMode mode) {
   return [mode](const EngineOptions& o) -> Result<std::unique_ptr<StrategyEngine>> {
     if (o.spec == nullptr) return Status::Invalid("llm engine: no campaign spec");
     LlmCliOverrides cli;
-    LlmApiKeyResolver resolver;
     {
       std::lock_guard<std::mutex> lock(OverridesMu());
       cli = Overrides();
-      resolver = Resolver();
     }
     LlmEngineDeps deps;
     if (!cli.replay_from.empty()) {
@@ -388,13 +377,8 @@ StrategyEngineFactory LlmFactory(LlmEngineMode mode) {
       deps.seed = o.seed;
       return std::unique_ptr<StrategyEngine>(new LlmEngine(mode, std::move(deps)));
     }
-    std::string key;
-    if (resolver) {
-      auto k = resolver(*o.spec);
-      if (!k.ok()) return k.status().WithPrefix("spec.agents.llm.apiKeySecretRef");
-      key = *k;
-    }
-    auto cfg = LlmEngineConfigFor(*o.spec, cli, key, std::getenv("OPENAI_API_KEY"));
+    auto cfg =
+        LlmEngineConfigFor(*o.spec, cli, "", cli.api_key.empty() ? nullptr : cli.api_key.c_str());
     if (!cfg.ok()) return cfg.status();
     llm::ChatClientOptions co;
     co.endpoint = cfg->endpoint;
@@ -409,9 +393,9 @@ StrategyEngineFactory LlmFactory(LlmEngineMode mode) {
     deps.pool = o.pool;
     deps.seed = o.seed;
     if (!cfg->api_key.empty()) deps.secrets.push_back(cfg->api_key);
-    // The embedded knowledge plus the site's (PARATUNE_KNOWLEDGE_DIR: the operator's mounted
-    // knowledge ConfigMaps) reach the prompts; a malformed site file costs only the site's part.
-    auto kb = KnowledgeBase::LoadDefault("");
+    // The embedded knowledge plus the site's reach the prompts; a malformed site file costs only
+    // the site's part.
+    auto kb = KnowledgeBase::LoadDefault(cli.knowledge_dir);
     if (!kb.ok()) kb = KnowledgeBase::LoadEmbedded();
     if (kb.ok()) deps.knowledge = std::move(*kb);
     return std::unique_ptr<StrategyEngine>(new LlmEngine(mode, std::move(deps)));
@@ -454,11 +438,6 @@ Result<std::vector<llm::RecordedReply>> RecordedReplies(const nlohmann::json& j,
     out.push_back(std::move(r));
   }
   return out;
-}
-
-void SetLlmApiKeyResolver(LlmApiKeyResolver resolver) {
-  std::lock_guard<std::mutex> lock(OverridesMu());
-  Resolver() = std::move(resolver);
 }
 
 }  // namespace paratune

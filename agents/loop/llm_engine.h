@@ -57,6 +57,10 @@ struct LlmCliOverrides {
   // `--llm-replay FILE`: answer from the exchanges recorded in a simulate JSON (or a pool JSON)
   // instead of calling a model; endpoint and model are then not needed.
   std::string replay_from;
+  // The key used when the campaign names no Secret (the CLI passes $OPENAI_API_KEY).
+  std::string api_key;
+  // The site's knowledge documents for the prompts, beside the embedded ones ("" : none).
+  std::string knowledge_dir;
 };
 
 // The replies recorded in a simulate JSON ({"pool": {"llmExchanges": [...]}}) or a pool JSON
@@ -120,17 +124,11 @@ class LlmEngine : public StrategyEngine {
   int64_t fallbacks_ = 0;
 };
 
-// Registers "llm" and "hybrid" with the strategy registry. Their factories build an
-// OpenAiChatClient from LlmEngineConfigFor(spec, overrides, "", getenv("OPENAI_API_KEY")) and
-// record into EngineOptions::pool. Idempotent; later calls replace the overrides.
+// Registers "llm" and "hybrid" with the strategy registry (the CLI's engines; the operator builds
+// its own, controllers/operator_engines.h). Their factories build an OpenAiChatClient from
+// LlmEngineConfigFor(spec, overrides, "", overrides.api_key) and record into EngineOptions::pool.
+// Idempotent; later calls replace the overrides.
 void RegisterLlmStrategyEngines(const LlmCliOverrides& overrides = {});
-
-// Where the factories find the API key before falling back to OPENAI_API_KEY: the operator
-// sets a resolver that reads spec.agents.llm.apiKeySecretRef from the cluster. A resolver error
-// (Secret missing) makes engine creation fail with that status; an empty key means "none".
-// Thread-safe; the resolver itself may be called from any thread.
-using LlmApiKeyResolver = std::function<Result<std::string>(const CampaignSpec&)>;
-void SetLlmApiKeyResolver(LlmApiKeyResolver resolver);
 
 }  // namespace paratune
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "agents/core/json_fields.h"
+#include "base/json_fields.h"
 
 namespace paratune {
 

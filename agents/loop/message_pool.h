@@ -16,8 +16,8 @@
 
 #include "agents/core/config.h"
 #include "agents/core/results.h"
-#include "agents/core/status.h"
 #include "agents/health/anomaly.h"
+#include "base/status.h"
 
 namespace paratune {
 

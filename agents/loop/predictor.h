@@ -15,10 +15,10 @@
 #include "agents/core/campaign.h"
 #include "agents/core/config.h"
 #include "agents/core/results.h"
-#include "agents/core/status.h"
 #include "agents/loop/memory_fit.h"
 #include "agents/loop/message_pool.h"
 #include "agents/loop/planner_model.h"
+#include "base/status.h"
 
 namespace paratune {
 

@@ -13,10 +13,10 @@
 #include "agents/core/campaign.h"
 #include "agents/core/config.h"
 #include "agents/core/results.h"
-#include "agents/core/status.h"
 #include "agents/loop/message_pool.h"
 #include "agents/loop/predictor.h"
 #include "agents/loop/simulation.h"
+#include "base/status.h"
 
 namespace paratune {
 

@@ -7,18 +7,13 @@
 #include <sstream>
 #include <vector>
 
-#include "agents/core/utf8.h"
 #include "agents/loop/report_scheduling.h"
+#include "base/strings.h"
+#include "base/utf8.h"
 
 namespace paratune {
 
 namespace {
-
-std::string Num(double v, const char* fmt = "%.4g") {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), fmt, v);
-  return buf;
-}
 
 double Get(const nlohmann::json& j, const char* key, double fallback = 0) {
   if (!j.is_object() || !j.contains(key) || !j.at(key).is_number()) return fallback;
@@ -72,7 +67,7 @@ void WriteClusterHealth(const nlohmann::json& run, std::ostream& m) {
     for (const auto& r : n.value("reasons", nlohmann::json::array())) {
       reasons += (reasons.empty() ? "" : "; ") + r.get<std::string>();
     }
-    m << "- suspect node **" << Str(n, "name") << "** (score " << Num(Get(n, "score"))
+    m << "- suspect node **" << Str(n, "name") << "** (score " << Significant(Get(n, "score"), 4)
       << "): " << reasons << "\n";
   }
 }
@@ -152,7 +147,7 @@ std::string RenderObjectiveChart(const nlohmann::json& run) {
   for (int k = 0; k <= 4; ++k) {
     const double v = lo + (hi - lo) * k / 4;
     s << "<text x=\"" << L - 6 << "\" y=\"" << y(v) + 4 << "\" text-anchor=\"end\">"
-      << Num(v, "%.3g") << "</text>\n";
+      << Significant(v, 3) << "</text>\n";
   }
   s << "<text x=\"" << (L + W - R) / 2 << "\" y=\"" << H - 8
     << "\" text-anchor=\"middle\">iteration (1.." << max_it << ")</text>\n";
@@ -174,7 +169,7 @@ std::string RenderObjectiveChart(const nlohmann::json& run) {
     if (p.failed) continue;
     if (best == 0 || (maximize ? p.objective > best : p.objective < best)) best = p.objective;
     best_path +=
-        (best_path.empty() ? "M" : " L") + Num(x(p.iteration), "%.1f") + "," + Num(y(best), "%.1f");
+        (best_path.empty() ? "M" : " L") + Fixed(x(p.iteration), 1) + "," + Fixed(y(best), 1);
   }
   if (!best_path.empty()) {
     s << "<path class=\"best\" d=\"" << best_path
@@ -219,32 +214,34 @@ Result<CampaignReport> RenderCampaignReport(const nlohmann::json& run,
   }
   m << "\n\n| | trial | " << metric << " | configuration |\n|---|---|---|---|\n";
   if (base.is_object()) {
-    m << "| baseline | " << Str(base, "trialName") << " | " << Num(Get(base, "objective")) << " | "
+    m << "| baseline | " << Str(base, "trialName") << " | "
+      << Significant(Get(base, "objective"), 4) << " | "
       << ConfigText(base.value("config", nlohmann::json())) << " |\n";
   }
   if (best.is_object()) {
-    m << "| best | " << Str(best, "trialName") << " | " << Num(Get(best, "objective")) << " | "
-      << ConfigText(best.value("config", nlohmann::json())) << " |\n";
+    m << "| best | " << Str(best, "trialName") << " | " << Significant(Get(best, "objective"), 4)
+      << " | " << ConfigText(best.value("config", nlohmann::json())) << " |\n";
   }
   if (opt.is_object()) {
-    m << "| optimum (exhaustive) | - | " << Num(Get(opt, "objective")) << " | "
+    m << "| optimum (exhaustive) | - | " << Significant(Get(opt, "objective"), 4) << " | "
       << ConfigText(opt.value("config", nlohmann::json())) << " |\n";
   }
   m << "\n";
   if (best.is_object() && base.is_object()) {
     m << "Improvement over the baseline: "
-      << Num(100 * Get(best, "improvementOverBaseline"), "%+.1f") << "%.";
+      << SignedFixed(100 * Get(best, "improvementOverBaseline"), 1) << "%.";
   }
   if (best.is_object() && opt.is_object() && Get(opt, "objective") > 0) {
     const bool maximize = run.at("objective").value("maximize", true);
     const double frac = maximize ? Get(best, "objective") / Get(opt, "objective")
                                  : Get(opt, "objective") / Get(best, "objective");
-    m << " Best reaches " << Num(100 * frac, "%.1f") << "% of the optimum.";
+    m << " Best reaches " << Fixed(100 * frac, 1) << "% of the optimum.";
   }
   const nlohmann::json counts = run.value("trialCounts", nlohmann::json());
   m << " Trials: " << Get(counts, "total") << " (" << Get(counts, "succeeded") << " succeeded, "
     << Get(counts, "failed") << " failed, "
-    << (Get(counts, "anomalous") > 0 ? Num(Get(counts, "anomalous")) + " anomalous, " : "")
+    << (Get(counts, "anomalous") > 0 ? Significant(Get(counts, "anomalous"), 4) + " anomalous, "
+                                     : "")
     << Get(counts, "rejected") << " candidates rejected before running).\n\n![" << metric
     << " per iteration](" << chart_file_name << ")\n\n## Trials\n\n| # | trial | change | result | "
     << metric << " | predicted | rationale |\n|---|---|---|---|---|---|---|\n";
@@ -259,8 +256,9 @@ Result<CampaignReport> RenderCampaignReport(const nlohmann::json& run,
     }
     const double obj = Get(t.value("metrics", nlohmann::json()), metric.c_str());
     m << "| " << Get(t, "iteration") << " | " << Str(t, "name") << " | "
-      << Cell(Str(t, "change"), 60) << " | " << Cell(result) << " | " << (obj > 0 ? Num(obj) : "-")
-      << " | " << Num(Get(t.value("prediction", nlohmann::json()), "objective")) << " | "
+      << Cell(Str(t, "change"), 60) << " | " << Cell(result) << " | "
+      << (obj > 0 ? Significant(obj, 4) : "-") << " | "
+      << Significant(Get(t.value("prediction", nlohmann::json()), "objective"), 4) << " | "
       << Cell(Str(t, "rationale")) << " |\n";
   }
   m << SchedulingSections(run);
@@ -282,11 +280,12 @@ Result<CampaignReport> RenderCampaignReport(const nlohmann::json& run,
   }
   if (run.contains("pool") && run.at("pool").contains("calibration")) {
     const auto& c = run.at("pool").at("calibration");
-    m << "\n## Calibration\n\nCompute efficiency " << Num(Get(c, "computeEfficiency"))
-      << ", communication efficiency " << Num(Get(c, "communicationEfficiency"))
-      << ", memory overhead " << Num(Get(c, "memoryOverheadGiB")) << " GiB, validator margin "
-      << Num(Get(c, "memoryMarginGiB")) << " GiB, residual spread " << Num(Get(c, "residualSigma"))
-      << " (from " << Get(c, "observations") << " observations).\n";
+    m << "\n## Calibration\n\nCompute efficiency " << Significant(Get(c, "computeEfficiency"), 4)
+      << ", communication efficiency " << Significant(Get(c, "communicationEfficiency"), 4)
+      << ", memory overhead " << Significant(Get(c, "memoryOverheadGiB"), 4)
+      << " GiB, validator margin " << Significant(Get(c, "memoryMarginGiB"), 4)
+      << " GiB, residual spread " << Significant(Get(c, "residualSigma"), 4) << " (from "
+      << Get(c, "observations") << " observations).\n";
   }
   r.markdown = m.str();
   return r;

@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "agents/core/status.h"
+#include "base/status.h"
 
 namespace paratune {
 

@@ -3,17 +3,13 @@
 #include <cstdio>
 #include <sstream>
 
+#include "base/strings.h"
+
 namespace paratune {
 
 namespace {
 
 using nlohmann::json;
-
-std::string Fixed(double v, const char* fmt = "%.1f") {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), fmt, v);
-  return buf;
-}
 
 double Number(const json& j, const char* key) {
   return j.is_object() && j.contains(key) && j.at(key).is_number() ? j.at(key).get<double>() : 0;
@@ -40,17 +36,17 @@ void WriteBaseline(const json& pre, std::ostream& m) {
   if (!Text(pre, "constraint").empty()) {
     m << "it breaks a constraint: " << Text(pre, "constraint") << ".\n";
   } else {
-    m << "predicted peak memory " << Fixed(Number(pre, "predictedPeakMemoryGiB")) << " GiB against "
-      << Fixed(Number(pre, "capacityGiB"))
+    m << "predicted peak memory " << Fixed(Number(pre, "predictedPeakMemoryGiB"), 1)
+      << " GiB against " << Fixed(Number(pre, "capacityGiB"), 1)
       << " GiB of device memory, beyond the model's calibrated uncertainty of "
-      << Fixed(Number(pre, "uncertaintyGiB")) << " GiB.\n";
+      << Fixed(Number(pre, "uncertaintyGiB"), 1) << " GiB.\n";
   }
   const json start = pre.value("startedFrom", json());
   if (start.is_object()) {
     m << "The campaign started from the nearest feasible configuration ("
       << ConfigText(start.value("config", json())) << ", "
-      << Fixed(Number(start, "changedParameters"), "%.0f") << " parameter(s) changed, predicted "
-      << Fixed(Number(start, "predictedPeakMemoryGiB"))
+      << Fixed(Number(start, "changedParameters"), 0) << " parameter(s) changed, predicted "
+      << Fixed(Number(start, "predictedPeakMemoryGiB"), 1)
       << " GiB), which stands in as the baseline.\n";
   } else {
     m << "No configuration of the search space is predicted to fit.\n";
@@ -75,8 +71,8 @@ void WriteQueue(const json& trials, std::ostream& m) {
   }
   if (queued == 0) return;
   m << "\n## Queue\n\n"
-    << queued << " trial(s) waited for admission in the Kueue queue for " << Fixed(total, "%.0f")
-    << " s in total (longest: " << longest_name << ", " << Fixed(longest, "%.0f")
+    << queued << " trial(s) waited for admission in the Kueue queue for " << Fixed(total, 0)
+    << " s in total (longest: " << longest_name << ", " << Fixed(longest, 0)
     << " s). Queue time does not count against the trial timeout.\n";
 }
 

@@ -19,11 +19,11 @@
 
 #include "agents/core/campaign.h"
 #include "agents/core/config.h"
-#include "agents/core/status.h"
 #include "agents/loop/message_pool.h"
 #include "agents/loop/planner_model.h"
 #include "agents/loop/predictor.h"
 #include "agents/loop/validator.h"
+#include "base/status.h"
 
 namespace paratune {
 

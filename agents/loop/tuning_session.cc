@@ -7,6 +7,7 @@
 #include "agents/loop/analyst.h"
 #include "agents/loop/baseline_preflight.h"
 #include "agents/loop/builtin_engine.h"
+#include "base/strings.h"
 
 namespace paratune {
 
@@ -14,12 +15,6 @@ namespace {
 
 // Times one ProposeNext asks the engine again after every candidate of a batch was rejected.
 constexpr int kMaxReproposals = 64;
-
-std::string Num(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.4g", v);
-  return buf;
-}
 
 std::string TrialName(const CampaignSpec& spec, int64_t iteration) {
   char buf[32];
@@ -342,8 +337,8 @@ std::optional<StopDecision> TuningSession::Impl::Converged() const {
   StopDecision d;
   d.reason = StopReason::kConverged;
   d.message = "No untried configuration is predicted to beat " + best->name + " (" +
-              ObjectiveMetricName(spec.objective.metric) + " " + Num(observed) +
-              ") by more than the " + Num(opt.noise_fraction * 100) + "% noise.";
+              ObjectiveMetricName(spec.objective.metric) + " " + Significant(observed, 4) +
+              ") by more than the " + Significant(opt.noise_fraction * 100, 4) + "% noise.";
   return d;
 }
 
@@ -600,10 +595,10 @@ std::optional<StopDecision> TuningSession::ShouldStop() const {
   if (best != nullptr && s.spec.objective.target > 0) {
     const double v = best->metrics->Objective(s.spec.objective.metric);
     if (!IsBetter(s.spec.objective.target, v, maximize)) {
-      return StopDecision{StopReason::kTargetReached,
-                          best->name + " reached the target " +
-                              ObjectiveMetricName(s.spec.objective.metric) + " " +
-                              Num(s.spec.objective.target) + " (" + Num(v) + ")."};
+      return StopDecision{
+          StopReason::kTargetReached,
+          best->name + " reached the target " + ObjectiveMetricName(s.spec.objective.metric) + " " +
+              Significant(s.spec.objective.target, 4) + " (" + Significant(v, 4) + ")."};
     }
   }
   if (counts.failed >= s.spec.budget.max_failed_trials) {

@@ -18,7 +18,6 @@
 #include "agents/core/campaign.h"
 #include "agents/core/config.h"
 #include "agents/core/results.h"
-#include "agents/core/status.h"
 #include "agents/health/anomaly.h"
 #include "agents/loop/failure_analyzer.h"
 #include "agents/loop/message_pool.h"
@@ -26,6 +25,7 @@
 #include "agents/loop/predictor.h"
 #include "agents/loop/strategy_engine.h"
 #include "agents/loop/validator.h"
+#include "base/status.h"
 
 namespace paratune {
 

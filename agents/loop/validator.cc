@@ -4,16 +4,11 @@
 #include <string>
 
 #include "agents/loop/memory_fit.h"
+#include "base/strings.h"
 
 namespace paratune {
 
 namespace {
-
-std::string Fixed(double v, int digits = 1) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.*f", digits, v);
-  return buf;
-}
 
 bool IsMemoryCategory(const std::string& c) {
   return c == "CudaOOM" || c == "TpuResourceExhausted" || c == "HostOOM";
@@ -58,8 +53,8 @@ std::string Validator::MatchKnownFailure(const Config& c, const MessagePool& poo
       const double failed = predictor.PredictConfig(t.config, *model_).peak_memory_gib;
       const double mine = predictor.PredictConfig(c, *model_).peak_memory_gib;
       if (mine >= failed - 1e-9 && failed > 0) {
-        return "predicted peak memory " + Fixed(mine) + " GiB is at least that of " + t.name +
-               " (" + Fixed(failed) + " GiB predicted), which failed with " + d.category;
+        return "predicted peak memory " + Fixed(mine, 1) + " GiB is at least that of " + t.name +
+               " (" + Fixed(failed, 1) + " GiB predicted), which failed with " + d.category;
       }
       continue;
     }
@@ -122,8 +117,8 @@ ValidationVerdict Validator::Check(const Config& c, const MessagePool& pool,
     const double margin =
         margin_override_gib >= 0 ? margin_override_gib : v.prediction.memory_margin_gib;
     if (v.prediction.peak_memory_gib + margin > capacity) {
-      v.reason = "predicted peak memory " + Fixed(v.prediction.peak_memory_gib) + " GiB + " +
-                 Fixed(margin) + " GiB margin exceeds the " + Fixed(capacity) +
+      v.reason = "predicted peak memory " + Fixed(v.prediction.peak_memory_gib, 1) + " GiB + " +
+                 Fixed(margin, 1) + " GiB margin exceeds the " + Fixed(capacity, 1) +
                  " GiB device capacity";
       return v;
     }

@@ -10,7 +10,7 @@
 
 #include "agents/core/config.h"
 #include "agents/core/results.h"
-#include "agents/core/status.h"
+#include "base/status.h"
 
 namespace paratune {
 

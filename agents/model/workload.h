@@ -8,8 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "agents/core/campaign.h"
-#include "agents/core/status.h"
 #include "agents/model/catalog.h"
+#include "base/status.h"
 
 namespace paratune {
 

@@ -4,16 +4,11 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "base/strings.h"
+
 namespace paratune {
 
 namespace {
-
-std::string Trim(const std::string& s) {
-  size_t b = s.find_first_not_of(" \t\n");
-  if (b == std::string::npos) return "";
-  size_t e = s.find_last_not_of(" \t\n");
-  return s.substr(b, e - b + 1);
-}
 
 Result<NodeFault> ParseEntry(const std::string& entry) {
   const std::string where = "node fault \"" + entry + "\": ";

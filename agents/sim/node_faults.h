@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "agents/core/status.h"
+#include "base/status.h"
 
 namespace paratune {
 

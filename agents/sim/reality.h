@@ -10,10 +10,10 @@
 #include <string>
 
 #include "agents/core/results.h"
-#include "agents/core/status.h"
 #include "agents/model/parallel_plan.h"
 #include "agents/model/perf_model.h"
 #include "agents/model/workload.h"
+#include "base/status.h"
 
 namespace paratune::sim {
 

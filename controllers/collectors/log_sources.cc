@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "agents/core/utf8.h"
+#include "base/utf8.h"
 
 namespace paratune::controllers {
 

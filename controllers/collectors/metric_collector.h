@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "agents/core/results.h"
-#include "agents/core/status.h"
+#include "base/status.h"
 
 namespace paratune::controllers {
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <thread>
 
-#include "agents/core/status.h"
+#include "base/status.h"
 
 namespace paratune::kubelet {
 

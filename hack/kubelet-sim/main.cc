@@ -20,6 +20,13 @@
 
 using namespace paratune;
 
+namespace {
+std::string Env(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr ? v : "";
+}
+}  // namespace
+
 int main(int argc, char** argv) {
   std::stop_source& stop = kube::InstallSignalHandlers();
   std::string kubeconfig, paratune_bin, work_dir = "/tmp/paratune-kubelet-sim";
@@ -67,7 +74,11 @@ int main(int argc, char** argv) {
   if (paratune_bin.empty()) {
     paratune_bin = (std::filesystem::path(argv[0]).parent_path() / "paratune").string();
   }
-  auto cfg = kubeconfig.empty() ? kube::DefaultConfig() : kube::LoadKubeconfig(kubeconfig);
+  auto cfg = kubeconfig.empty()
+                 ? kube::DefaultConfig(kube::ConfigEnvironment{Env("KUBECONFIG"), Env("HOME"),
+                                                               Env("KUBERNETES_SERVICE_HOST"),
+                                                               Env("KUBERNETES_SERVICE_PORT")})
+                 : kube::LoadKubeconfig(kubeconfig);
   if (!cfg.ok()) {
     spdlog::error("kubeconfig: {}", kube::StatusText(cfg.status()));
     return 2;

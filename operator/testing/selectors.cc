@@ -1,17 +1,12 @@
 // Label and field selector matching (the subset kubectl users write).
 #include <sstream>
 
+#include "base/strings.h"
 #include "operator/testing/fake_kube_client.h"
 
 namespace paratune::kube {
 
 namespace {
-std::string Trim(const std::string& s) {
-  size_t b = s.find_first_not_of(' ');
-  size_t e = s.find_last_not_of(' ');
-  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
-}
-
 // Splits on commas outside parentheses.
 std::vector<std::string> SplitTerms(const std::string& selector) {
   std::vector<std::string> out;
@@ -21,13 +16,13 @@ std::vector<std::string> SplitTerms(const std::string& selector) {
     if (c == '(') ++depth;
     if (c == ')') --depth;
     if (c == ',' && depth == 0) {
-      out.push_back(Trim(cur));
+      out.push_back(Trim(cur, " "));
       cur.clear();
     } else {
       cur += c;
     }
   }
-  if (!Trim(cur).empty()) out.push_back(Trim(cur));
+  if (!Trim(cur, " ").empty()) out.push_back(Trim(cur, " "));
   return out;
 }
 
@@ -38,7 +33,7 @@ const Json* Lookup(const Json& labels, const std::string& key) {
 }
 
 bool MatchSetTerm(const Json& labels, const std::string& term, size_t pos, bool negate) {
-  std::string key = Trim(term.substr(0, pos));
+  std::string key = Trim(term.substr(0, pos), " ");
   size_t open = term.find('(', pos), close = term.rfind(')');
   if (open == std::string::npos || close == std::string::npos) return false;
   std::stringstream ss(term.substr(open + 1, close - open - 1));
@@ -46,14 +41,14 @@ bool MatchSetTerm(const Json& labels, const std::string& term, size_t pos, bool 
   bool found = false;
   const Json* have = Lookup(labels, key);
   while (std::getline(ss, v, ',')) {
-    if (have && have->is_string() && have->get<std::string>() == Trim(v)) found = true;
+    if (have && have->is_string() && have->get<std::string>() == Trim(v, " ")) found = true;
   }
   return negate ? !found : found;
 }
 
 bool MatchTerm(const Json& labels, const std::string& term) {
   if (term.empty()) return true;
-  if (term[0] == '!') return Lookup(labels, Trim(term.substr(1))) == nullptr;
+  if (term[0] == '!') return Lookup(labels, Trim(term.substr(1), " ")) == nullptr;
   if (auto p = term.find(" notin "); p != std::string::npos) {
     return MatchSetTerm(labels, term, p, true);
   }
@@ -70,7 +65,7 @@ bool MatchTerm(const Json& labels, const std::string& term) {
     vlen = 1;
   }
   if (op == std::string::npos) return Lookup(labels, term) != nullptr;
-  std::string key = Trim(term.substr(0, op)), value = Trim(term.substr(op + vlen));
+  std::string key = Trim(term.substr(0, op), " "), value = Trim(term.substr(op + vlen), " ");
   const Json* have = Lookup(labels, key);
   bool eq = have && have->is_string() && have->get<std::string>() == value;
   return negate ? !eq : eq;
@@ -108,7 +103,7 @@ bool MatchesFieldSelector(const Json& obj, const std::string& selector) {
       vlen = 1;
     }
     if (op == std::string::npos) return false;
-    bool eq = PathString(obj, Trim(term.substr(0, op))) == Trim(term.substr(op + vlen));
+    bool eq = PathString(obj, Trim(term.substr(0, op), " ")) == Trim(term.substr(op + vlen), " ");
     if (eq == negate) return false;
   }
   return true;

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "base/base64.h"
 #include "operator/testing/fake_kube_client.h"
 
 namespace paratune::controllers {
@@ -95,10 +96,10 @@ TEST(LlmAccessTest, ACampaignKeyNeedsTheLabelAndTls) {
 }
 
 TEST(LlmApiKeyTest, Base64) {
-  EXPECT_EQ(*DecodeBase64("aGVsbG8="), "hello");
-  EXPECT_EQ(*DecodeBase64("aGVs bG8"), "hello");
-  EXPECT_FALSE(DecodeBase64("a*b").ok());
-  EXPECT_FALSE(DecodeBase64("aGV=sbG8").ok());
+  EXPECT_EQ(*Base64Decode("aGVsbG8="), "hello");
+  EXPECT_EQ(*Base64Decode("aGVs bG8"), "hello");
+  EXPECT_FALSE(Base64Decode("a*b").ok());
+  EXPECT_FALSE(Base64Decode("aGV=sbG8").ok());
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "agents/core/campaign.h"
+#include "base/yaml.h"
 #include "controllers/conditions.h"
 #include "controllers/diagnostic_jobs.h"
 #include "controllers/node_ledger_store.h"

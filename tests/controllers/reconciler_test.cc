@@ -4,6 +4,7 @@
 #include <string>
 
 #include "agents/core/campaign.h"
+#include "base/yaml.h"
 #include "controllers/campaign_status.h"
 #include "controllers/conditions.h"
 #include "tests/controllers/reconciler_fixture.h"

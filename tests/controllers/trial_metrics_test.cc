@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "agents/core/json_fields.h"
-#include "agents/core/utf8.h"
+#include "base/json_fields.h"
+#include "base/utf8.h"
 #include "controllers/accelerator_hours.h"
 #include "controllers/collectors/log_sources.h"
 #include "controllers/early_stopping.h"

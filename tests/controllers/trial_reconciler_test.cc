@@ -7,6 +7,7 @@
 #include <string>
 
 #include "agents/core/campaign.h"
+#include "base/yaml.h"
 #include "tests/controllers/reconciler_fixture.h"
 
 namespace paratune::controllers {

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "base/yaml.h"
+
 namespace paratune {
 namespace {
 

@@ -7,8 +7,9 @@
 #include <string>
 
 #include "agents/core/campaign.h"
-#include "agents/core/json_fields.h"
-#include "agents/core/utf8.h"
+#include "base/json_fields.h"
+#include "base/utf8.h"
+#include "base/yaml.h"
 
 namespace paratune {
 namespace {

@@ -6,9 +6,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "agents/core/utf8.h"
 #include "agents/knowledge/diagnostician.h"
 #include "agents/knowledge/knowledge_base.h"
+#include "base/utf8.h"
 
 namespace paratune {
 namespace {

@@ -367,7 +367,7 @@ TEST_F(LlmEngineTest, SimulatedCampaignMixesModelProposalsAndRecordedFallbacks) 
   // Replaying the recorded exchanges re-runs the same campaign without any model.
   const std::string file = ::testing::TempDir() + "/llm_replay_run.json";
   std::ofstream(file) << result->json.dump();
-  RegisterLlmStrategyEngines({"", "", {}, file});
+  RegisterLlmStrategyEngines({"", "", {}, file, "", ""});
   so.strategy = "llm";
   FormulaRunner again;
   auto replayed = RunSimulation(spec_, so, &again, {});
@@ -389,12 +389,13 @@ TEST(LlmEngineConfigTest, NamesTheMissingFieldAndTakesTheKeyFromTheEnvironment) 
   EXPECT_NE(
       LlmEngineConfigFor(spec, {}, "", nullptr).status().message().find("spec.agents.llm.model"),
       std::string::npos);
-  auto ok = LlmEngineConfigFor(spec, {"", "qwen", std::chrono::milliseconds(500), ""}, "", kKey);
+  auto ok =
+      LlmEngineConfigFor(spec, {"", "qwen", std::chrono::milliseconds(500), "", "", ""}, "", kKey);
   ASSERT_TRUE(ok.ok());
   EXPECT_EQ(ok->api_key, kKey);
   EXPECT_EQ(ok->model, "qwen");
   EXPECT_EQ(ok->timeout, std::chrono::milliseconds(500));
-  EXPECT_EQ(LlmEngineConfigFor(spec, {"", "q", {}, ""}, "from-secret", kKey)->api_key,
+  EXPECT_EQ(LlmEngineConfigFor(spec, {"", "q", {}, "", "", ""}, "from-secret", kKey)->api_key,
             "from-secret");
 }
 
@@ -423,21 +424,14 @@ TEST(LlmEngineRegistryTest, RegistersLlmAndHybrid) {
   auto e = CreateStrategyEngine("llm", o);
   ASSERT_FALSE(e.ok());
   EXPECT_NE(e.status().message().find("spec.agents.llm.endpoint"), std::string::npos);
-  // The operator's Secret resolver is asked first; its error names the field, never a key.
+  // With an endpoint and a model (and the key the CLI found), the engine is made.
   spec.agents.llm_endpoint = "http://127.0.0.1:9/v1";
   spec.agents.llm_model = "m";
-  SetLlmApiKeyResolver([](const CampaignSpec&) -> Result<std::string> {
-    return Status::NotFound("secret llm-key not found");
-  });
-  auto denied = CreateStrategyEngine("hybrid", o);
-  ASSERT_FALSE(denied.ok());
-  EXPECT_NE(denied.status().message().find("apiKeySecretRef"), std::string::npos);
-  SetLlmApiKeyResolver(
-      [](const CampaignSpec&) -> Result<std::string> { return std::string(kKey); });
+  RegisterLlmStrategyEngines(LlmCliOverrides{"", "", {}, "", std::string(kKey), ""});
   auto made = CreateStrategyEngine("hybrid", o);
   ASSERT_TRUE(made.ok()) << made.status().ToString();
   EXPECT_EQ((*made)->name(), "hybrid");
-  SetLlmApiKeyResolver(nullptr);
+  RegisterLlmStrategyEngines();
 }
 
 }  // namespace

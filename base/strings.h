@@ -1,0 +1,28 @@
+// Small text helpers every layer needs: trimming, ASCII lower-casing and number formatting for
+// messages, reports and metrics. Pure functions; numbers always use the C locale's '.'.
+#ifndef PARATUNE_BASE_STRINGS_H_
+#define PARATUNE_BASE_STRINGS_H_
+
+#include <string>
+#include <string_view>
+
+namespace paratune {
+
+inline constexpr std::string_view kWhitespace = " \t\n\r\f\v";
+
+// `s` without the leading and trailing characters found in `chars`.
+std::string Trim(std::string_view s, std::string_view chars = kWhitespace);
+
+// `s` with ASCII letters lower-cased; other bytes (UTF-8 included) unchanged.
+std::string Lower(std::string_view s);
+
+// `v` with `digits` digits after the point ("%.*f"): Fixed(2.345, 1) == "2.3".
+std::string Fixed(double v, int digits);
+// The same with a sign always shown ("%+.*f"): SignedFixed(2.3, 1) == "+2.3".
+std::string SignedFixed(double v, int digits);
+// `v` to `digits` significant digits, the shorter of fixed and exponent form ("%.*g").
+std::string Significant(double v, int digits);
+
+}  // namespace paratune
+
+#endif  // PARATUNE_BASE_STRINGS_H_

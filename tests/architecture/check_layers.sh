@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The layer rules of docs/architecture.md, checked on the source tree: prints each breach and
+# exits 1 when there is one. Usage: check_layers.sh SOURCE_DIR
+set -uo pipefail
+cd "${1:-.}"
+fail=0
+breach() { echo "layer rule broken: $1"; echo "$2" | sed 's/^/  /'; fail=1; }
+hits=$(grep -rln '#include "\(agents\|operator\|controllers\|cli\)/' base 2>/dev/null)
+[ -n "$hits" ] && breach "base/ includes nothing of ours" "$hits"
+hits=$(grep -ln '#include "\(agents\|controllers\)/' operator/*.cc operator/*.h operator/testing/* 2>/dev/null | grep -v '^operator/main.cc$')
+[ -n "$hits" ] && breach "the runtime (operator/) never includes agents/ or controllers/" "$hits"
+hits=$(grep -rln '#include "\(operator\|controllers\)/' agents 2>/dev/null)
+[ -n "$hits" ] && breach "agents/ never includes the runtime or controllers/" "$hits"
+hits=$(grep -rln '#include "controllers/' cli hack 2>/dev/null)
+[ -n "$hits" ] && breach "only the operator program includes controllers/" "$hits"
+hits=$(grep -rn 'getenv' --include=*.cc --include=*.h base agents controllers operator 2>/dev/null | grep -v '^operator/main.cc:')
+[ -n "$hits" ] && breach "only the programs read the environment" "$hits"
+hits=$(grep -rnE '^(static )?std::string (Trim|Lower|ToLower|Num|Fixed)\(|Base64Decode\(const|DecodeBase64\(|ParseMiniYaml' --include=*.cc base agents controllers operator cli hack 2>/dev/null | grep -v '^base/')
+[ -n "$hits" ] && breach "one copy of each helper, in base/" "$hits"
+[ "$fail" = 0 ] && echo "layers: OK"
+exit $fail
