@@ -43,7 +43,7 @@ int64_t NearestFeasible(const Config& baseline, const SearchSpaceIndex& space,
   for (size_t idx : space.valid()) {
     const SpacePoint& pt = space.points()[idx];
     const PointPrediction pred = predictor.Predict(idx);
-    if (pred.peak_memory_gib + margin > capacity) continue;
+    if (pred.peak_memory_gib + margin > pred.UsableGiB(capacity)) continue;
     int changed = 0, steps = 0;
     for (size_t i = 0; i < base.size() && i < pt.value_index.size(); ++i) {
       const int d = std::abs(static_cast<int>(pt.value_index[i]) - base[i]);
@@ -89,7 +89,9 @@ BaselinePreflight CheckBaseline(const Config& baseline, const SearchSpaceIndex& 
     v.constraint = violations.front();
     v.reason = "the baseline " + ConfigKey(baseline) + " breaks a constraint: " + v.constraint;
   } else {
-    v.predicted_peak_gib = predictor.PredictConfig(baseline, model).peak_memory_gib;
+    const PointPrediction pred = predictor.PredictConfig(baseline, model);
+    v.predicted_peak_gib = pred.peak_memory_gib;
+    v.capacity_gib = pred.UsableGiB(v.capacity_gib);
     if (v.predicted_peak_gib - v.uncertainty_gib > v.capacity_gib) {
       v.rejected = true;
       v.reason = "the baseline " + ConfigKey(baseline) + " is predicted to peak at " +
@@ -100,7 +102,7 @@ BaselinePreflight CheckBaseline(const Config& baseline, const SearchSpaceIndex& 
   }
   if (!v.rejected) return v;
   const int64_t idx =
-      NearestFeasible(baseline, space, predictor, v.capacity_gib, v.uncertainty_gib);
+      NearestFeasible(baseline, space, predictor, model.CapacityGiB(), v.uncertainty_gib);
   if (idx < 0) {
     v.reason += "; no configuration of the search space is predicted to fit";
     return v;

@@ -72,7 +72,8 @@ std::vector<RankedCandidate> RankCandidates(const EngineContext& ctx, size_t lim
     const SpacePoint& p = ctx.space->points()[i];
     if (tried.count(p.key) > 0 || equivalent.count(Signature(p.base)) > 0) continue;
     RankedCandidate c{i, ctx.predictor->Predict(i), 0};
-    if (check_memory && c.prediction.peak_memory_gib + c.prediction.memory_margin_gib > capacity)
+    if (check_memory && c.prediction.peak_memory_gib + c.prediction.memory_margin_gib >
+                            c.prediction.UsableGiB(capacity))
       continue;
     const double bonus = std::exp(exploration * c.prediction.uncertainty);
     c.score = maximize ? c.prediction.objective * bonus : -c.prediction.objective / bonus;
@@ -109,8 +110,8 @@ std::optional<RankedCandidate> BestBorderline(const EngineContext& ctx, double b
     const SpacePoint& p = ctx.space->points()[i];
     if (tried.count(p.key) > 0 || equivalent.count(Signature(p.base)) > 0) continue;
     const PointPrediction pred = ctx.predictor->Predict(i);
-    if (pred.peak_memory_gib > capacity ||
-        pred.peak_memory_gib + pred.memory_margin_gib <= capacity)
+    const double usable = pred.UsableGiB(capacity);
+    if (pred.peak_memory_gib > usable || pred.peak_memory_gib + pred.memory_margin_gib <= usable)
       continue;
     const double u = ctx.predictor->Utility(pred.objective);
     if (u <= bar_utility || (best && u <= best->score)) continue;
@@ -140,7 +141,7 @@ Proposal BuiltinEngine::Explain(const EngineContext& ctx, const RankedCandidate&
                   std::to_string(ctx.space->valid().size()) + " valid configurations (" +
                   analysis.bottleneck + "-bound by the model; predicted peak " +
                   Significant(pred.peak_memory_gib, 3) + " GiB of " +
-                  Significant(ctx.model->CapacityGiB(), 3) + ").";
+                  Significant(pred.UsableGiB(ctx.model->CapacityGiB()), 3) + ").";
     p.expected_impact = metric + " " + Significant(pred.objective, 3) + " predicted";
     return p;
   }
@@ -202,7 +203,7 @@ Result<EngineProposal> BuiltinEngine::Propose(const EngineContext& ctx) {
     std::snprintf(buf, sizeof(buf),
                   " Memory-borderline: predicted peak %.1f GiB of %.1f GiB is inside the %.1f GiB "
                   "margin; one such attempt is allowed while nothing has run out of memory.",
-                  b->prediction.peak_memory_gib, ctx.model->CapacityGiB(),
+                  b->prediction.peak_memory_gib, b->prediction.UsableGiB(ctx.model->CapacityGiB()),
                   ctx.predictor->calibration().memory_margin_gib);
     c.proposal.rationale += buf;
     c.proposal.confidence = std::min(c.proposal.confidence, 0.5);

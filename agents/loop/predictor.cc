@@ -259,6 +259,7 @@ PointPrediction CalibratedPredictor::FromEstimate(const Estimate& base,
   out.memory_margin_gib =
       calibration_.memory_margin_gib + kMemorySpreadZ * LearnedPeakSdGiB(features, calibration_);
   out.uncertainty = unc;
+  out.capacity_gib = base.capacity_gib;
   out.time = base.time;
   out.time.compute *= alpha;
   out.time.pipeline_bubble *= alpha;
@@ -332,7 +333,8 @@ CalibrationState FitCalibration(const SearchSpaceIndex& space, const PlannerMode
       }
     } else if (t.phase == TrialPhase::kFailed && t.failure && IsMemoryFailure(*t.failure)) {
       const Estimate base = BaseFor(space, model, t.config);
-      memory.push_back({FeaturesOf(base, model, t.config), true, 0, OomNeedGiB(t, capacity)});
+      const double usable = base.capacity_gib > 0 ? base.capacity_gib : capacity;
+      memory.push_back({FeaturesOf(base, model, t.config), true, 0, OomNeedGiB(t, usable)});
     }
   }
   c.observations = static_cast<int64_t>(steps.size());

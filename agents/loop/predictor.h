@@ -68,8 +68,14 @@ struct PointPrediction {
   // (two standard deviations of the memory terms' posterior at this configuration).
   double memory_margin_gib = 0;
   double uncertainty = 0;  // std-dev of log(step) the prediction carries
-  TimeBreakdown time;      // calibrated
+  // What the device can hand this configuration (the model's Estimate::capacity_gib: HBM less
+  // what the framework keeps, e.g. the CUDA context and the allocator's reserve under
+  // transformers); 0 when the model does not say (fakes).
+  double capacity_gib = 0;
+  TimeBreakdown time;  // calibrated
   Prediction ToPrediction() const;
+  // capacity_gib, or the device's `device_gib` when the model gave none.
+  double UsableGiB(double device_gib) const { return capacity_gib > 0 ? capacity_gib : device_gib; }
 };
 
 // Splits an uncalibrated estimate's step time into its compute-like part (compute, pipeline

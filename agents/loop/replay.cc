@@ -150,7 +150,7 @@ bool PredictedToFit(const Config& c, const CalibratedPredictor& predictor,
     }
   }
   const PointPrediction p = predictor.PredictConfig(c, model);
-  return p.peak_memory_gib + p.memory_margin_gib <= model.CapacityGiB();
+  return p.peak_memory_gib + p.memory_margin_gib <= p.UsableGiB(model.CapacityGiB());
 }
 
 ReplayRunner::ReplayRunner(std::vector<MeasuredTrial> trials, double capacity_gib,

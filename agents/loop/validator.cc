@@ -113,7 +113,7 @@ ValidationVerdict Validator::Check(const Config& c, const MessagePool& pool,
     }
   }
   if (options_.check_memory) {
-    const double capacity = model_->CapacityGiB();
+    const double capacity = v.prediction.UsableGiB(model_->CapacityGiB());
     const double margin =
         margin_override_gib >= 0 ? margin_override_gib : v.prediction.memory_margin_gib;
     if (v.prediction.peak_memory_gib + margin > capacity) {

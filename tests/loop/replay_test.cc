@@ -190,6 +190,38 @@ TEST(ReplayTest, CalibrateLearnsThatTheOomConfigurationsDoNotFit) {
   ASSERT_EQ((*report)["configurations"].size(), trials->size());
 }
 
+// The table as measured (framework: transformers): the framework keeps part of the device (CUDA
+// context, the allocator's reserve for the fp32 logits), so a configuration predicted below
+// 80 GiB may still not fit. Regression: the loop compared with the HBM size, called
+// mbs=8/recompute=full (predicted 70 GiB, usable 63 GiB) a fit and ran it out of memory.
+TEST(ReplayTest, TheLoopUsesWhatTheFrameworkLeavesOfTheDevice) {
+  std::ifstream f(std::string(PARATUNE_SOURCE_DIR) +
+                  "/bench/measurements/h100-hf/llama32-1b-s4096-gbs32.yaml");
+  std::stringstream yaml;
+  yaml << f.rdbuf();
+  auto spec = CampaignFromYaml(yaml.str());
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  ASSERT_EQ(spec->training.framework, "transformers");
+  auto trials = ParseMeasurements(MeasuredText(), *spec, "llama.jsonl");
+  ASSERT_TRUE(trials.ok());
+  auto report = CalibrationReport(*spec, *trials);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  const auto& before = (*report)["fitCalls"]["before"];
+  EXPECT_EQ(before["oomsCalledFit"], 0) << "cold, before any trial";
+  EXPECT_EQ(before["right"], before["total"]);
+  auto runner = MakeReplayRunner(*spec, *trials);
+  ASSERT_TRUE(runner.ok());
+  const ReplayRunner* r = runner->get();
+  SimulationOptions opt;
+  opt.max_trials = 6;
+  opt.measurable = [r](const Config& c) { return r->Measured(c); };
+  auto result = RunSimulation(*spec, opt, runner->get(), nullptr);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  for (const auto& t : result->json["trials"]) {
+    EXPECT_NE(t.value("phase", ""), "Failed") << "ran out of memory: " << t["config"].dump();
+  }
+}
+
 TEST(ReplayTest, GridKeepsProposingAfterAFullyRejectedBatch) {
   const CampaignSpec spec = Spec();
   auto trials = ParseMeasurements(MeasuredText(), spec, "llama.jsonl");
