@@ -20,10 +20,10 @@
 #include <string>
 #include <vector>
 
+#include "agents/collectors/metric_collector.h"
 #include "agents/core/campaign.h"
 #include "agents/loop/simulation.h"
 #include "agents/model/workload.h"
-#include "controllers/collectors/metric_collector.h"
 #include "controllers/early_stopping.h"
 
 namespace paratune {
@@ -52,7 +52,7 @@ class EarlyStoppingRunner : public TrialRunner {
   TrialOutcome Run(const TrialPlan& plan, int64_t attempt) override {
     TrialOutcome o = inner_->Run(plan, attempt);
     if (!o.succeeded || o.step_times.empty()) return o;
-    auto full = controllers::ParseTerminationMessage(o.termination_message);
+    auto full = collectors::ParseTerminationMessage(o.termination_message);
     if (!full.ok()) return o;
     const ObjectiveMetric metric = spec_.objective.metric;
     const bool maximize = spec_.objective.Maximize();

@@ -5,6 +5,7 @@
 // is never relaunched; Reconcile retries the delete).
 #include <spdlog/spdlog.h>
 
+#include "agents/loop/tuning_session.h"
 #include "controllers/accelerator_hours.h"
 #include "controllers/conditions.h"
 #include "controllers/trial_evidence.h"
@@ -41,7 +42,7 @@ Result<bool> TrialRunReconciler::MaybeStopEarly(Context& ctx, const Json& worklo
     return false;
   }
   auto read = ReadTrialMetrics(
-      ctx.pods, ctx.campaign.metrics_collector, ContextFor(ctx.campaign),
+      ctx.pods, ctx.campaign.metrics_collector, CollectorContextFor(ctx.campaign),
       [this](const Json& pod) { return PodLog(pod); }, kPollLogReads,
       /*use_termination_messages=*/false);
   if (!read.ok()) return false;  // nothing logged yet: look again later

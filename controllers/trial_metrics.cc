@@ -56,7 +56,7 @@ void CompleteMemory(const std::vector<json>& pods, const std::vector<size_t>& or
     if (i == source) continue;
     const std::string* log = logs->Get(i);
     if (log == nullptr) return;
-    LoggedMemory mem = MemoryFromLog(collector, *log);
+    collectors::LoggedMemory mem = collectors::MemoryFromLog(collector, *log);
     if (mem.peak_gib <= 0) continue;
     m.peak_memory_gib = mem.peak_gib;
     if (m.avg_memory_gib <= 0) m.avg_memory_gib = mem.avg_gib;
@@ -76,7 +76,7 @@ json MetricsSource::ToJson() const {
 
 Result<TrialMetricsReading> ReadTrialMetrics(const std::vector<json>& pods,
                                              const std::string& collector,
-                                             const CollectorContext& ctx,
+                                             const collectors::CollectorContext& ctx,
                                              const PodLogReader& read_log, size_t max_log_reads,
                                              bool use_termination_messages) {
   const std::vector<size_t> order = PodReadOrder(pods, collector);
@@ -85,13 +85,13 @@ Result<TrialMetricsReading> ReadTrialMetrics(const std::vector<json>& pods,
   out.source.convention = MetricsRankName(MetricsRankFor(collector));
   for (size_t i : use_termination_messages ? order : std::vector<size_t>{}) {
     const std::string message = TerminationMessageOf(pods[i]);
-    auto parsed = ParseTerminationMessage(message);
+    auto parsed = collectors::ParseTerminationMessage(message);
     if (!parsed.ok() && parsed.status().code() == StatusCode::kNotFound) continue;
     if (!parsed.ok()) return parsed.status().WithPrefix("pod " + NameOf(pods[i]));
     // Step times: the message's own list, else the log of the rank that prints steps.
     const std::string* log = order.empty() ? nullptr : logs.Get(order.front());
-    auto collected =
-        CollectTrialMetricsWithStepTimes(collector, message, log != nullptr ? *log : "", ctx);
+    auto collected = collectors::CollectTrialMetricsWithStepTimes(collector, message,
+                                                                  log != nullptr ? *log : "", ctx);
     if (!collected.ok()) return collected.status().WithPrefix("pod " + NameOf(pods[i]));
     out.collected = std::move(*collected);
     out.source.pod = NameOf(pods[i]);
@@ -102,7 +102,7 @@ Result<TrialMetricsReading> ReadTrialMetrics(const std::vector<json>& pods,
   for (size_t i : order) {
     const std::string* log = logs.Get(i);
     if (log == nullptr) break;
-    auto collected = CollectLogWithStepTimes(collector, *log, ctx);
+    auto collected = collectors::CollectLogWithStepTimes(collector, *log, ctx);
     if (!collected.ok()) {
       if (collected.status().code() == StatusCode::kInvalidArgument) return collected.status();
       continue;

@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "agents/collectors/metric_collector.h"
 #include "base/status.h"
-#include "controllers/collectors/metric_collector.h"
 
 namespace paratune::controllers {
 
@@ -31,7 +31,7 @@ struct MetricsSource {
 };
 
 struct TrialMetricsReading {
-  CollectedMetrics collected;
+  collectors::CollectedMetrics collected;
   MetricsSource source;
   std::string log;  // the log of the source pod ("" when not read)
 };
@@ -45,7 +45,7 @@ using PodLogReader = std::function<std::string(const nlohmann::json& pod)>;
 // `use_termination_messages` false: logs only (a running trial has none).
 Result<TrialMetricsReading> ReadTrialMetrics(const std::vector<nlohmann::json>& pods,
                                              const std::string& collector,
-                                             const CollectorContext& ctx,
+                                             const collectors::CollectorContext& ctx,
                                              const PodLogReader& read_log, size_t max_log_reads,
                                              bool use_termination_messages = true);
 

@@ -5,13 +5,14 @@
 #include <algorithm>
 #include <set>
 
+#include "agents/collectors/metric_collector.h"
 #include "agents/core/campaign.h"
 #include "agents/health/anomaly.h"
+#include "agents/loop/tuning_session.h"
 #include "agents/model/workload.h"
 #include "base/utf8.h"
 #include "controllers/accelerator_hours.h"
 #include "controllers/collectors/log_sources.h"
-#include "controllers/collectors/metric_collector.h"
 #include "controllers/conditions.h"
 #include "controllers/job_renderer.h"
 #include "controllers/status_writer.h"
@@ -32,19 +33,6 @@ constexpr char kPodsByTrial[] = "pods-by-trial";
 std::string Tail(const std::string& s, size_t n) { return Utf8Tail(s, n); }
 
 }  // namespace
-
-CollectorContext ContextFor(const CampaignSpec& spec) {
-  CollectorContext ctx;
-  ctx.seq_length = spec.training.seq_length;
-  ctx.global_batch_size = spec.training.global_batch_size;
-  ctx.devices = spec.hardware.TotalDevices();
-  auto w = ResolveWorkload(spec);
-  if (w.ok() && w->accel != nullptr) {
-    ctx.peak_tflops_per_device = w->accel->PeakTflops(spec.training.precision);
-    ctx.devices = w->devices;
-  }
-  return ctx;
-}
 
 bool IsTerminalTrialPhase(const std::string& phase) {
   return phase == "Succeeded" || phase == "Failed" || phase == "Rejected" ||
@@ -243,7 +231,7 @@ Result<kube::ReconcileResult> TrialRunReconciler::Observe(Context& ctx, const Js
 
 Result<kube::ReconcileResult> TrialRunReconciler::Succeed(Context& ctx) {
   if (ctx.pods.empty()) return kube::ReconcileResult{false, kube::Millis(2000)};
-  const CollectorContext cctx = ContextFor(ctx.campaign);
+  const collectors::CollectorContext cctx = CollectorContextFor(ctx.campaign);
   auto read = ReadTrialMetrics(
       ctx.pods, ctx.campaign.metrics_collector, cctx,
       [this](const Json& pod) { return PodLog(pod); }, opts_.max_log_reads);
@@ -251,7 +239,7 @@ Result<kube::ReconcileResult> TrialRunReconciler::Succeed(Context& ctx) {
     return Fail(ctx, "NoMetrics",
                 "the trial succeeded but reported no metrics: " + read.status().message());
   }
-  const CollectedMetrics* collected = &read->collected;
+  const collectors::CollectedMetrics* collected = &read->collected;
   const std::vector<double>& step_times = collected->step_times;
   const TrialMetrics* metrics = &collected->metrics;
   Json& status = ctx.trial["status"];

@@ -28,9 +28,9 @@
 #include <string>
 #include <vector>
 
+#include "agents/collectors/metric_collector.h"
 #include "agents/core/campaign.h"
 #include "agents/loop/failure_analyzer.h"
-#include "controllers/collectors/metric_collector.h"
 #include "controllers/early_stopping.h"
 #include "operator/controller.h"
 #include "operator/event_recorder.h"
@@ -122,9 +122,6 @@ struct TrialRunReconciler::Context {
 // JobSet API (jobset.x-k8s.io/v1alpha2 jobsets), used when discovery finds it.
 inline const kube::GroupVersionResource kJobSets{"jobset.x-k8s.io", "v1alpha2", "jobsets", true,
                                                  "JobSet"};
-
-// What the collectors need from the campaign (sequence, batch, devices, peak FLOP/s).
-CollectorContext ContextFor(const CampaignSpec& spec);
 
 // True for the phases a trial never leaves (Succeeded, Failed, Rejected, EarlyStopped).
 bool IsTerminalTrialPhase(const std::string& phase);

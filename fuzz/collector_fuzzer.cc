@@ -8,9 +8,9 @@
 #include <string>
 #include <string_view>
 
-#include "controllers/collectors/metric_collector.h"
+#include "agents/collectors/metric_collector.h"
 
-namespace pc = paratune::controllers;
+namespace pc = paratune::collectors;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view log(reinterpret_cast<const char*>(data), size);

@@ -7,6 +7,7 @@
 #include "agents/loop/analyst.h"
 #include "agents/loop/baseline_preflight.h"
 #include "agents/loop/builtin_engine.h"
+#include "agents/model/workload.h"
 #include "base/strings.h"
 
 namespace paratune {
@@ -22,17 +23,22 @@ std::string TrialName(const CampaignSpec& spec, int64_t iteration) {
   return (spec.name.empty() ? std::string("campaign") : spec.name) + buf;
 }
 
-Result<TrialMetrics> ParseTerminationMetrics(const std::string& text) {
-  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object() || !j.contains("metrics")) {
-    return Status::Invalid("terminationMessage: no {\"metrics\": {...}} JSON object");
-  }
-  return TrialMetrics::FromJson(j.at("metrics"));
-}
-
 bool IsBetter(double a, double b, bool maximize) { return maximize ? a > b : a < b; }
 
 }  // namespace
+
+collectors::CollectorContext CollectorContextFor(const CampaignSpec& spec) {
+  collectors::CollectorContext ctx;
+  ctx.seq_length = spec.training.seq_length;
+  ctx.global_batch_size = spec.training.global_batch_size;
+  ctx.devices = spec.hardware.TotalDevices();
+  auto w = ResolveWorkload(spec);
+  if (w.ok() && w->accel != nullptr) {
+    ctx.peak_tflops_per_device = w->accel->PeakTflops(spec.training.precision);
+    ctx.devices = w->devices;
+  }
+  return ctx;
+}
 
 const char* StopReasonName(StopReason r) {
   switch (r) {
@@ -525,8 +531,10 @@ Status TuningSession::RecordOutcome(const TrialOutcome& outcome) {
   }
   std::optional<TrialMetrics> metrics = outcome.metrics;
   if (outcome.succeeded && !metrics) {
-    auto parsed = ParseTerminationMetrics(outcome.termination_message);
-    if (parsed.ok()) metrics = *parsed;
+    auto collected =
+        collectors::CollectTrialMetrics(s.spec.metrics_collector, outcome.termination_message,
+                                        outcome.log, CollectorContextFor(s.spec));
+    if (collected.ok()) metrics = *collected;
   }
   if (!outcome.node_names.empty()) t->node_names = outcome.node_names;
   if (outcome.succeeded && metrics && metrics->Objective(s.spec.objective.metric) > 0) {

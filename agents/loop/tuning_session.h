@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "agents/collectors/metric_collector.h"
 #include "agents/core/campaign.h"
 #include "agents/core/config.h"
 #include "agents/core/results.h"
@@ -72,12 +73,19 @@ struct TrialPlan {
 };
 
 // A finished trial, as the runner saw it.
+// What the collectors need to know of the campaign to turn a log into metrics (sequence length,
+// batch, devices, the accelerator's peak for MFU): the same for the operator's trial reconciler
+// and the in-process loop.
+collectors::CollectorContext CollectorContextFor(const CampaignSpec& spec);
+
 struct TrialOutcome {
   std::string name;
   bool succeeded = false;
-  std::optional<TrialMetrics> metrics;  // when absent, parsed from termination_message
-  std::string termination_message;      // the container's JSON (or log tail on error)
-  std::string log;                      // log tail
+  // When absent: collected as the operator collects a finished trial's (the termination message,
+  // else `log` through the campaign's collector, agents/collectors).
+  std::optional<TrialMetrics> metrics;
+  std::string termination_message;  // the container's JSON (or log tail on error)
+  std::string log;                  // log tail
   std::string pod_reason;
   int exit_code = 0;
   std::vector<std::string> events;

@@ -94,7 +94,7 @@ TEST(TrialMetricsTest, MegatronMetricsComeFromTheLastRankAndMemoryFromRankZero) 
     // As Megatron-LM prints: memory on data-parallel rank 0, iterations on the last rank.
     return name == "t-0" ? std::string("training ...\n") + kMemoryLine : MegatronSteps(9000, 400);
   };
-  CollectorContext ctx;
+  collectors::CollectorContext ctx;
   ctx.peak_tflops_per_device = 1000;
   auto r = ReadTrialMetrics(pods, "megatron-lm", ctx, reader, 8);
   ASSERT_TRUE(r.ok()) << r.status().ToString();

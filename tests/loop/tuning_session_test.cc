@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <set>
 
 #include "tests/loop/fake_model.h"
@@ -115,6 +116,35 @@ TEST(TuningSessionTest, CalibrationLearnsTheClustersEfficiencyAndMemoryOverhead)
   EXPECT_NEAR(c.compute_efficiency, 0.9, 0.05);
   EXPECT_NEAR(c.memory_overhead_gib, 3.0, 0.1);  // a ridge fit toward the model
   EXPECT_GE(c.observations, 3);
+}
+
+// A trial that leaves no termination message (real frameworks do not write one) is read from its
+// log by the campaign's collector, the code the operator's trial reconciler runs.
+TEST(TuningSessionTest, AnOutcomeWithOnlyALogIsCollectedLikeTheOperatorCollectsIt) {
+  MessagePool pool;
+  auto m = Model();
+  auto s = TuningSession::Create(FakeCampaign(), &pool, Deps(m)).value();
+  auto plans = s->ProposeNext(1).value();
+  ASSERT_EQ(plans.size(), 1u);
+  TrialOutcome o;
+  o.name = plans[0].name;
+  o.succeeded = true;
+  for (int it = 10; it <= 80; it += 10) {
+    char line[256];
+    std::snprintf(line, sizeof(line),
+                  " [2026-11-21 05:40:01] iteration %8d/      80 | elapsed time per iteration "
+                  "(ms): %.1f | throughput per GPU (TFLOP/s/GPU): 400.0 | global batch size:   "
+                  "512 |\n",
+                  it, it == 10 ? 9000.0 : 5000.0);
+    o.log += line;
+  }
+  ASSERT_TRUE(s->RecordOutcome(o).ok());
+  const TrialRecord& t = pool.trials()[0];
+  ASSERT_EQ(t.phase, TrialPhase::kSucceeded);
+  ASSERT_TRUE(t.metrics.has_value());
+  EXPECT_NEAR(t.metrics->step_time_seconds, 5.0, 1e-9) << "warm-up skipped";
+  EXPECT_NEAR(t.metrics->tflops_per_device, 400.0, 1e-9);
+  EXPECT_GT(t.metrics->mfu, 0) << "MFU from the accelerator's peak (CollectorContextFor)";
 }
 
 TEST(TuningSessionTest, RetryableFailureIsRetriedOnceUnderTheSameIteration) {

@@ -1,4 +1,4 @@
-#include "controllers/collectors/metric_collector.h"
+#include "agents/collectors/metric_collector.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 
-namespace paratune::controllers {
+namespace paratune::collectors {
 
 namespace {
 
@@ -387,4 +387,4 @@ Result<TrialMetrics> CollectTrialMetrics(const std::string& collector,
   return CollectFromLog(collector, text, ctx);
 }
 
-}  // namespace paratune::controllers
+}  // namespace paratune::collectors

@@ -1,11 +1,11 @@
-#include "controllers/collectors/metric_collector.h"
+#include "agents/collectors/metric_collector.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <string>
 
-namespace paratune::controllers {
+namespace paratune::collectors {
 namespace {
 
 std::string MegatronLine(int it, double ms, double tflops) {
@@ -242,4 +242,4 @@ TEST(MetricCollectorTest, GarbledNumbersStayFinite) {
 }
 
 }  // namespace
-}  // namespace paratune::controllers
+}  // namespace paratune::collectors

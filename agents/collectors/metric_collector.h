@@ -3,8 +3,8 @@
 // the campaign names (megatron-lm, maxtext, torchtitan, json). Log collectors average the
 // steady-state steps and skip warm-up (the first steps include compilation, NCCL set-up and
 // allocator growth). Pure functions: no I/O, thread-safe.
-#ifndef PARATUNE_CONTROLLERS_COLLECTORS_METRIC_COLLECTOR_H_
-#define PARATUNE_CONTROLLERS_COLLECTORS_METRIC_COLLECTOR_H_
+#ifndef PARATUNE_AGENTS_COLLECTORS_METRIC_COLLECTOR_H_
+#define PARATUNE_AGENTS_COLLECTORS_METRIC_COLLECTOR_H_
 
 #include <cstdint>
 #include <string>
@@ -14,7 +14,7 @@
 #include "agents/core/results.h"
 #include "base/status.h"
 
-namespace paratune::controllers {
+namespace paratune::collectors {
 
 // What the logs do not say but the campaign knows; zeros mean "unknown" and leave the derived
 // metric at 0.
@@ -103,6 +103,6 @@ std::vector<StepSample> SteadyState(const std::vector<StepSample>& samples);
 // separators ("3,255") and exponents. Returns false when the label is absent or no number follows.
 bool NumberAfter(std::string_view line, std::string_view label, double* out);
 
-}  // namespace paratune::controllers
+}  // namespace paratune::collectors
 
-#endif  // PARATUNE_CONTROLLERS_COLLECTORS_METRIC_COLLECTOR_H_
+#endif  // PARATUNE_AGENTS_COLLECTORS_METRIC_COLLECTOR_H_
