@@ -27,8 +27,11 @@ class SimulatedClusterRunner : public TrialRunner {
     return RunOn(plan, attempt, {});
   }
 
-  // The step times are the ones the log shows (what the operator's log collector reads);
-  // the fault actually played (SimTrialResult::fault_played) is never passed on.
+  // Like a real trial's pod: no termination message on success (frameworks do not write one),
+  // so RecordOutcome reads the metrics from the log with the campaign's collector, the code the
+  // operator runs on real logs; a failed one leaves its log tail (FallbackToLogsOnError). The
+  // step times are the ones the log shows; the fault actually played
+  // (SimTrialResult::fault_played) is never passed on.
   TrialOutcome RunOn(const TrialPlan& plan, int64_t attempt,
                      const std::vector<std::string>& nodes) override {
     SimOptions opt = opt_;
@@ -40,8 +43,7 @@ class SimulatedClusterRunner : public TrialRunner {
     o.name = plan.name;
     o.succeeded = r.exit_code == 0;
     o.exit_code = r.exit_code;
-    o.termination_message =
-        r.termination_message.empty() ? Tail(r.log, 4096) : r.termination_message;
+    if (r.exit_code != 0) o.termination_message = Tail(r.log, 4096);
     o.log = Tail(r.log, 16384);
     return o;
   }
