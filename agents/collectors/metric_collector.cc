@@ -11,8 +11,6 @@ namespace paratune::collectors {
 namespace {
 
 constexpr double kMiBPerGiB = 1024.0;
-constexpr double kBytesPerGB = 1e9;
-constexpr double kBytesPerGiB = 1073741824.0;
 // Longer "steps" (115 days) are garbage, not measurements: dropped from step times.
 constexpr double kMaxStepSeconds = 1e7;
 
@@ -73,12 +71,13 @@ void ParseMegatronLine(std::string_view line, ParsedLog* out) {
 }
 
 // `completed step: 5, seconds: 2.517, TFLOP/s/device: 120.634, Tokens/s/device: 3255.461, ...`
-// and `Total memory size: 15.8 GB, ...` (decimal GB, as MaxText prints it).
+// and `Total memory size: 15.8 GB, ...`. MaxText's "GB" there is binary: its
+// print_compiled_memory_stats divides bytes by 1024**3 (MaxText/max_utils.py,
+// AI-Hypercomputer/maxtext@65cafbd), so the figure is GiB as printed.
 void ParseMaxTextLine(std::string_view line, ParsedLog* out) {
   double v = 0;
   if (NumberAfter(line, "Total memory size", &v)) {
-    double gib = v * kBytesPerGB / kBytesPerGiB;
-    AddMemory(gib, gib, &out->memory);
+    AddMemory(v, v, &out->memory);
     return;
   }
   if (!NumberAfter(line, "completed step", &v)) return;
