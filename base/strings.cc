@@ -29,6 +29,28 @@ std::string Lower(std::string_view s) {
   return out;
 }
 
+std::vector<std::string> SplitList(std::string_view text, char sep) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(sep, start);
+    if (end == std::string_view::npos) end = text.size();
+    std::string item = Trim(text.substr(start, end - start), " \t");
+    if (!item.empty()) out.push_back(std::move(item));
+    start = end + 1;
+  }
+  return out;
+}
+
+std::string Join(const std::vector<std::string>& parts, std::string_view sep) {
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (i > 0) out.append(sep);
+    out += parts[i];
+  }
+  return out;
+}
+
 std::string Fixed(double v, int digits) { return Printf("%.*f", digits, v); }
 std::string SignedFixed(double v, int digits) { return Printf("%+.*f", digits, v); }
 std::string Significant(double v, int digits) { return Printf("%.*g", digits, v); }

@@ -5,6 +5,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace paratune {
 
@@ -15,6 +16,12 @@ std::string Trim(std::string_view s, std::string_view chars = kWhitespace);
 
 // `s` with ASCII letters lower-cased; other bytes (UTF-8 included) unchanged.
 std::string Lower(std::string_view s);
+
+// The items of a `sep`-separated list, each trimmed of spaces and tabs; empty items dropped:
+// SplitList(" a, ,b ,") == {"a", "b"}.
+std::vector<std::string> SplitList(std::string_view text, char sep = ',');
+// `parts` with `sep` between them.
+std::string Join(const std::vector<std::string>& parts, std::string_view sep);
 
 // `v` with `digits` digits after the point ("%.*f"): Fixed(2.345, 1) == "2.3".
 std::string Fixed(double v, int digits);

@@ -52,7 +52,8 @@ class EarlyStoppingRunner : public TrialRunner {
   TrialOutcome Run(const TrialPlan& plan, int64_t attempt) override {
     TrialOutcome o = inner_->Run(plan, attempt);
     if (!o.succeeded || o.step_times.empty()) return o;
-    auto full = collectors::ParseTerminationMessage(o.termination_message);
+    auto full = collectors::CollectTrialMetrics(spec_.metrics_collector, o.termination_message,
+                                                o.log, CollectorContextFor(spec_));
     if (!full.ok()) return o;
     const ObjectiveMetric metric = spec_.objective.metric;
     const bool maximize = spec_.objective.Maximize();

@@ -104,7 +104,6 @@ Result<Run> RunOne(const Table& t, const std::string& strategy, uint64_t seed) {
   opt.strategy = strategy;
   opt.seed = seed;
   opt.max_trials = std::min<int64_t>(t.spec.budget.max_trials, r->trials().size());
-  opt.measurable = [r](const Config& c) { return r->Measured(c); };
   auto result = RunSimulation(t.spec, opt, runner->get(), nullptr);
   if (!result.ok()) return result.status();
   Run run;

@@ -132,13 +132,10 @@ int RunEvaluate(const Args& args, const CampaignSpec& spec, const TrialRunner& r
   const TrialOutcome o = runner->Run(plan, *attempt);
   nlohmann::json out = {{"config", ConfigToJson(*config)}, {"succeeded", o.succeeded}};
   double objective = 0;
-  if (o.succeeded) {
-    const nlohmann::json tm =
-        nlohmann::json::parse(o.termination_message, nullptr, /*allow_exceptions=*/false);
-    if (tm.is_object() && tm.contains("metrics")) {
-      auto m = TrialMetrics::FromJson(tm["metrics"]);
-      if (m.ok()) objective = m->Objective(spec.objective.metric);
-    }
+  if (o.succeeded) {  // read as the operator and the loop read a finished trial
+    auto m = collectors::CollectTrialMetrics(spec.metrics_collector, o.termination_message, o.log,
+                                             CollectorContextFor(spec));
+    if (m.ok()) objective = m->Objective(spec.objective.metric);
   }
   out["objective"] = objective;
   const auto truth = runner_const.TrueMetrics(*config);
@@ -214,8 +211,6 @@ int RunSimulate(const Args& args) {
     if (!trials.ok()) return ReportError("simulate", trials.status());
     auto replay = MakeReplayRunner(*spec, std::move(trials).value());
     if (!replay.ok()) return ReportError("simulate", replay.status());
-    const ReplayRunner* r = replay->get();
-    opt.measurable = [r](const Config& c) { return r->Measured(c); };
     runner = std::move(replay).value();
   } else {
     auto sim = MakeSimulatedClusterRunner(*spec, opt.seed, node_faults,

@@ -1,8 +1,8 @@
 #include "controllers/accelerator_hours.h"
 
 #include <cmath>
-#include <cstdio>
 
+#include "base/strings.h"
 #include "controllers/conditions.h"
 
 namespace paratune::controllers {
@@ -12,12 +12,6 @@ namespace {
 using nlohmann::json;
 
 double Round6(double v) { return std::round(v * 1e6) / 1e6; }
-
-std::string Hours(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.3g", v);
-  return buf;
-}
 
 const json& StatusOf(const json& tr) {
   static const json kEmpty = json::object();
@@ -84,9 +78,10 @@ bool AcceleratorBudgetReached(const CampaignSpec& spec, const AcceleratorHours& 
   const double max = spec.budget.max_accelerator_hours;
   if (max <= 0 || hours.spent + hours.expected_next <= max) return false;
   if (message != nullptr) {
-    *message = "spec.budget.maxAcceleratorHours " + Hours(max) + ": " + Hours(hours.spent) +
+    *message = "spec.budget.maxAcceleratorHours " + Significant(max, 3) + ": " +
+               Significant(hours.spent, 3) +
                " accelerator-hours spent, and one more trial is expected to cost " +
-               Hours(hours.expected_next);
+               Significant(hours.expected_next, 3);
   }
   return true;
 }

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdio>
 
+#include "base/strings.h"
 #include "controllers/conditions.h"
 #include "controllers/status_writer.h"
 #include "operator/kube_client.h"
@@ -33,12 +34,6 @@ Json OldNodeHealth(const Json& campaign) {
   return status.is_object() && status.contains("nodeHealth") && status["nodeHealth"].is_object()
              ? status["nodeHealth"]
              : Json::object();
-}
-
-std::string Join(const std::vector<std::string>& v, const std::string& sep) {
-  std::string out;
-  for (const auto& s : v) out += (out.empty() ? "" : sep) + s;
-  return out;
 }
 
 std::string CampaignKey(const Json& campaign) {

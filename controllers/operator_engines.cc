@@ -39,12 +39,7 @@ Result<std::unique_ptr<StrategyEngine>> MakeLlmEngine(kube::KubeClient* client,
   if (!key.ok()) return key.status();
   auto cfg = LlmEngineConfigFor(spec, {}, *key, nullptr);
   if (!cfg.ok()) return cfg.status();
-  llm::ChatClientOptions co;
-  co.endpoint = cfg->endpoint;
-  co.model = cfg->model;
-  co.api_key = cfg->api_key;
-  co.timeout = cfg->timeout;
-  co.max_retries = cfg->max_retries;
+  llm::ChatClientOptions co = cfg->ChatOptions();
   co.max_response_bytes = llm.max_response_bytes;
   co.include_error_body = false;  // status codes only reach Events and the pool
   auto chat = llm::OpenAiChatClient::Create(co);

@@ -13,6 +13,7 @@
 #include <set>
 #include <sstream>
 
+#include "base/strings.h"
 #include "controllers/conditions.h"
 #include "controllers/node_health.h"
 
@@ -26,18 +27,6 @@ namespace res = kube::resources;
 std::string Annotation(const Json& obj, const char* key) {
   const Json& a = obj.value("metadata", Json::object()).value("annotations", Json::object());
   return a.is_object() && a.contains(key) && a[key].is_string() ? a[key].get<std::string>() : "";
-}
-
-std::vector<std::string> SplitIds(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream ss(text);
-  std::string id;
-  while (std::getline(ss, id, ',')) {
-    id.erase(0, id.find_first_not_of(" \t"));
-    id.erase(id.find_last_not_of(" \t") + 1);
-    if (!id.empty()) out.push_back(id);
-  }
-  return out;
 }
 
 Json* FindById(Json& rems, const std::string& id) {
@@ -134,7 +123,7 @@ Status CampaignHealth::ApplyApproved(HealthContext& ctx, const HealthEmit& emit)
                  " is missing (paratune records who approved every remediation); nothing done");
     return Status::Ok();
   }
-  for (const auto& id : SplitIds(approve)) {
+  for (const auto& id : SplitList(approve)) {
     Json* r = FindById(ctx.remediations, id);
     if (r == nullptr) {
       EmitOnce(ctx, "unknown|" + id, emit, "Warning", reasons::kApprovalIgnored,

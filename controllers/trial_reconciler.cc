@@ -30,8 +30,6 @@ namespace res = kube::resources;
 constexpr size_t kMaxObservedText = 8 * 1024;
 constexpr char kPodsByTrial[] = "pods-by-trial";
 
-std::string Tail(const std::string& s, size_t n) { return Utf8Tail(s, n); }
-
 }  // namespace
 
 bool IsTerminalTrialPhase(const std::string& phase) {
@@ -292,12 +290,13 @@ Result<kube::ReconcileResult> TrialRunReconciler::Fail(Context& ctx, const std::
   Json& status = ctx.trial["status"];
   status["phase"] = "Failed";
   status["failure"] = d.ToJson();
-  status["failure"]["evidence"] = Tail(d.evidence, kMaxObservedText);
-  status["observed"] = {{"podReason", evidence.pod_reason},
-                        {"exitCode", evidence.exit_code},
-                        {"terminationMessage", Tail(pods.termination_message, kMaxObservedText)},
-                        {"logTail", Tail(log, kMaxObservedText)},
-                        {"events", evidence.events}};
+  status["failure"]["evidence"] = Utf8Tail(d.evidence, kMaxObservedText);
+  status["observed"] = {
+      {"podReason", evidence.pod_reason},
+      {"exitCode", evidence.exit_code},
+      {"terminationMessage", Utf8Tail(pods.termination_message, kMaxObservedText)},
+      {"logTail", Utf8Tail(log, kMaxObservedText)},
+      {"events", evidence.events}};
   status["completionTime"] = ctx.now;
   status["acceleratorHours"] = AcceleratorHoursOf(ctx.campaign.hardware.TotalDevices(),
                                                   PodsWallSeconds(ctx.pods, time_->SystemNow()));

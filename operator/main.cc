@@ -42,6 +42,7 @@
 #include <string>
 
 #include "agents/llm/endpoint_policy.h"
+#include "base/strings.h"
 #include "controllers/diagnostic_jobs.h"
 #include "controllers/node_ledger_store.h"
 #include "controllers/setup.h"
@@ -229,7 +230,7 @@ std::set<std::string> SplitNamespaces(const std::string& text) {
 // operator-wide key ($OPENAI_API_KEY) goes only to the operator-wide endpoint.
 void ApplySecurityFlags(const Flags& f, const std::string& llm_endpoint,
                         paratune::controllers::ControllerSetupOptions* so) {
-  using paratune::llm::SplitList;
+  using paratune::SplitList;
   so->llm.endpoints.operator_endpoint = llm_endpoint;
   so->llm.endpoints.allowed_prefixes = SplitList(f.llm_allowed_endpoints);
   so->llm.operator_api_key = EnvOr("OPENAI_API_KEY", "");

@@ -1,7 +1,6 @@
 #include "operator/rest_config.h"
 
 #include <cstdio>
-#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <mutex>

@@ -38,9 +38,6 @@ bool IsLoopbackUrl(const std::string& url);
 // an http:// endpoint that is not loopback when `has_key`.
 Status CheckKeyTransport(const std::string& endpoint, bool has_key);
 
-// Splits a comma-separated list, trimming blanks and dropping empty items.
-std::vector<std::string> SplitList(const std::string& text);
-
 }  // namespace paratune::llm
 
 #endif  // PARATUNE_AGENTS_LLM_ENDPOINT_POLICY_H_

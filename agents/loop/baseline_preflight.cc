@@ -1,22 +1,16 @@
 #include "agents/loop/baseline_preflight.h"
 
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <tuple>
 #include <vector>
 
 #include "agents/loop/tuning_session.h"
+#include "base/strings.h"
 
 namespace paratune {
 
 namespace {
-
-std::string Gib(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.1f GiB", v);
-  return buf;
-}
 
 double Round2(double v) { return std::round(v * 100) / 100; }
 
@@ -95,9 +89,10 @@ BaselinePreflight CheckBaseline(const Config& baseline, const SearchSpaceIndex& 
     if (v.predicted_peak_gib - v.uncertainty_gib > v.capacity_gib) {
       v.rejected = true;
       v.reason = "the baseline " + ConfigKey(baseline) + " is predicted to peak at " +
-                 Gib(v.predicted_peak_gib) + ", more than the " + Gib(v.capacity_gib) +
+                 Fixed(v.predicted_peak_gib, 1) + " GiB, more than the " +
+                 Fixed(v.capacity_gib, 1) + " GiB" +
                  " device capacity even allowing for the model's calibrated uncertainty of " +
-                 Gib(v.uncertainty_gib);
+                 Fixed(v.uncertainty_gib, 1) + " GiB";
     }
   }
   if (!v.rejected) return v;
@@ -116,7 +111,7 @@ BaselinePreflight CheckBaseline(const Config& baseline, const SearchSpaceIndex& 
   }
   v.reason += "; the campaign starts from the nearest feasible configuration " + pt.key + " (" +
               std::to_string(v.start_changed_parameters) + " parameter(s) changed, predicted " +
-              Gib(v.start_peak_gib) + ")";
+              Fixed(v.start_peak_gib, 1) + " GiB)";
   return v;
 }
 

@@ -16,12 +16,6 @@
 namespace paratune {
 namespace {
 
-std::string Join(const std::vector<std::string>& parts, const std::string& sep) {
-  std::string out;
-  for (const auto& p : parts) out += (out.empty() ? "" : sep) + p;
-  return out;
-}
-
 // Better-than in the campaign's direction.
 bool Better(const CampaignSpec& spec, double a, double b) {
   return spec.objective.Maximize() ? a > b : a < b;
@@ -51,6 +45,16 @@ std::string PoolSummary(const EngineContext& ctx) {
 }
 
 }  // namespace
+
+llm::ChatClientOptions LlmEngineConfig::ChatOptions() const {
+  llm::ChatClientOptions co;
+  co.endpoint = endpoint;
+  co.model = model;
+  co.api_key = api_key;
+  co.timeout = timeout;
+  co.max_retries = max_retries;
+  return co;
+}
 
 Result<LlmEngineConfig> LlmEngineConfigFor(const CampaignSpec& spec, const LlmCliOverrides& cli,
                                            const std::string& api_key, const char* env_api_key) {
@@ -380,13 +384,7 @@ StrategyEngineFactory LlmFactory(LlmEngineMode mode) {
     auto cfg =
         LlmEngineConfigFor(*o.spec, cli, "", cli.api_key.empty() ? nullptr : cli.api_key.c_str());
     if (!cfg.ok()) return cfg.status();
-    llm::ChatClientOptions co;
-    co.endpoint = cfg->endpoint;
-    co.model = cfg->model;
-    co.api_key = cfg->api_key;
-    co.timeout = cfg->timeout;
-    co.max_retries = cfg->max_retries;
-    auto client = llm::OpenAiChatClient::Create(co);
+    auto client = llm::OpenAiChatClient::Create(cfg->ChatOptions());
     if (!client.ok()) return client.status();
     deps.client = std::move(*client);
     deps.budget = cfg->budget;

@@ -30,6 +30,7 @@
 #include "agents/llm/budgeted_client.h"
 #include "agents/llm/chat_client.h"
 #include "agents/llm/llm_agents.h"
+#include "agents/llm/openai_client.h"
 #include "agents/llm/replay_client.h"
 #include "agents/loop/failure_analyzer.h"
 #include "agents/loop/strategy_engine.h"
@@ -46,6 +47,9 @@ struct LlmEngineConfig {
   std::chrono::milliseconds timeout{60000};
   int max_retries = 3;
   llm::LlmBudget budget;
+  // The chat client's options for this configuration (endpoint, model, key, timeout, retries);
+  // callers add their own bounds.
+  llm::ChatClientOptions ChatOptions() const;
 };
 
 // Overrides from the command line (`--llm-endpoint`, `--llm-model`, `--llm-timeout`); empty

@@ -1,22 +1,16 @@
 #include "agents/loop/replay.h"
 
-#include <cstdio>
 #include <fstream>
 #include <set>
 #include <sstream>
 
 #include "agents/loop/memory_fit.h"
 #include "agents/loop/planner_model.h"
+#include "base/strings.h"
 
 namespace paratune {
 
 namespace {
-
-std::string F2(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.2f", v);
-  return buf;
-}
 
 Result<MeasuredTrial> ParseLine(const nlohmann::json& j, const std::string& where) {
   if (!j.is_object() || !j.contains("config")) {
@@ -111,10 +105,11 @@ std::string TorchOomText(double allocated_gib, double capacity_gib) {
          "backward\n"
          "    torch.autograd.backward(\n"
          "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate " +
-         F2(tried) + " GiB. GPU 0 has a total capacity of " + F2(capacity_gib) + " GiB of which " +
-         F2(free_gib) + " GiB is free. Including non-PyTorch memory, this process has " +
-         F2(in_use) + " GiB memory in use. Of the allocated memory " + F2(allocated_gib) +
-         " GiB is allocated by PyTorch, and " + F2(reserved_free) +
+         Fixed(tried, 2) + " GiB. GPU 0 has a total capacity of " + Fixed(capacity_gib, 2) +
+         " GiB of which " + Fixed(free_gib, 2) +
+         " GiB is free. Including non-PyTorch memory, this process has " + Fixed(in_use, 2) +
+         " GiB memory in use. Of the allocated memory " + Fixed(allocated_gib, 2) +
+         " GiB is allocated by PyTorch, and " + Fixed(reserved_free, 2) +
          " GiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is "
          "large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid "
          "fragmentation.  See documentation for Memory Management  "

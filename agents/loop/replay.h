@@ -1,7 +1,7 @@
 // Replay against measured trials (contract section 11): a file of real runs, one JSON object per
 // line ({"config", "outcome": succeeded|oom|failed, "metrics"|"failure"}), answers for "reality"
 // instead of the simulated cluster. A configuration that is not in the file cannot be measured:
-// the loop must not spend a trial on it (ReplayRunner::Measured, SessionOptions::measurable).
+// the loop must not spend a trial on it (ReplayRunner::Measured, TrialRunner::Measurable).
 #ifndef PARATUNE_AGENTS_LOOP_REPLAY_H_
 #define PARATUNE_AGENTS_LOOP_REPLAY_H_
 
@@ -64,6 +64,9 @@ class ReplayRunner : public TrialRunner {
   const MeasuredTrial* Find(const Config& c) const;
   TrialOutcome Run(const TrialPlan& plan, int64_t attempt) override;
   std::optional<TrialMetrics> TrueMetrics(const Config& config) const override;
+  std::function<bool(const Config&)> Measurable() const override {
+    return [this](const Config& c) { return Measured(c); };
+  }
   const std::vector<MeasuredTrial>& trials() const { return trials_; }
 
  private:

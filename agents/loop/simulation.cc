@@ -92,7 +92,6 @@ nlohmann::json SuspectNodesJson(const health::NodeLedger& ledger,
 Result<SessionOptions> SessionOptionsFor(const SimulationOptions& options) {
   SessionOptions o;
   o.seed = options.seed;
-  o.measurable = options.measurable;
   if (IsModelFree(options.strategy)) {
     o.validator_checks_memory = false;
     o.stop_on_convergence = false;
@@ -184,6 +183,7 @@ Result<SimulationResult> RunSimulation(const CampaignSpec& spec_in,
   CampaignSpec spec = spec_in;
   if (options.max_trials > 0) spec.budget.max_trials = options.max_trials;
   if (runner == nullptr) return Status::Invalid("runner: required");
+  session_options->measurable = runner->Measurable();
   MessagePool pool;
   deps.options = *session_options;
   if (deps.engine == nullptr) {
@@ -239,7 +239,7 @@ Result<SimulationResult> RunSimulation(const CampaignSpec& spec_in,
   result.json["seed"] = options.seed;
   result.json["strategy"] = options.strategy;
   result.json["ablate"] = options.ablate;
-  if (options.measurable) {
+  if (session_options->measurable) {
     nlohmann::json unmeasured = nlohmann::json::array();
     for (const auto& r : pool.rejected()) {
       if (r.reason == kUnmeasuredReason) unmeasured.push_back(ConfigToJson(r.config));

@@ -36,6 +36,11 @@ class TrialRunner {
   // The noise-free objective of `config` on this cluster, or nullopt when it cannot run
   // (for --exhaustive and the benchmark's "fraction of the optimum").
   virtual std::optional<TrialMetrics> TrueMetrics(const Config& config) const = 0;
+  // Replay (contract section 11): the configurations this runner can answer for (a
+  // ReplayRunner's Measured). Non-null: other candidates cost no trial, the engine chooses
+  // again, and the JSON gains "unmeasured": [configs]. Null (the default): every configuration
+  // can run.
+  virtual std::function<bool(const Config&)> Measurable() const { return nullptr; }
 };
 
 // The simulated cluster (agents/sim) for `spec` with a hidden reality drawn from `seed`.
@@ -62,10 +67,6 @@ struct SimulationOptions {
   // The ledger's state before this campaign (the operator keeps one across campaigns); empty:
   // a fresh ledger with `ledger` options.
   std::optional<health::NodeLedger> start_ledger;
-  // Replay (contract section 11): configurations the runner can answer for (a ReplayRunner's
-  // Measured). Set: other candidates cost no trial, the engine chooses again, and the JSON gains
-  // "unmeasured": [configs]. Empty: every configuration can run.
-  std::function<bool(const Config&)> measurable;
 };
 
 // Model-free baselines (random, grid, greedy) run without the memory check, convergence stop

@@ -27,17 +27,21 @@ bool IsBetter(double a, double b, bool maximize) { return maximize ? a > b : a <
 
 }  // namespace
 
-collectors::CollectorContext CollectorContextFor(const CampaignSpec& spec) {
+collectors::CollectorContext CollectorContextFor(const CampaignSpec& spec, const Workload* w) {
   collectors::CollectorContext ctx;
   ctx.seq_length = spec.training.seq_length;
   ctx.global_batch_size = spec.training.global_batch_size;
   ctx.devices = spec.hardware.TotalDevices();
-  auto w = ResolveWorkload(spec);
-  if (w.ok() && w->accel != nullptr) {
+  if (w != nullptr && w->accel != nullptr) {
     ctx.peak_tflops_per_device = w->accel->PeakTflops(spec.training.precision);
     ctx.devices = w->devices;
   }
   return ctx;
+}
+
+collectors::CollectorContext CollectorContextFor(const CampaignSpec& spec) {
+  auto w = ResolveWorkload(spec);
+  return CollectorContextFor(spec, w.ok() ? &*w : nullptr);
 }
 
 const char* StopReasonName(StopReason r) {
@@ -531,9 +535,10 @@ Status TuningSession::RecordOutcome(const TrialOutcome& outcome) {
   }
   std::optional<TrialMetrics> metrics = outcome.metrics;
   if (outcome.succeeded && !metrics) {
-    auto collected =
-        collectors::CollectTrialMetrics(s.spec.metrics_collector, outcome.termination_message,
-                                        outcome.log, CollectorContextFor(s.spec));
+    auto collected = collectors::CollectTrialMetrics(
+        s.spec.metrics_collector, outcome.termination_message, outcome.log,
+        s.model->workload() != nullptr ? CollectorContextFor(s.spec, s.model->workload())
+                                       : CollectorContextFor(s.spec));
     if (collected.ok()) metrics = *collected;
   }
   if (!outcome.node_names.empty()) t->node_names = outcome.node_names;

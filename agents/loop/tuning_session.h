@@ -75,8 +75,10 @@ struct TrialPlan {
 // A finished trial, as the runner saw it.
 // What the collectors need to know of the campaign to turn a log into metrics (sequence length,
 // batch, devices, the accelerator's peak for MFU): the same for the operator's trial reconciler
-// and the in-process loop.
+// and the in-process loop. The first form resolves the workload itself; the second takes one
+// already resolved (null: what the spec alone says, no MFU).
 collectors::CollectorContext CollectorContextFor(const CampaignSpec& spec);
+collectors::CollectorContext CollectorContextFor(const CampaignSpec& spec, const Workload* w);
 
 struct TrialOutcome {
   std::string name;

@@ -13,6 +13,18 @@ namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
+// A decoder layer's widths: hidden, query (heads x head dim), key/value (groups x head dim) and
+// the MLP's (the routed experts' for a MoE: top-k x expert width).
+struct LayerWidths {
+  double h, q, kv, f;
+};
+LayerWidths WidthsOf(const ModelShape& m) {
+  return {static_cast<double>(m.hidden_size),
+          static_cast<double>(m.num_attention_heads * m.HeadDim()),
+          static_cast<double>(m.num_query_groups * m.HeadDim()),
+          static_cast<double>(m.IsMoe() ? m.moe_top_k * m.moe_ffn_hidden_size : m.ffn_hidden_size)};
+}
+
 // Bytes a decoder layer keeps for backward per token with no checkpointing. The residual
 // stream is fp32 (the fp32 embedding output plus bf16 sublayer outputs promotes to fp32):
 // each RMSNorm keeps its fp32 input and normalized output (4h + 4h, twice), autocast keeps one
@@ -21,11 +33,7 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 // (6q + 4kv); the SwiGLU MLP keeps gate, silu(gate), up and their product (8f), GeLU fc1's
 // output and the GeLU output (4f). Dropout keeps two residual masks and outputs (6h).
 double LayerBytesPerToken(const ModelShape& m, const ParallelPlan& p) {
-  const double h = static_cast<double>(m.hidden_size);
-  const double q = static_cast<double>(m.num_attention_heads * m.HeadDim());
-  const double kv = static_cast<double>(m.num_query_groups * m.HeadDim());
-  const double f =
-      static_cast<double>(m.IsMoe() ? m.moe_top_k * m.moe_ffn_hidden_size : m.ffn_hidden_size);
+  const auto [h, q, kv, f] = WidthsOf(m);
   const double t = static_cast<double>(p.tp);
   const double replicated = (m.swiglu ? 26.0 : 24.0) * h + (m.dropout ? 6.0 : 0.0) * h;
   return replicated + (6.0 * q + 4.0 * kv + (m.swiglu ? 8.0 : 4.0) * f) / t;
@@ -104,11 +112,7 @@ double TransformersElementwiseBytes(const ModelShape& m, const ParallelPlan& p) 
   // 18h + 12h), two mixed-precision residual adds (10h each); RoPE on fp32-promoted q and k
   // (~30 bytes per element) plus SDPA's bf16 casts and the output transpose (45q + 40kv); the
   // SwiGLU silu and product (10f) or GeLU (6f); dropout masks and scaling (8h).
-  const double h = static_cast<double>(m.hidden_size);
-  const double q = static_cast<double>(m.num_attention_heads * m.HeadDim());
-  const double kv = static_cast<double>(m.num_query_groups * m.HeadDim());
-  const double f =
-      static_cast<double>(m.IsMoe() ? m.moe_top_k * m.moe_ffn_hidden_size : m.ffn_hidden_size);
+  const auto [h, q, kv, f] = WidthsOf(m);
   const double t = static_cast<double>(p.tp);
   return (106.0 + (m.dropout ? 8.0 : 0.0)) * h + (45.0 * q + 40.0 * kv) / t +
          (m.swiglu ? 10.0 : 6.0) * f / t;

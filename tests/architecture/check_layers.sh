@@ -17,5 +17,8 @@ hits=$(grep -rn 'getenv' --include=*.cc --include=*.h base agents controllers op
 [ -n "$hits" ] && breach "only the programs read the environment" "$hits"
 hits=$(grep -rnE '^(static )?std::string (Trim|Lower|ToLower|Num|Fixed)\(|Base64Decode\(const|DecodeBase64\(|ParseMiniYaml' --include=*.cc base agents controllers operator cli hack 2>/dev/null | grep -v '^base/')
 [ -n "$hits" ] && breach "one copy of each helper, in base/" "$hits"
+# A private number formatter by another name (printf of one double into a buffer).
+hits=$(grep -rnE 'snprintf\(buf, sizeof\(buf\), "%[+.0-9*]*[fg]", (digits, )?v\);' --include=*.cc agents controllers operator cli hack 2>/dev/null)
+[ -n "$hits" ] && breach "numbers are formatted with base/strings (Fixed, SignedFixed, Significant)" "$hits"
 [ "$fail" = 0 ] && echo "layers: OK"
 exit $fail

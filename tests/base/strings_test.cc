@@ -21,6 +21,14 @@ TEST(StringsTest, LowerChangesAsciiLettersOnly) {
   EXPECT_EQ(Lower("\xC3\x89T\xC3\x89"), "\xC3\x89t\xC3\x89");  // "ÉTÉ": only the T
 }
 
+TEST(StringsTest, SplitListTrimsAndDropsEmptyItemsJoinPutsTheSeparatorBetween) {
+  EXPECT_EQ(SplitList(" a, ,b ,"), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(SplitList("x;y", ';'), (std::vector<std::string>{"x", "y"}));
+  EXPECT_TRUE(SplitList("").empty());
+  EXPECT_EQ(Join({"a", "b", "c"}, ", "), "a, b, c");
+  EXPECT_EQ(Join({}, ", "), "");
+}
+
 TEST(StringsTest, NumbersFormatLikePrintf) {
   EXPECT_EQ(Fixed(2.345, 1), "2.3");
   EXPECT_EQ(Fixed(2.0, 0), "2");

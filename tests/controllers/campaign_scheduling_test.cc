@@ -7,7 +7,6 @@
 #include <string>
 
 #include "agents/core/campaign.h"
-#include "base/yaml.h"
 #include "controllers/campaign_status.h"
 #include "controllers/conditions.h"
 #include "controllers/job_renderer.h"
@@ -21,29 +20,7 @@ using testing::FakeCluster;
 using testing::Json;
 namespace res = kube::resources;
 
-Json Campaign(const std::string& name) {
-  auto j = YamlToJson(R"(
-apiVersion: tuning.paratune.dev/v1alpha1
-kind: TuningCampaign
-metadata: {name: NAME, namespace: ns}
-spec:
-  model: {preset: llama3-8b}
-  training: {framework: megatron-lm, seqLength: 8192, globalBatchSize: 512}
-  hardware: {accelerator: nvidia-h100-80gb, nodes: 1, devicesPerNode: 8}
-  searchSpace:
-    parameters:
-    - {name: tp, values: [1, 2, 4]}
-    - {name: mbs, values: [1, 2]}
-    - {name: recompute, values: [selective, full]}
-  baseline: {tp: 1, mbs: 1, recompute: full}
-  objective: {metric: mfu}
-  budget: {maxTrials: 2, parallelTrials: 1, maxFailedTrials: 3}
-)");
-  EXPECT_TRUE(j.ok());
-  Json c = *j;
-  c["metadata"]["name"] = name;
-  return c;
-}
+Json Campaign(const std::string& name) { return testing::TestCampaign(name, 2); }
 
 std::string MetricsFor(const Json& trial_run) {
   int64_t tp = trial_run["spec"]["config"].value("tp", 1);

@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "agents/core/campaign.h"
-#include "base/yaml.h"
 #include "controllers/conditions.h"
 #include "controllers/diagnostic_jobs.h"
 #include "controllers/node_ledger_store.h"
@@ -25,28 +24,7 @@ using testing::Json;
 namespace res = kube::resources;
 
 Json Campaign(const std::string& name, int max_trials) {
-  auto j = YamlToJson(R"(
-apiVersion: tuning.paratune.dev/v1alpha1
-kind: TuningCampaign
-metadata: {name: NAME, namespace: ns}
-spec:
-  model: {preset: llama3-8b}
-  training: {framework: megatron-lm, seqLength: 8192, globalBatchSize: 512}
-  hardware: {accelerator: nvidia-h100-80gb, nodes: 1, devicesPerNode: 8}
-  searchSpace:
-    parameters:
-    - {name: tp, values: [1, 2, 4]}
-    - {name: mbs, values: [1, 2]}
-    - {name: recompute, values: [selective, full]}
-  baseline: {tp: 1, mbs: 1, recompute: full}
-  objective: {metric: mfu}
-  budget: {maxTrials: 4, parallelTrials: 1, maxFailedTrials: 3}
-)");
-  EXPECT_TRUE(j.ok());
-  Json c = *j;
-  c["metadata"]["name"] = name;
-  c["spec"]["budget"]["maxTrials"] = max_trials;
-  return c;
+  return testing::TestCampaign(name, max_trials);
 }
 
 // What a finished trial's pod leaves: a termination message on a node.

@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/yaml.h"
 #include "controllers/campaign_reconciler.h"
 #include "controllers/message_pool_store.h"
 #include "controllers/node_health.h"
@@ -35,6 +36,34 @@ inline bool WaitUntil(const std::function<bool()>& pred, int ms = 5000) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   return pred();
+}
+
+// The campaign the reconciler tests run: llama3-8b on one H100x8 node, tp x mbs x recompute,
+// baseline tp 1 / mbs 1 / full, objective mfu, at most 3 failed trials.
+inline Json TestCampaign(const std::string& name, int max_trials, int parallel = 1) {
+  auto j = YamlToJson(R"(
+apiVersion: tuning.paratune.dev/v1alpha1
+kind: TuningCampaign
+metadata: {name: NAME, namespace: ns}
+spec:
+  model: {preset: llama3-8b}
+  training: {framework: megatron-lm, seqLength: 8192, globalBatchSize: 512}
+  hardware: {accelerator: nvidia-h100-80gb, nodes: 1, devicesPerNode: 8}
+  searchSpace:
+    parameters:
+    - {name: tp, values: [1, 2, 4]}
+    - {name: mbs, values: [1, 2]}
+    - {name: recompute, values: [selective, full]}
+  baseline: {tp: 1, mbs: 1, recompute: full}
+  objective: {metric: mfu}
+  budget: {maxTrials: 1, parallelTrials: 1, maxFailedTrials: 3}
+)");
+  EXPECT_TRUE(j.ok());
+  Json c = *j;
+  c["metadata"]["name"] = name;
+  c["spec"]["budget"]["maxTrials"] = max_trials;
+  c["spec"]["budget"]["parallelTrials"] = parallel;
+  return c;
 }
 
 class FakeCluster {

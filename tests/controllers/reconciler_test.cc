@@ -4,7 +4,6 @@
 #include <string>
 
 #include "agents/core/campaign.h"
-#include "base/yaml.h"
 #include "controllers/campaign_status.h"
 #include "controllers/conditions.h"
 #include "tests/controllers/reconciler_fixture.h"
@@ -16,31 +15,10 @@ using testing::FakeCluster;
 using testing::Json;
 namespace res = kube::resources;
 
+// The fixture's campaign, publishing its best configuration to NAME-best.
 Json Campaign(const std::string& name, int max_trials, int parallel) {
-  auto j = YamlToJson(R"(
-apiVersion: tuning.paratune.dev/v1alpha1
-kind: TuningCampaign
-metadata: {name: NAME, namespace: ns}
-spec:
-  model: {preset: llama3-8b}
-  training: {framework: megatron-lm, seqLength: 8192, globalBatchSize: 512}
-  hardware: {accelerator: nvidia-h100-80gb, nodes: 1, devicesPerNode: 8}
-  searchSpace:
-    parameters:
-    - {name: tp, values: [1, 2, 4]}
-    - {name: mbs, values: [1, 2]}
-    - {name: recompute, values: [selective, full]}
-  baseline: {tp: 1, mbs: 1, recompute: full}
-  objective: {metric: mfu}
-  budget: {maxTrials: 4, parallelTrials: 2, maxFailedTrials: 3}
-  output: {configMapName: NAME-best}
-)");
-  EXPECT_TRUE(j.ok());
-  Json c = *j;
-  c["metadata"]["name"] = name;
+  Json c = testing::TestCampaign(name, max_trials, parallel);
   c["spec"]["output"]["configMapName"] = name + "-best";
-  c["spec"]["budget"]["maxTrials"] = max_trials;
-  c["spec"]["budget"]["parallelTrials"] = parallel;
   return c;
 }
 

@@ -19,20 +19,12 @@
 #include "operator/rest_client.h"
 #include "operator/time_source.h"
 #include "tests/integration/cluster_fixture.h"
+#include "tests/integration/reliability_harness.h"
 
 namespace paratune::kube {
 namespace {
 
 using namespace std::chrono_literals;
-
-bool Eventually(const std::function<bool()>& pred, std::chrono::milliseconds limit) {
-  auto until = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < until) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(250ms);
-  }
-  return pred();
-}
 
 // A one-node simulated Megatron-LM campaign whose trials log one progress line a second.
 Json Campaign(const std::string& name, bool early_stopping) {
@@ -133,7 +125,7 @@ TEST(EarlyStoppingIntegrationTest, ALosingTrialIsStoppedWhileItRuns) {
       const std::string p = status().value("phase", "");
       return p == "EarlyStopped" || p == "Succeeded" || p == "Failed";
     };
-    ASSERT_TRUE(Eventually(ended, 150s)) << status().dump(2);
+    ASSERT_TRUE(testing::WaitFor(ended, 150s)) << status().dump(2);
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     Json st = status();
@@ -148,7 +140,7 @@ TEST(EarlyStoppingIntegrationTest, ALosingTrialIsStoppedWhileItRuns) {
       EXPECT_GT(st["metrics"].value("mfu", 0.0), 0.1);  // the partial measurement
       EXPECT_GT(st.value("acceleratorHours", 0.0), 0.0);
       // The Job (and with it the pod) is deleted.
-      EXPECT_TRUE(Eventually(
+      EXPECT_TRUE(testing::WaitFor(
           [&] {
             auto job = admin->Get(resources::kJobs, ns, name + "-t002");
             return !job.ok() && job.status().code() == StatusCode::kNotFound;

@@ -10,7 +10,6 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <cstdlib>
 #include <functional>
 #include <string>
 #include <thread>
@@ -21,6 +20,7 @@
 #include "operator/rest_client.h"
 #include "operator/time_source.h"
 #include "tests/integration/cluster_fixture.h"
+#include "tests/integration/reliability_harness.h"
 
 namespace paratune::kube {
 namespace {
@@ -28,20 +28,6 @@ namespace {
 using namespace std::chrono_literals;
 
 const GroupVersionResource kBindings{"", "v1", "bindings", true, "Binding"};
-
-int Kubectl(testing::LocalCluster* cluster, const std::string& args) {
-  std::string cmd = "KUBECONFIG=" + cluster->dir() + "/kubeconfig kubectl " + args + " >/dev/null";
-  return std::system(cmd.c_str());
-}
-
-bool Eventually(const std::function<bool()>& pred, std::chrono::milliseconds limit) {
-  auto until = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < until) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(200ms);
-  }
-  return pred();
-}
 
 Json Campaign(const std::string& ns) {
   return {
@@ -121,13 +107,7 @@ Json Node(const std::string& name) {
 
 TEST(NodeHealthIntegrationTest, SickNodeIsFoundAvoidedAndCordonedAfterApproval) {
   PARATUNE_REQUIRE_CLUSTER(cluster);
-  const std::string src = PARATUNE_SOURCE_DIR;
-  ASSERT_EQ(Kubectl(cluster, "apply -f " + src + "/crds/"), 0);
-  ASSERT_EQ(Kubectl(cluster, "wait --for condition=established --timeout=60s -f " + src + "/crds/"),
-            0);
-  ASSERT_EQ(Kubectl(cluster, "apply -f " + src + "/manifests/00-namespace.yaml -f " + src +
-                                 "/manifests/rbac.yaml"),
-            0);
+  ASSERT_TRUE(cluster->InstallCrdsAndRbac().ok());
   KubeClient* admin = cluster->Admin();
   const std::string ns = cluster->NewNamespace("nodehealth");
   const std::string healthy = ns + "-gpu-0", sick = ns + "-gpu-1";
@@ -165,7 +145,7 @@ TEST(NodeHealthIntegrationTest, SickNodeIsFoundAvoidedAndCordonedAfterApproval) 
     return std::string();
   };
   const std::string cordon = "cordon-" + sick;
-  EXPECT_TRUE(Eventually(
+  EXPECT_TRUE(testing::WaitFor(
       [&] {
         PlayKubelet(admin, ns, healthy, sick);
         return remediation_state(cordon) == "Proposed";
@@ -181,7 +161,7 @@ TEST(NodeHealthIntegrationTest, SickNodeIsFoundAvoidedAndCordonedAfterApproval) 
   ASSERT_TRUE(cm.ok());
   EXPECT_NE((*cm)["data"].value(controllers::kNodeHealthKey, "").find(sick), std::string::npos);
   // Trials launched after the suspicion keep off the sick node.
-  EXPECT_TRUE(Eventually(
+  EXPECT_TRUE(testing::WaitFor(
       [&] {
         PlayKubelet(admin, ns, healthy, sick);
         auto job = admin->Get(resources::kJobs, ns, "nh-t004");
@@ -198,37 +178,37 @@ TEST(NodeHealthIntegrationTest, SickNodeIsFoundAvoidedAndCordonedAfterApproval) 
                         {controllers::kApprovedByAnnotation, "alice"}})
                   .ok());
   // A namespace editor may edit the campaign but not create the approval.
-  ASSERT_EQ(Kubectl(cluster, "-n " + ns +
-                                 " create role campaign-editor --verb=get,list,watch,create,update,"
-                                 "patch --resource=tuningcampaigns.tuning.paratune.dev"),
+  ASSERT_EQ(cluster->Kubectl("-n " + ns +
+                             " create role campaign-editor --verb=get,list,watch,create,update,"
+                             "patch --resource=tuningcampaigns.tuning.paratune.dev"),
             0);
-  ASSERT_EQ(Kubectl(cluster, "-n " + ns +
-                                 " create rolebinding alice-edits --role=campaign-editor "
-                                 "--user=alice"),
+  ASSERT_EQ(cluster->Kubectl("-n " + ns +
+                             " create rolebinding alice-edits --role=campaign-editor "
+                             "--user=alice"),
             0);
-  EXPECT_EQ(Kubectl(cluster, "--as=alice -n " + ns + " annotate tc nh --overwrite " +
-                                 controllers::kApproveAnnotation + "=" + cordon),
+  EXPECT_EQ(cluster->Kubectl("--as=alice -n " + ns + " annotate tc nh --overwrite " +
+                             controllers::kApproveAnnotation + "=" + cordon),
             0);
   const std::string approval = controllers::ClusterApprovalName(cordon);
-  EXPECT_NE(Kubectl(cluster, "--as=alice -n " + opns + " create configmap " + approval +
-                                 " --from-literal=remediation=" + cordon),
+  EXPECT_NE(cluster->Kubectl("--as=alice -n " + opns + " create configmap " + approval +
+                             " --from-literal=remediation=" + cordon),
             0);
   std::this_thread::sleep_for(3s);
   EXPECT_FALSE((*admin->Get(resources::kNodes, "", sick))["spec"].value("unschedulable", false));
   EXPECT_EQ(remediation_state(cordon), "Proposed");
   // A cluster administrator approves: the Node is cordoned, with the operator's own credentials,
   // at the campaign's next reconcile (approvals are not watched: within the 60 s resync).
-  ASSERT_EQ(Kubectl(cluster, "-n " + opns + " create configmap " + approval +
-                                 " --from-literal=remediation=" + cordon +
-                                 " --from-literal=approvedBy=root"),
-            0);
-  EXPECT_TRUE(Eventually(
+  ASSERT_EQ(
+      cluster->Kubectl("-n " + opns + " create configmap " + approval +
+                       " --from-literal=remediation=" + cordon + " --from-literal=approvedBy=root"),
+      0);
+  EXPECT_TRUE(testing::WaitFor(
       [&] {
         auto node = admin->Get(resources::kNodes, "", sick);
         return node.ok() && (*node)["spec"].value("unschedulable", false);
       },
       90s));
-  EXPECT_TRUE(Eventually([&] { return remediation_state(cordon) == "Applied"; }, 10s));
+  EXPECT_TRUE(testing::WaitFor([&] { return remediation_state(cordon) == "Applied"; }, 10s));
   EXPECT_FALSE((*admin->Get(resources::kNodes, "", healthy))["spec"].value("unschedulable", false));
 
   stop.request_stop();

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "base/strings.h"
+
 namespace paratune::llm {
 namespace {
 

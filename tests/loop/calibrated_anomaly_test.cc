@@ -45,10 +45,8 @@ TEST(CalibratedAnomalyTest, ReplayedRealRunsOfAnOptimisticModelAreNotAnomalous) 
   ASSERT_TRUE(trials.ok());
   auto runner = MakeReplayRunner(*spec, *trials);
   ASSERT_TRUE(runner.ok());
-  const ReplayRunner* r = runner->get();
   SimulationOptions opt;
   opt.max_trials = 6;
-  opt.measurable = [r](const Config& c) { return r->Measured(c); };
   auto result = RunSimulation(*spec, opt, runner->get(), nullptr);
   ASSERT_TRUE(result.ok()) << result.status().ToString();
   EXPECT_GE(result->json["trialCounts"]["succeeded"].get<int>(), 3);

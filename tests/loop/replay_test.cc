@@ -148,7 +148,6 @@ TEST(ReplayTest, SimulateAnswersFromTheFileAndNeverSpendsATrialOnAnUnmeasuredCon
   const ReplayRunner* r = runner->get();
   SimulationOptions opt;
   opt.max_trials = 7;
-  opt.measurable = [r](const Config& c) { return r->Measured(c); };
   auto result = RunSimulation(spec, opt, runner->get(), nullptr);
   ASSERT_TRUE(result.ok()) << result.status().ToString();
   const auto& j = result->json;
@@ -211,10 +210,8 @@ TEST(ReplayTest, TheLoopUsesWhatTheFrameworkLeavesOfTheDevice) {
   EXPECT_EQ(before["right"], before["total"]);
   auto runner = MakeReplayRunner(*spec, *trials);
   ASSERT_TRUE(runner.ok());
-  const ReplayRunner* r = runner->get();
   SimulationOptions opt;
   opt.max_trials = 6;
-  opt.measurable = [r](const Config& c) { return r->Measured(c); };
   auto result = RunSimulation(*spec, opt, runner->get(), nullptr);
   ASSERT_TRUE(result.ok()) << result.status().ToString();
   for (const auto& t : result->json["trials"]) {
@@ -228,11 +225,9 @@ TEST(ReplayTest, GridKeepsProposingAfterAFullyRejectedBatch) {
   ASSERT_TRUE(trials.ok());
   auto runner = MakeReplayRunner(spec, *trials);
   ASSERT_TRUE(runner.ok());
-  const ReplayRunner* r = runner->get();
   SimulationOptions opt;
   opt.strategy = "grid";
   opt.max_trials = 4;
-  opt.measurable = [r](const Config& c) { return r->Measured(c); };
   auto result = RunSimulation(spec, opt, runner->get(), nullptr);
   ASSERT_TRUE(result.ok()) << result.status().ToString();
   // Grid order starts with mbs 1 full and mbs 1 none... then reaches unmeasured configs

@@ -13,9 +13,12 @@
 
 #include "agents/model/catalog.h"
 #include "agents/sim/simulated_cluster.h"
+#include "tests/sim/workloads.h"
 
 namespace paratune {
 namespace {
+
+using testing::Llama7bV5e;
 
 using PV = ParamValue;
 
@@ -29,20 +32,6 @@ Workload Llama8b(int nodes = 1) {
   w.hardware.devices_per_node = 8;
   w.accel = FindAccelerator("nvidia-h100-80gb");
   w.devices = 8 * nodes;
-  return w;
-}
-
-Workload Llama7bV5e() {
-  Workload w;
-  w.model = *FindModelPreset("llama2-7b");
-  w.training.framework = "maxtext";
-  w.training.seq_length = 2048;
-  w.training.global_batch_size = 64;
-  w.hardware.accelerator = "tpu-v5e";
-  w.hardware.devices_per_node = 4;
-  w.hardware.tpu_topology = "4x4";
-  w.accel = FindAccelerator("tpu-v5e");
-  w.devices = 16;
   return w;
 }
 

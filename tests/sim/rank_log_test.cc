@@ -8,24 +8,14 @@
 #include "agents/model/parallel_plan.h"
 #include "agents/sim/framework_log.h"
 #include "agents/sim/simulated_cluster.h"
+#include "tests/sim/workloads.h"
 
 namespace paratune {
 namespace {
 
-using PV = ParamValue;
+using testing::Llama8bH100;
 
-Workload Llama8bTwoNodes() {
-  Workload w;
-  w.model = *FindModelPreset("llama3-8b");
-  w.training.seq_length = 8192;
-  w.training.global_batch_size = 512;
-  w.hardware.accelerator = "nvidia-h100-80gb";
-  w.hardware.nodes = 2;
-  w.hardware.devices_per_node = 8;
-  w.accel = FindAccelerator("nvidia-h100-80gb");
-  w.devices = 16;
-  return w;
-}
+using PV = ParamValue;
 
 int Count(const std::string& log, const std::string& what) {
   int n = 0;
@@ -34,7 +24,7 @@ int Count(const std::string& log, const std::string& what) {
 }
 
 TEST(RankLogTest, MegatronPrintsIterationsOnTheLastRankAndMemoryOnDataParallelRankZero) {
-  const Workload w = Llama8bTwoNodes();
+  const Workload w = Llama8bH100(2);
   Config c = {{"tp", PV::Int(8)},
               {"pp", PV::Int(2)},
               {"mbs", PV::Int(1)},

@@ -3,24 +3,14 @@
 #include <gtest/gtest.h>
 
 #include "agents/model/perf_model.h"
+#include "tests/sim/workloads.h"
 
 namespace paratune {
 namespace {
 
-using PV = ParamValue;
+using testing::Llama8bH100;
 
-Workload Llama8b() {
-  Workload w;
-  w.model = *FindModelPreset("llama3-8b");
-  w.training.seq_length = 8192;
-  w.training.global_batch_size = 512;
-  w.hardware.accelerator = "nvidia-h100-80gb";
-  w.hardware.nodes = 1;
-  w.hardware.devices_per_node = 8;
-  w.accel = FindAccelerator("nvidia-h100-80gb");
-  w.devices = 8;
-  return w;
-}
+using PV = ParamValue;
 
 ParallelPlan Plan(const Workload& w, int64_t tp, int64_t mbs) {
   return PlanFromConfig(w, {{"tp", PV::Int(tp)},
@@ -44,7 +34,7 @@ TEST(RealityTest, KindsShareTheSeedsPerturbedConstantsAndUnknownKindsAreRefused)
 }
 
 TEST(RealityTest, StructuralRealitiesCostMoreMemoryAndPayAFloorPerMicroBatch) {
-  const Workload w = Llama8b();
+  const Workload w = Llama8bH100();
   for (uint64_t seed = 1; seed <= 5; ++seed) {
     const sim::Reality p = sim::RealityForSeed(seed);
     const sim::Reality s = *sim::RealityFor(seed, "structural");

@@ -7,38 +7,15 @@
 #include <sstream>
 
 #include "agents/model/perf_model.h"
+#include "tests/sim/workloads.h"
 
 namespace paratune {
 namespace {
 
+using testing::Llama7bV5e;
+using testing::Llama8bH100;
+
 using PV = ParamValue;
-
-Workload Llama8b() {
-  Workload w;
-  w.model = *FindModelPreset("llama3-8b");
-  w.training.seq_length = 8192;
-  w.training.global_batch_size = 512;
-  w.hardware.accelerator = "nvidia-h100-80gb";
-  w.hardware.nodes = 1;
-  w.hardware.devices_per_node = 8;
-  w.accel = FindAccelerator("nvidia-h100-80gb");
-  w.devices = 8;
-  return w;
-}
-
-Workload Llama7bV5e() {
-  Workload w;
-  w.model = *FindModelPreset("llama2-7b");
-  w.training.framework = "maxtext";
-  w.training.seq_length = 2048;
-  w.training.global_batch_size = 64;
-  w.hardware.accelerator = "tpu-v5e";
-  w.hardware.devices_per_node = 4;
-  w.hardware.tpu_topology = "4x4";
-  w.accel = FindAccelerator("tpu-v5e");
-  w.devices = 16;
-  return w;
-}
 
 Config Good() {
   return {{"tp", PV::Int(2)},
@@ -61,7 +38,7 @@ std::string LastLine(const std::string& log) {
 }
 
 TEST(SimulatedClusterTest, SameInputsSameResult) {
-  const Workload w = Llama8b();
+  const Workload w = Llama8bH100();
   SimTrialResult a = RunSimulatedTrial(w, Good(), NoFaults(), 0);
   SimTrialResult b = RunSimulatedTrial(w, Good(), NoFaults(), 0);
   EXPECT_EQ(a.log, b.log);
@@ -74,7 +51,7 @@ TEST(SimulatedClusterTest, SameInputsSameResult) {
 }
 
 TEST(SimulatedClusterTest, SuccessPrintsMegatronLinesAndTerminationJson) {
-  const Workload w = Llama8b();
+  const Workload w = Llama8bH100();
   SimTrialResult r = RunSimulatedTrial(w, Good(), NoFaults(), 0);
   ASSERT_EQ(r.exit_code, 0) << r.log;
   const std::regex line(
@@ -103,7 +80,7 @@ TEST(SimulatedClusterTest, SuccessPrintsMegatronLinesAndTerminationJson) {
 }
 
 TEST(SimulatedClusterTest, RealityDiffersFromTheModelButNotWildly) {
-  const Workload w = Llama8b();
+  const Workload w = Llama8bH100();
   const Estimate e = EstimateConfig(w, Good());
   double max_rel = 0;
   for (uint64_t seed = 1; seed <= 20; ++seed) {
@@ -120,7 +97,7 @@ TEST(SimulatedClusterTest, RealityDiffersFromTheModelButNotWildly) {
 }
 
 TEST(SimulatedClusterTest, OutOfMemoryPrintsTorchError) {
-  const Workload w = Llama8b();
+  const Workload w = Llama8bH100();
   Config c{{"tp", PV::Int(1)}, {"mbs", PV::Int(4)}, {"recompute", PV::Enum("none")}};
   SimTrialResult r = RunSimulatedTrial(w, c, NoFaults(), 0);
   EXPECT_EQ(r.exit_code, 1);
@@ -135,7 +112,7 @@ TEST(SimulatedClusterTest, OutOfMemoryPrintsTorchError) {
 }
 
 TEST(SimulatedClusterTest, DivisibilityErrorsUseMegatronText) {
-  Workload w = Llama8b();
+  Workload w = Llama8bH100();
   w.model = *FindModelPreset("qwen2.5-0.5b");  // 14 heads
   SimTrialResult r = RunSimulatedTrial(w, {{"tp", PV::Int(4)}}, NoFaults(), 0);
   EXPECT_EQ(r.exit_code, 1);
@@ -143,7 +120,7 @@ TEST(SimulatedClusterTest, DivisibilityErrorsUseMegatronText) {
   EXPECT_EQ(LastLine(r.log),
             "[rank0]: ValueError: num_attention_heads (14) must be a multiple of "
             "tensor_model_parallel_size (4).");
-  r = RunSimulatedTrial(Llama8b(), {{"mbs", PV::Int(3)}}, NoFaults(), 0);
+  r = RunSimulatedTrial(Llama8bH100(), {{"mbs", PV::Int(3)}}, NoFaults(), 0);
   EXPECT_EQ(LastLine(r.log),
             "[rank0]: AssertionError: global batch size (512) is not divisible by micro batch "
             "size (3) times data parallel size (8)");
@@ -172,7 +149,7 @@ TEST(SimulatedClusterTest, TpuRunsPrintMaxTextAndXlaErrors) {
 }
 
 TEST(SimulatedClusterTest, InfrastructureFaultsAreRareRetryableAndLabelled) {
-  const Workload w = Llama8b();
+  const Workload w = Llama8bH100();
   SimOptions opt;
   opt.seed = 11;
   opt.infra_fault_rate = 0.02;
