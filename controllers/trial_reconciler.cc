@@ -201,6 +201,16 @@ Result<kube::ReconcileResult> TrialRunReconciler::Observe(Context& ctx, const Js
   if (state.phase == WorkloadState::Phase::kFailed) {
     return Fail(ctx, state.reason.empty() ? "JobFailed" : state.reason, state.message);
   }
+  const kube::Millis deadline_in = DeadlineIn(ctx, workload);
+  if (deadline_in.count() <= 0) {
+    PARATUNE_RETURN_IF_ERROR(
+        DeleteWorkload(ctx, workload.value("kind", "Job"), kube::NameOf(workload)));
+    return Fail(ctx, "DeadlineExceeded",
+                std::to_string(ctx.campaign.budget.trial_timeout_seconds) +
+                    " s counted from admission at " +
+                    status.value("admissionTime", "the workload's creation") + "; its " +
+                    workload.value("kind", "Job") + " was deleted");
+  }
   std::string why;
   kube::Millis stuck = UnschedulableFor(ctx.pods, time_->SystemNow(), &why);
   if (stuck >= opts_.unschedulable_after) {
@@ -220,11 +230,27 @@ Result<kube::ReconcileResult> TrialRunReconciler::Observe(Context& ctx, const Js
   kube::ReconcileResult r;
   if (poll) r.requeue_after = opts_.early_stop_interval;
   if (stuck.count() > 0) r.requeue_after = opts_.unschedulable_after - stuck + kube::Millis(1000);
+  if (deadline_in.count() < kNoDeadline.count() &&
+      (r.requeue_after.count() == 0 || deadline_in < r.requeue_after)) {
+    r.requeue_after = deadline_in + kube::Millis(500);
+  }
   if (opts_.jobset_available && ctx.campaign.hardware.nodes > 1 &&
       (r.requeue_after.count() == 0 || r.requeue_after > kube::Millis(10000))) {
     r.requeue_after = kube::Millis(10000);
   }
   return r;
+}
+
+kube::Millis TrialRunReconciler::DeadlineIn(const Context& ctx, const Json& workload) const {
+  const int64_t timeout = ctx.campaign.budget.trial_timeout_seconds;
+  if (timeout <= 0) return kNoDeadline;
+  const Json& status = ctx.trial.value("status", Json::object());
+  std::string from = status.value("admissionTime", "");
+  if (from.empty()) from = workload["metadata"].value("creationTimestamp", "");
+  kube::SystemTime start;
+  if (!kube::ParseRfc3339(from, &start)) return kNoDeadline;
+  const auto deadline = start + std::chrono::seconds(timeout) + opts_.deadline_grace;
+  return std::chrono::duration_cast<kube::Millis>(deadline - time_->SystemNow());
 }
 
 Result<kube::ReconcileResult> TrialRunReconciler::Succeed(Context& ctx) {

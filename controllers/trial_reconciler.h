@@ -14,6 +14,8 @@
 // Every finished trial records status.acceleratorHours (devices x wall time of its pods).
 // Every Job gets a required node anti-affinity against the ledger's suspect nodes at launch
 // time and the TrialRun's spec.avoidNodes.
+//   Past spec.budget.trialTimeout + deadline_grace counted from admission (queue time is not
+//                       trial time) -> its Job/JobSet is deleted, Failed as Timeout.
 //   Job failed, or pods unschedulable too long -> gathers the evidence (termination message,
 //                       log tail, pod reason such as OOMKilled, exit code, scheduling events,
 //                       Job condition), runs the Diagnostician -> phase Failed, status.failure.
@@ -45,6 +47,11 @@ struct TrialReconcilerOptions {
   std::string default_image = "paratune/paratune:latest";
   // A trial whose pods cannot be scheduled for this long fails as Unschedulable.
   kube::Millis unschedulable_after{180000};
+  // The operator's own bound on a trial: spec.budget.trialTimeout counted from admission
+  // (status.admissionTime; the workload's creation when unqueued) plus this grace. The Job's
+  // activeDeadlineSeconds normally ends it first; this one also ends a JobSet, a resumed Job
+  // on a cluster that does not restart its deadline, and a workload nobody runs.
+  kube::Millis deadline_grace{10000};
   int64_t log_tail_lines = 400;
   // Bytes of one pod log read at most (the pod log API's limitBytes).
   int64_t log_limit_bytes = 256 * 1024;
@@ -90,6 +97,10 @@ class TrialRunReconciler : public kube::Reconciler {
   Result<bool> MaybeStopEarly(Context& ctx, const kube::Json& workload);
   // Deletes the trial's Job or JobSet (background propagation: its pods go too).
   Status DeleteWorkload(const Context& ctx, const std::string& kind, const std::string& name);
+  // Time left before the trial's own deadline (TrialReconcilerOptions::deadline_grace);
+  // kNoDeadline without a timeout or a start time.
+  static constexpr kube::Millis kNoDeadline = kube::Millis::max();
+  kube::Millis DeadlineIn(const Context& ctx, const kube::Json& workload) const;
   // The bounded, UTF-8 safe log of the trial container of `pod`.
   std::string PodLog(const kube::Json& pod);
   Result<kube::ReconcileResult> Fail(Context& ctx, const std::string& reason,

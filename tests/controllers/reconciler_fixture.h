@@ -70,7 +70,9 @@ class FakeCluster {
  public:
   // detect_anomalies=false: the session learns from every success (tests whose made-up metrics
   // have nothing to do with the performance model's predictions).
-  explicit FakeCluster(bool detect_anomalies = true) {
+  // `time`: the reconcilers' clock (the informers keep the real one).
+  explicit FakeCluster(bool detect_anomalies = true,
+                       kube::TimeSource* time = kube::RealTimeSource::Get()) {
     kube::ReflectorOptions ro;
     ro.seed = 7;
     for (const auto* gvr : {&res::kTuningCampaigns, &res::kTrialRuns, &res::kJobs, &res::kPods}) {
@@ -83,8 +85,7 @@ class FakeCluster {
     for (auto& inf : informers_) {
       EXPECT_TRUE(WaitUntil([&] { return inf->HasSynced(); }));
     }
-    recorder = std::make_unique<kube::EventRecorder>(&client, "paratune-operator",
-                                                     kube::RealTimeSource::Get());
+    recorder = std::make_unique<kube::EventRecorder>(&client, "paratune-operator", time);
     store = std::make_unique<ConfigMapPoolStore>(&client);
     analyzer = std::shared_ptr<const FailureAnalyzer>(MakeFallbackFailureAnalyzer());
     ledger = std::make_unique<NodeLedgerStore>(&client, "paratune-system");
@@ -96,7 +97,7 @@ class FakeCluster {
     copts.detect_anomalies = detect_anomalies;
     campaign_reconciler = std::make_unique<TuningCampaignReconciler>(
         &client, CampaignInformers{campaigns(), trials()}, store.get(), recorder.get(), analyzer,
-        nullptr, kube::RealTimeSource::Get(), copts);
+        nullptr, time, copts);
     TrialReconcilerOptions topts;
     NodeLedgerStore* l = ledger.get();
     topts.suspect_nodes = [l]() -> Result<std::vector<std::string>> {
@@ -106,7 +107,7 @@ class FakeCluster {
     };
     trial_reconciler = std::make_unique<TrialRunReconciler>(
         &client, TrialInformers{trials(), campaigns(), jobs(), pods()}, recorder.get(),
-        analyzer.get(), kube::RealTimeSource::Get(), topts);
+        analyzer.get(), time, topts);
   }
   ~FakeCluster() {
     for (auto& t : threads_) t.request_stop();

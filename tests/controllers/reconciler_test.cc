@@ -153,7 +153,11 @@ TEST(CampaignReconcilerTest, CrashBetweenPoolSaveAndCreateLosesAndDuplicatesNoth
 
 TEST(CampaignReconcilerTest, FailedTrialIsDiagnosedAndLargerBudgetResumes) {
   FakeCluster c(/*detect_anomalies=*/false);
-  ASSERT_TRUE(c.client.Create(res::kTuningCampaigns, "ns", Campaign("llama", 3, 1)).ok());
+  // tp 8 too: the made-up OOM of the second trial rules out every configuration that needs at
+  // least as much memory, and a resumed campaign must still have something left to run.
+  Json campaign = Campaign("llama", 3, 1);
+  campaign["spec"]["searchSpace"]["parameters"][0]["values"] = Json::array({1, 2, 4, 8});
+  ASSERT_TRUE(c.client.Create(res::kTuningCampaigns, "ns", campaign).ok());
   for (int i = 0; i < 8 && Phase(c, "llama") != "Succeeded"; ++i) Step(c, "llama", 2);
   ASSERT_EQ(Phase(c, "llama"), "Succeeded");
   Json failed = c.Get(res::kTrialRuns, "llama-t002");
@@ -168,7 +172,7 @@ TEST(CampaignReconcilerTest, FailedTrialIsDiagnosedAndLargerBudgetResumes) {
   ASSERT_TRUE(c.client.Update(res::kTuningCampaigns, tc).ok());
   c.Sync();
   ASSERT_TRUE(c.campaign_reconciler->Reconcile({"ns", "llama"}).ok());
-  EXPECT_EQ(Phase(c, "llama"), "Running");
+  EXPECT_EQ(Phase(c, "llama"), "Running") << c.Get(res::kTuningCampaigns, "llama")["status"];
   for (int i = 0; i < 8 && Phase(c, "llama") != "Succeeded"; ++i) Step(c, "llama");
   EXPECT_EQ(Phase(c, "llama"), "Succeeded");
   EXPECT_GE(c.List(res::kTrialRuns).size(), 5u);

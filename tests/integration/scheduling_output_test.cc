@@ -1,9 +1,11 @@
 // Issue 13 on the local control plane (real kube-apiserver, controller-manager, scheduler,
 // paratune-kubelet-sim, and paratune-operator as a subprocess under its ServiceAccount):
 //  - Kueue admission: a queue-named multi-node campaign renders a suspended JobSet labelled
-//    kueue.x-k8s.io/queue-name; the test plays Kueue by unsuspending it, and the TrialRun records
-//    admissionTime and queueSeconds with an Admitted Event. (JobSet through its CRD alone: the
-//    test installs jobsets.jobset.x-k8s.io for the duration and removes it.)
+//    kueue.x-k8s.io/queue-name; the test plays Kueue by unsuspending it after longer than the
+//    trial timeout, and the TrialRun records admissionTime and queueSeconds with an Admitted
+//    Event, is not timed out by its queue time, and is ended as Timeout by the operator once
+//    the timeout has passed since admission (nothing runs the JobSet here: the test installs
+//    the jobsets.jobset.x-k8s.io CRD alone for the duration and removes it).
 //  - The same for a batch/v1 Job: on Kubernetes >= 1.21 the Job is held and released the same
 //    way, and its trialTimeout, shorter than the time it waited, still lets it finish (the
 //    timeout counts from admission); on 1.20 (hack/build-kube.sh) the API server drops
@@ -105,6 +107,7 @@ TEST(SchedulingTest, QueuedJobSetWaitsSuspendedUntilTheTestAdmitsIt) {
   Json campaign = SimCampaign("qjs", 1, 1);
   campaign["spec"]["hardware"]["nodes"] = 2;
   campaign["spec"]["queueName"] = "team-q";
+  campaign["spec"]["budget"]["trialTimeout"] = "20s";
   ASSERT_TRUE(admin->Create(resources::kTuningCampaigns, ns, campaign).ok());
   OperatorProcess op(cluster, {"--namespace", ns}, cluster->dir() + "/" + ns + "-operator.log");
   ASSERT_TRUE(op.Start());
@@ -131,11 +134,13 @@ TEST(SchedulingTest, QueuedJobSetWaitsSuspendedUntilTheTestAdmitsIt) {
       << TrialRun(admin, ns, trial).dump(2);
   EXPECT_EQ(Field(TrialRun(admin, ns, trial), "status").value("phase", ""), "Pending");
   EXPECT_TRUE(JobsOf(admin, ns, "qjs").empty());
-  std::this_thread::sleep_for(seconds(4));  // the trial waits in the queue
+  // The trial waits in the queue for longer than its 20 s timeout.
+  std::this_thread::sleep_for(seconds(25));
   // The test plays Kueue: admission is spec.suspend false.
   auto admitted = admin->Patch(controllers::kJobSets, ns, trial, PatchType::kMerge,
                                Json{{"spec", {{"suspend", false}}}});
   ASSERT_TRUE(admitted.ok()) << StatusText(admitted.status());
+  const auto admitted_at = std::chrono::steady_clock::now();
   Json status;
   ASSERT_TRUE(WaitFor(
       [&] {
@@ -144,12 +149,25 @@ TEST(SchedulingTest, QueuedJobSetWaitsSuspendedUntilTheTestAdmitsIt) {
       },
       seconds(40)))
       << status.dump(2) << "\noperator log: " << op.log_path();
-  EXPECT_GE(status["queueSeconds"].get<int64_t>(), 4);
+  EXPECT_GE(status["queueSeconds"].get<int64_t>(), 25);
+  EXPECT_NE(status.value("phase", ""), "Failed") << "queue time counted against the timeout";
   EXPECT_FALSE(status.value("admissionTime", "").empty());
   ASSERT_NE(Condition(status, "Admitted"), nullptr);
   EXPECT_EQ(Condition(status, "Admitted")->value("status", ""), "True");
   EXPECT_TRUE(WaitFor([&] { return HasEvent(admin, ns, trial, "Admitted"); }, seconds(10)));
   EXPECT_TRUE(HasEvent(admin, ns, trial, "Queued"));
+  // No JobSet controller runs it here: the operator's own deadline ends it 20 s (+ 10 s grace)
+  // after admission, not after creation.
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        status = Field(TrialRun(admin, ns, trial), "status");
+        return status.value("phase", "") == "Failed";
+      },
+      seconds(60)))
+      << status.dump(2) << "\noperator log: " << op.log_path();
+  EXPECT_GE(std::chrono::steady_clock::now() - admitted_at, seconds(20));
+  EXPECT_EQ(Field(status, "failure").value("category", ""), "Timeout") << status.dump(2);
+  EXPECT_FALSE(admin->Get(controllers::kJobSets, ns, trial).ok()) << "the JobSet must be deleted";
   op.Stop(SIGTERM);
 }
 

@@ -47,8 +47,8 @@ TEST_F(ValidatorTest, RejectsWithAReasonAUserCanActOn) {
 
 TEST_F(ValidatorTest, MemoryMarginIsLearnedAndCanBeWaivedForOneBorderlineAttempt) {
   Validator v(&spec_, &model_, &space_, {});
-  const Config edge = Make(1, 1, 1, "none");  // 76 GiB by the model: inside the 4.8 GiB prior
-  EXPECT_NEAR(pool_.calibration().memory_margin_gib, 4.8, 1e-9);
+  const Config edge = Make(1, 1, 1, "none");  // 76 GiB by the model: inside the 8 GiB prior
+  EXPECT_NEAR(pool_.calibration().memory_margin_gib, 8.0, 1e-9);
   EXPECT_FALSE(v.Check(edge, pool_, Predictor()).ok);
   EXPECT_TRUE(v.Check(edge, pool_, Predictor(), 0.0).ok);
 }
