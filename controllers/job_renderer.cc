@@ -305,7 +305,8 @@ std::string GkeGpuAcceleratorName(const std::string& catalog_name) {
       {"nvidia-a100-80gb", "nvidia-a100-80gb"},
       {"nvidia-h100-80gb", "nvidia-h100-80gb"},
       {"nvidia-h200", "nvidia-h200-141gb"},
-      {"nvidia-b200", "nvidia-b200"}};
+      {"nvidia-b200", "nvidia-b200"},
+      {"nvidia-v100-16gb", "nvidia-tesla-v100"}};
   auto it = kNames.find(catalog_name);
   return it != kNames.end() ? it->second : catalog_name;
 }

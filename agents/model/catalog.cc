@@ -38,6 +38,37 @@ std::vector<Accelerator> BuildAccelerators() {
        {"nvidia-a100-sxm4-80gb", "a100-80gb", "a100"},
        "nvidia-a100-80gb",
        "NVIDIA A100 datasheet (SXM4 80GB): 312 TFLOP/s bf16 dense, 2,039 GB/s, NVLink 600 GB/s"});
+  // Volta has no bf16 tensor cores: bf16_tflops holds the fp16 tensor peak, and the launch
+  // checks refuse bf16 on it (constraints.cc). Scale-out: DGX-1's 4 x 100 Gb/s for 8 GPUs.
+  // hbm_gib: torch's total_memory (nvidia-smi 32510 / 16160 MiB).
+  a.push_back({"nvidia-v100-32gb",
+               false,
+               125,
+               0,
+               31.75,
+               900,
+               300,
+               6.25,
+               8,
+               {},
+               {"nvidia-tesla-v100-sxm2-32gb", "v100-32gb"},
+               "",
+               "NVIDIA V100 datasheet (SXM2 32GB): 125 TFLOP/s fp16 tensor, 900 GB/s, NVLink "
+               "300 GB/s; no bf16"});
+  a.push_back({"nvidia-v100-16gb",
+               false,
+               125,
+               0,
+               15.78,
+               900,
+               300,
+               6.25,
+               8,
+               {},
+               {"nvidia-tesla-v100-sxm2-16gb", "v100-16gb", "v100"},
+               "nvidia-tesla-v100",
+               "NVIDIA V100 datasheet (SXM2 16GB): 125 TFLOP/s fp16 tensor, 900 GB/s, NVLink "
+               "300 GB/s; no bf16"});
   a.push_back(
       {"nvidia-h100-80gb",
        false,

@@ -212,6 +212,12 @@ std::vector<Violation> FindViolations(const Workload& w, const ParallelPlan& p) 
     c.Add("precision fp8 is not supported by " + w.accel->name, {},
           "RuntimeError: FP8 is not supported on this device");
   }
+  if (w.training.precision == "bf16" && w.accel->name.rfind("nvidia-v100", 0) == 0) {
+    // Volta (compute capability 7.0) has no bf16 tensor cores.
+    c.Add("precision bf16 is not supported by " + w.accel->name + "; use fp16", {},
+          "RuntimeError: Current CUDA Device does not support bfloat16. Please switch dtype to "
+          "float16.");
+  }
   if (tpu) {
     CheckTpu(w, p, &c);
     return out;

@@ -313,6 +313,7 @@ TEST(JobRendererTest, GkeNames) {
   EXPECT_EQ(GkeTpuAcceleratorName("tpu-v6e"), "tpu-v6e-slice");
   EXPECT_EQ(GkeTpuAcceleratorName("nvidia-h200"), "");
   EXPECT_EQ(GkeGpuAcceleratorName("nvidia-h200"), "nvidia-h200-141gb");
+  EXPECT_EQ(GkeGpuAcceleratorName("nvidia-v100-16gb"), "nvidia-tesla-v100");  // GKE has no 32GB
 }
 
 TEST(JobRendererTest, EveryContainerKnowsItsNodeFromTheDownwardApi) {

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "agents/model/perf_model.h"
+
 namespace paratune {
 namespace {
 
@@ -11,12 +13,41 @@ TEST(CatalogTest, FindsAcceleratorsByNameAndGkeLabel) {
   EXPECT_TRUE(v5e->tpu);
   EXPECT_EQ(FindAccelerator("tpu-v5-lite-podslice"), v5e);
   EXPECT_EQ(FindAccelerator("NVIDIA-H100-80GB"), FindAccelerator("nvidia-h100-80gb"));
-  EXPECT_EQ(FindAccelerator("nvidia-v100"), nullptr);
+  EXPECT_EQ(FindAccelerator("nvidia-k80"), nullptr);
+  EXPECT_EQ(FindAccelerator("nvidia-tesla-v100"), FindAccelerator("nvidia-v100-16gb"));
   // Reference figures (vendor datasheets, see reference.md).
   EXPECT_DOUBLE_EQ(FindAccelerator("nvidia-a100-80gb")->bf16_tflops, 312);
   EXPECT_DOUBLE_EQ(FindAccelerator("nvidia-h100-80gb")->fp8_tflops, 1979);
   EXPECT_DOUBLE_EQ(FindAccelerator("tpu-v5p")->bf16_tflops, 459);
   EXPECT_DOUBLE_EQ(FindAccelerator("tpu-v6e")->hbm_gbps, 1638);
+}
+
+// V100 (BigScience's 1B3 benchmark tables, bench/measurements/bigscience-tr3m): 16-bit tensor
+// cores for fp16 only, the capacity torch reports, and bf16 refused with torch's own text.
+TEST(CatalogTest, V100TrainsInFp16AndRefusesBf16) {
+  const Accelerator* v100 = FindAccelerator("nvidia-v100-32gb");
+  ASSERT_NE(v100, nullptr);
+  EXPECT_DOUBLE_EQ(v100->PeakTflops("fp16"), 125);
+  EXPECT_DOUBLE_EQ(FindAccelerator("v100-16gb")->hbm_gib, 15.78);
+  Workload w;
+  w.model = *FindModelPreset("llama3-8b");
+  w.training.seq_length = 2048;
+  w.training.global_batch_size = 64;
+  w.training.precision = "fp16";
+  w.hardware.accelerator = "nvidia-v100-32gb";
+  w.hardware.devices_per_node = 8;
+  w.accel = v100;
+  w.devices = 8;
+  Config c;
+  c["tp"] = ParamValue::Int(8);
+  EXPECT_TRUE(CheckConstraints(w, c).empty());
+  w.training.precision = "bf16";
+  const Estimate e = EstimateConfig(w, c);
+  EXPECT_FALSE(e.fits);
+  ASSERT_EQ(e.violations.size(), 1u);
+  EXPECT_EQ(e.violations[0], "precision bf16 is not supported by nvidia-v100-32gb; use fp16");
+  w.accel = FindAccelerator("nvidia-a100-80gb");
+  EXPECT_TRUE(CheckConstraints(w, c).empty());
 }
 
 TEST(CatalogTest, EveryEntryHasASourceAndTpusHaveTopologies) {
@@ -26,7 +57,7 @@ TEST(CatalogTest, EveryEntryHasASourceAndTpusHaveTopologies) {
     EXPECT_EQ(a.tpu, !a.tpu_topologies.empty()) << a.name;
   }
   for (const auto& m : ModelPresets()) EXPECT_FALSE(m.source.empty()) << m.name;
-  EXPECT_EQ(Accelerators().size(), 8u);
+  EXPECT_EQ(Accelerators().size(), 10u);
 }
 
 TEST(CatalogTest, PresetParameterCountsMatchPublishedSizes) {
