@@ -33,7 +33,7 @@
 #include "controllers/node_health.h"
 #include "operator/controller.h"
 #include "operator/event_recorder.h"
-#include "operator/informer.h"
+#include "operator/object_reader.h"
 #include "operator/kube_client.h"
 #include "operator/time_source.h"
 
@@ -63,8 +63,8 @@ struct CampaignReconcilerOptions {
 };
 
 struct CampaignInformers {
-  kube::Informer* campaigns = nullptr;
-  kube::Informer* trials = nullptr;
+  kube::ObjectReader* campaigns = nullptr;
+  kube::ObjectReader* trials = nullptr;
 };
 
 class TuningCampaignReconciler : public kube::Reconciler {

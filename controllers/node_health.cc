@@ -103,7 +103,7 @@ std::string ClusterApproveCommand(const std::string& operator_ns, const std::str
 }
 
 CampaignHealth::CampaignHealth(kube::KubeClient* client, NodeLedgerStore* ledger,
-                               kube::Informer* jobs, kube::Informer* pods,
+                               kube::ObjectReader* jobs, kube::ObjectReader* pods,
                                CampaignHealthOptions opts)
     : client_(client), ledger_(ledger), jobs_(jobs), pods_(pods), opts_(std::move(opts)) {}
 

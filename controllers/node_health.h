@@ -34,7 +34,7 @@
 #include "agents/health/node_ledger.h"
 #include "agents/loop/tuning_session.h"
 #include "controllers/node_ledger_store.h"
-#include "operator/informer.h"
+#include "operator/object_reader.h"
 #include "operator/kube_client.h"
 
 namespace paratune::controllers {
@@ -74,8 +74,8 @@ using HealthEmit = std::function<void(const std::string&, const std::string&, co
 class CampaignHealth {
  public:
   // Borrows everything; `jobs`/`pods` may be null (then no diagnostics run).
-  CampaignHealth(kube::KubeClient* client, NodeLedgerStore* ledger, kube::Informer* jobs,
-                 kube::Informer* pods, CampaignHealthOptions opts);
+  CampaignHealth(kube::KubeClient* client, NodeLedgerStore* ledger, kube::ObjectReader* jobs,
+                 kube::ObjectReader* pods, CampaignHealthOptions opts);
 
   Status Observe(HealthContext& ctx, const HealthEmit& emit);
   Status Diagnose(HealthContext& ctx, const HealthEmit& emit);
@@ -106,8 +106,8 @@ class CampaignHealth {
 
   kube::KubeClient* client_;
   NodeLedgerStore* ledger_;
-  kube::Informer* jobs_;
-  kube::Informer* pods_;
+  kube::ObjectReader* jobs_;
+  kube::ObjectReader* pods_;
   CampaignHealthOptions opts_;
   std::mutex mu_;
   std::set<std::string> emitted_;       // guarded by mu_

@@ -51,6 +51,41 @@ Status AdmitCampaign(kube::KubeClient* client, const ControllerSetupOptions& opt
   return CheckLlmAccess(client, spec, opts.llm);
 }
 
+namespace {
+
+// What the controllers read of one kind, and the informers behind it (their event sources).
+struct Watched {
+  kube::ObjectReader* reader = nullptr;
+  std::vector<kube::Informer*> informers;
+};
+
+// One informer for the watched namespace (or all), or one per namespace when several are
+// watched: then RBAC may grant the operator nothing cluster-wide (the chart's per-namespace
+// Roles), so nothing is listed or watched beyond them.
+Watched Watch(kube::Manager* mgr, ControllerSet* set, const ControllerSetupOptions& opts,
+              const kube::GroupVersionResource& gvr, const std::string& selector = "") {
+  Watched w;
+  if (opts.namespaces.size() <= 1) {
+    const std::string ns =
+        opts.namespaces.empty() ? opts.watch_namespace : *opts.namespaces.begin();
+    w.informers.push_back(mgr->GetInformer(gvr, ns, selector));
+    w.reader = w.informers.front();
+    return w;
+  }
+  std::vector<kube::ObjectReader*> readers;
+  std::vector<std::string> names;
+  for (const std::string& ns : opts.namespaces) {
+    w.informers.push_back(mgr->GetInformer(gvr, ns, selector));
+    readers.push_back(w.informers.back());
+    names.push_back(ns);
+  }
+  set->readers.push_back(std::make_unique<kube::NamespacedReader>(readers, names));
+  w.reader = set->readers.back().get();
+  return w;
+}
+
+}  // namespace
+
 Result<std::unique_ptr<ControllerSet>> SetupControllers(kube::Manager* mgr,
                                                         const ControllerSetupOptions& opts) {
   PARATUNE_RETURN_IF_ERROR(ValidateDiagnosticMode(opts.diagnostics));
@@ -71,13 +106,16 @@ Result<std::unique_ptr<ControllerSet>> SetupControllers(kube::Manager* mgr,
   set->jobset_available = opts.detect_jobset && DetectJobSet(client, probe_ns);
   spdlog::info("JobSet API {}", set->jobset_available ? "found: multi-node trials use JobSets"
                                                       : "not installed: Indexed Jobs");
-  const std::string& ns = opts.watch_namespace;
-  kube::Informer* campaigns = mgr->GetInformer(res::kTuningCampaigns, ns);
-  kube::Informer* trials = mgr->GetInformer(res::kTrialRuns, ns);
+  const Watched campaigns_w = Watch(mgr, set.get(), opts, res::kTuningCampaigns);
+  const Watched trials_w = Watch(mgr, set.get(), opts, res::kTrialRuns);
   // Only the operator's own Jobs and pods (trial and diagnostic ones all carry the campaign
   // label): the cache does not grow with the rest of the cluster.
-  kube::Informer* jobs = mgr->GetInformer(res::kJobs, ns, kCampaignLabel);
-  kube::Informer* pods = mgr->GetInformer(res::kPods, ns, kCampaignLabel);
+  const Watched jobs_w = Watch(mgr, set.get(), opts, res::kJobs, kCampaignLabel);
+  const Watched pods_w = Watch(mgr, set.get(), opts, res::kPods, kCampaignLabel);
+  kube::ObjectReader* campaigns = campaigns_w.reader;
+  kube::ObjectReader* trials = trials_w.reader;
+  kube::ObjectReader* jobs = jobs_w.reader;
+  kube::ObjectReader* pods = pods_w.reader;
 
   CampaignReconcilerOptions copts;
   copts.seed = opts.seed;
@@ -135,21 +173,25 @@ Result<std::unique_ptr<ControllerSet>> SetupControllers(kube::Manager* mgr,
   kube::Controller* cc =
       mgr->NewController({"tuningcampaign", opts.max_concurrent_reconciles, {}, max_workers},
                          set->campaign_reconciler.get());
-  cc->For(campaigns);
-  cc->Owns(trials, "TuningCampaign");
-  if (opts.node_health) cc->Owns(jobs, "TuningCampaign");  // diagnostic Jobs
+  for (kube::Informer* i : campaigns_w.informers) cc->For(i);
+  for (kube::Informer* i : trials_w.informers) cc->Owns(i, "TuningCampaign");
+  if (opts.node_health) {
+    for (kube::Informer* i : jobs_w.informers) cc->Owns(i, "TuningCampaign");  // diagnostics
+  }
   kube::Controller* tc = mgr->NewController(
       {"trialrun", opts.max_concurrent_reconciles, {}, max_workers}, set->trial_reconciler.get());
-  tc->For(trials);
-  tc->Owns(jobs, "TrialRun");
-  tc->Watches(pods, [](const Json& pod) {
-    std::vector<kube::ObjectKey> out;
-    const Json& labels = pod.value("metadata", Json::object()).value("labels", Json::object());
-    if (labels.is_object() && labels.contains(kTrialLabel) && labels[kTrialLabel].is_string()) {
-      out.push_back({kube::NamespaceOf(pod), labels[kTrialLabel].get<std::string>()});
-    }
-    return out;
-  });
+  for (kube::Informer* i : trials_w.informers) tc->For(i);
+  for (kube::Informer* i : jobs_w.informers) tc->Owns(i, "TrialRun");
+  for (kube::Informer* i : pods_w.informers) {
+    tc->Watches(i, [](const Json& pod) {
+      std::vector<kube::ObjectKey> out;
+      const Json& labels = pod.value("metadata", Json::object()).value("labels", Json::object());
+      if (labels.is_object() && labels.contains(kTrialLabel) && labels[kTrialLabel].is_string()) {
+        out.push_back({kube::NamespaceOf(pod), labels[kTrialLabel].get<std::string>()});
+      }
+      return out;
+    });
+  }
   return set;
 }
 

@@ -7,6 +7,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "controllers/campaign_reconciler.h"
 #include "controllers/job_renderer.h"
@@ -17,12 +18,15 @@
 #include "controllers/pod_policy.h"
 #include "controllers/trial_reconciler.h"
 #include "operator/manager.h"
+#include "operator/object_reader.h"
 
 namespace paratune::controllers {
 
 struct ControllerSetupOptions {
-  std::string watch_namespace;       // "" : all namespaces
-  std::set<std::string> namespaces;  // when several: watch all, reconcile only these
+  std::string watch_namespace;  // "" : all namespaces
+  // When several: one informer per namespace for each kind (nothing cluster-wide), and only
+  // these are reconciled.
+  std::set<std::string> namespaces;
   int max_concurrent_reconciles = 4;
   std::string trial_image = kDefaultTrialImage;
   bool detect_jobset = true;  // look for the JobSet API at start
@@ -62,6 +66,8 @@ struct ControllerSet {
   std::unique_ptr<kube::Reconciler> trial_reconciler;
   std::unique_ptr<NodeLedgerStore> ledger;  // null when node_health is off
   std::unique_ptr<CampaignHealth> health;
+  // The merged readers over per-namespace informers (several watched namespaces).
+  std::vector<std::unique_ptr<kube::NamespacedReader>> readers;
   bool jobset_available = false;
 };
 

@@ -36,7 +36,7 @@
 #include "controllers/early_stopping.h"
 #include "operator/controller.h"
 #include "operator/event_recorder.h"
-#include "operator/informer.h"
+#include "operator/object_reader.h"
 #include "operator/kube_client.h"
 #include "operator/time_source.h"
 
@@ -73,10 +73,10 @@ struct TrialReconcilerOptions {
 
 // The caches the reconciler reads. Borrowed; they must outlive it.
 struct TrialInformers {
-  kube::Informer* trials = nullptr;
-  kube::Informer* campaigns = nullptr;
-  kube::Informer* jobs = nullptr;
-  kube::Informer* pods = nullptr;
+  kube::ObjectReader* trials = nullptr;
+  kube::ObjectReader* campaigns = nullptr;
+  kube::ObjectReader* jobs = nullptr;
+  kube::ObjectReader* pods = nullptr;
 };
 
 class TrialRunReconciler : public kube::Reconciler {

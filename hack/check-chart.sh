@@ -89,6 +89,10 @@ render "$TMP/single.yaml" --set replicas=1 --set leaderElection.enabled=false --
 expect "$TMP/single.yaml" $D .spec.replicas 1
 expect "$TMP/single.yaml" $D "$C.args" \
   '["--namespace=team-a,team-b","--metrics-bind-address=:8080","--health-probe-bind-address=:8081","--log-format=text","--max-concurrent-reconciles=8","--diagnostics=nvidia"]'
+# Several watched namespaces: the operator runs one informer per namespace, so nothing
+# namespaced is granted cluster-wide (tests/integration/watch_namespaces_test.cc runs it so).
+expect "$TMP/single.yaml" ClusterRole/paratune-operator .rules \
+  '[{"apiGroups":[""],"resources":["nodes"],"verbs":["get","patch"]}]'
 expect_absent "$TMP/single.yaml" PodDisruptionBudget/paratune-operator
 expect_absent "$TMP/single.yaml" Role/paratune-leader-election
 expect_absent "$TMP/single.yaml" RoleBinding/paratune-leader-election

@@ -69,6 +69,8 @@ gen_tokens() {
     echo "$(t),paratune-kubelet-sim,kubelet-sim,\"system:masters\""
     echo "$(t),system:serviceaccount:paratune-system:paratune-operator,operator,\"system:serviceaccounts,system:serviceaccounts:paratune-system,system:authenticated\""
     echo "$(t),paratune-test-nobody,nobody,\"system:authenticated\""
+    # An operator identity with no cluster-wide rights (tests grant it Roles per namespace).
+    echo "$(t),system:serviceaccount:paratune-scoped:paratune-operator,scoped-operator,\"system:serviceaccounts,system:authenticated\""
   } > "$dir/tokens.csv"
   chmod 600 "$dir/tokens.csv"
 }
@@ -180,6 +182,7 @@ up() {
   gen_certs; gen_tokens
   write_kubeconfig "$dir/kubeconfig" admin
   write_kubeconfig "$dir/operator.kubeconfig" system:serviceaccount:paratune-system:paratune-operator
+  write_kubeconfig "$dir/scoped-operator.kubeconfig" system:serviceaccount:paratune-scoped:paratune-operator
   start_etcd
   start_apiserver "$bin"
   if ! wait_ready "$server/readyz" "$(token_of admin)" 60; then

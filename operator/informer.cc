@@ -64,20 +64,6 @@ std::vector<ObjectPtr> Informer::ByOwner(const std::string& owner_uid) const {
   return out;
 }
 
-IndexFunc LabelIndex(const std::string& key) {
-  return [key](const Json& obj) {
-    std::vector<std::string> out;
-    const Json& meta = obj.value("metadata", Json::object());
-    const Json& labels = meta.is_object() ? meta.value("labels", Json::object()) : Json();
-    if (!labels.is_object()) return out;
-    auto it = labels.find(key);
-    if (it != labels.end() && it->is_string()) {
-      out.push_back(NamespaceOf(obj) + "/" + it->get<std::string>());
-    }
-    return out;
-  };
-}
-
 void Informer::AddIndex(const std::string& name, IndexFunc fn) {
   std::unique_lock lock(mu_);
   if (indexes_.count(name) > 0) return;
@@ -104,23 +90,13 @@ size_t Informer::Size() const {
   return items_.size();
 }
 
-namespace {
-std::vector<std::string> OwnerUids(const Json& obj) {
-  std::vector<std::string> out;
-  const Json& meta = obj["metadata"];
-  if (!meta.contains("ownerReferences")) return out;
-  for (const Json& ref : meta["ownerReferences"]) out.push_back(ref.value("uid", ""));
-  return out;
-}
-}  // namespace
-
 void Informer::EraseLocked(const std::string& key) {
   auto it = items_.find(key);
   if (it == items_.end()) return;
   const Json& obj = *it->second;
   auto ns = by_ns_.find(NamespaceOf(obj));
   if (ns != by_ns_.end() && ns->second.erase(key) && ns->second.empty()) by_ns_.erase(ns);
-  for (const std::string& uid : OwnerUids(obj)) {
+  for (const std::string& uid : OwnerUidsOf(obj)) {
     auto o = by_owner_.find(uid);
     if (o != by_owner_.end() && o->second.erase(key) && o->second.empty()) by_owner_.erase(o);
   }
@@ -137,7 +113,7 @@ void Informer::EraseLocked(const std::string& key) {
 void Informer::UpsertLocked(const std::string& key, ObjectPtr obj) {
   EraseLocked(key);
   by_ns_[NamespaceOf(*obj)].insert(key);
-  for (const std::string& uid : OwnerUids(*obj)) by_owner_[uid].insert(key);
+  for (const std::string& uid : OwnerUidsOf(*obj)) by_owner_[uid].insert(key);
   for (auto& [name, index] : indexes_) {
     for (const std::string& v : index.first(*obj)) index.second[v].insert(key);
   }

@@ -18,16 +18,10 @@
 #include <string>
 #include <vector>
 
+#include "operator/object_reader.h"
 #include "operator/reflector.h"
 
 namespace paratune::kube {
-
-using ObjectPtr = std::shared_ptr<const Json>;
-
-// The index values of an object (e.g. "ns/trial-name" for a label); none: not indexed.
-using IndexFunc = std::function<std::vector<std::string>(const Json& obj)>;
-// Indexes objects by "<namespace>/<value of label `key`>" (objects without it are left out).
-IndexFunc LabelIndex(const std::string& key);
 
 struct EventHandler {
   std::function<void(const Json& obj)> on_add;
@@ -35,7 +29,7 @@ struct EventHandler {
   std::function<void(const Json& obj)> on_delete;  // the last state known.
 };
 
-class Informer : private ReflectorSink {
+class Informer final : public ObjectReader, private ReflectorSink {
  public:
   // Borrows client, time and metrics (may be null).
   Informer(KubeClient* client, GroupVersionResource gvr, ReflectorOptions opts, TimeSource* time,
@@ -55,16 +49,16 @@ class Informer : private ReflectorSink {
   bool WaitForSync(std::stop_token stop, Millis timeout) const;
 
   // The cached object or nullptr.
-  ObjectPtr Get(const ObjectKey& key) const;
+  ObjectPtr Get(const ObjectKey& key) const override;
   // Every cached object in `ns` ("" : all), sorted by key.
-  std::vector<ObjectPtr> List(const std::string& ns = "") const;
+  std::vector<ObjectPtr> List(const std::string& ns = "") const override;
   // Objects that carry an ownerReference with this uid.
-  std::vector<ObjectPtr> ByOwner(const std::string& owner_uid) const;
+  std::vector<ObjectPtr> ByOwner(const std::string& owner_uid) const override;
   // Adds a named index (cached objects are indexed at once). Call before Run; a name already
   // added is kept.
-  void AddIndex(const std::string& name, IndexFunc fn);
+  void AddIndex(const std::string& name, IndexFunc fn) override;
   // Objects whose index `name` has `value`; empty for an unknown index.
-  std::vector<ObjectPtr> ByIndex(const std::string& name, const std::string& value) const;
+  std::vector<ObjectPtr> ByIndex(const std::string& name, const std::string& value) const override;
   size_t Size() const;
   const GroupVersionResource& gvr() const { return gvr_; }
   const std::string& namespace_() const { return ns_; }

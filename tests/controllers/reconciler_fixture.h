@@ -1,5 +1,6 @@
-// A fake cluster for reconciler tests: FakeKubeClient, running informers for the four kinds the
-// controllers read, the node-health wiring of controllers/setup.cc (ledger in namespace
+// A fake cluster for reconciler tests: FakeKubeClient, synchronous readers of it for the four
+// kinds the controllers read (kube::testing::ClientReader: no informer threads, a reconciler
+// reads what was last written), the node-health wiring of controllers/setup.cc (ledger in namespace
 // paratune-system, simulated diagnostics), and helpers that play the Job controller and kubelet
 // (finish a trial's Job with a termination message or a failure, on a chosen node).
 #ifndef PARATUNE_TESTS_CONTROLLERS_RECONCILER_FIXTURE_H_
@@ -10,7 +11,6 @@
 #include <chrono>
 #include <functional>
 #include <memory>
-#include <stop_token>
 #include <string>
 #include <thread>
 #include <vector>
@@ -22,7 +22,7 @@
 #include "controllers/node_ledger_store.h"
 #include "controllers/trial_reconciler.h"
 #include "operator/event_recorder.h"
-#include "operator/informer.h"
+#include "operator/testing/client_reader.h"
 #include "operator/testing/fake_kube_client.h"
 
 namespace paratune::controllers::testing {
@@ -73,17 +73,8 @@ class FakeCluster {
   // `time`: the reconcilers' clock (the informers keep the real one).
   explicit FakeCluster(bool detect_anomalies = true,
                        kube::TimeSource* time = kube::RealTimeSource::Get()) {
-    kube::ReflectorOptions ro;
-    ro.seed = 7;
     for (const auto* gvr : {&res::kTuningCampaigns, &res::kTrialRuns, &res::kJobs, &res::kPods}) {
-      informers_.push_back(std::make_unique<kube::Informer>(&client, *gvr, ro,
-                                                            kube::RealTimeSource::Get(), nullptr));
-    }
-    for (auto& inf : informers_) {
-      threads_.emplace_back([inf = inf.get()](std::stop_token st) { inf->Run(st); });
-    }
-    for (auto& inf : informers_) {
-      EXPECT_TRUE(WaitUntil([&] { return inf->HasSynced(); }));
+      readers_.push_back(std::make_unique<kube::testing::ClientReader>(&client, *gvr));
     }
     recorder = std::make_unique<kube::EventRecorder>(&client, "paratune-operator", time);
     store = std::make_unique<ConfigMapPoolStore>(&client);
@@ -109,30 +100,15 @@ class FakeCluster {
         &client, TrialInformers{trials(), campaigns(), jobs(), pods()}, recorder.get(),
         analyzer.get(), time, topts);
   }
-  ~FakeCluster() {
-    for (auto& t : threads_) t.request_stop();
-    client.CloseWatches();
-  }
 
-  kube::Informer* campaigns() { return informers_[0].get(); }
-  kube::Informer* trials() { return informers_[1].get(); }
-  kube::Informer* jobs() { return informers_[2].get(); }
-  kube::Informer* pods() { return informers_[3].get(); }
+  kube::ObjectReader* campaigns() { return readers_[0].get(); }
+  kube::ObjectReader* trials() { return readers_[1].get(); }
+  kube::ObjectReader* jobs() { return readers_[2].get(); }
+  kube::ObjectReader* pods() { return readers_[3].get(); }
 
-  // Waits until every informer has caught up with the fake's latest write.
-  void Sync() {
-    for (auto& inf : informers_) {
-      auto list = client.List(inf->gvr(), "", {});
-      ASSERT_TRUE(list.ok());
-      for (const auto& item : list->items) {
-        ASSERT_TRUE(WaitUntil([&] {
-          auto cached = inf->Get(kube::ObjectKey::Of(item));
-          return cached && kube::ResourceVersionOf(*cached) == kube::ResourceVersionOf(item);
-        })) << kube::NameOf(item);
-      }
-      ASSERT_TRUE(WaitUntil([&] { return inf->Size() == list->items.size(); }));
-    }
-  }
+  // The readers are synchronous: there is no cache to wait for. Kept so that a test says where
+  // a controller would have waited for its informers.
+  void Sync() {}
 
   Json Get(const kube::GroupVersionResource& gvr, const std::string& name) {
     auto r = client.Get(gvr, "ns", name);
@@ -187,8 +163,7 @@ class FakeCluster {
   std::unique_ptr<TrialRunReconciler> trial_reconciler;
 
  private:
-  std::vector<std::unique_ptr<kube::Informer>> informers_;
-  std::vector<std::jthread> threads_;
+  std::vector<std::unique_ptr<kube::ObjectReader>> readers_;
 };
 
 }  // namespace paratune::controllers::testing

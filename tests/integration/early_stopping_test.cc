@@ -87,19 +87,20 @@ TEST(EarlyStoppingIntegrationTest, ALosingTrialIsStoppedWhileItRuns) {
   mo.reflector.ns = ns;
   auto mgr = Manager::Create(mo, op->get(), RealTimeSource::Get(), nullptr);
   ASSERT_TRUE(mgr.ok());
-  controllers::TrialInformers inf{(*mgr)->GetInformer(resources::kTrialRuns, ns),
-                                  (*mgr)->GetInformer(resources::kTuningCampaigns, ns),
-                                  (*mgr)->GetInformer(resources::kJobs, ns),
-                                  (*mgr)->GetInformer(resources::kPods, ns)};
+  Informer* trials = (*mgr)->GetInformer(resources::kTrialRuns, ns);
+  Informer* jobs = (*mgr)->GetInformer(resources::kJobs, ns);
+  Informer* pods = (*mgr)->GetInformer(resources::kPods, ns);
+  controllers::TrialInformers inf{trials, (*mgr)->GetInformer(resources::kTuningCampaigns, ns),
+                                  jobs, pods};
   std::unique_ptr<const FailureAnalyzer> analyzer(MakeFallbackFailureAnalyzer());
   controllers::TrialReconcilerOptions topts;
   topts.early_stop_interval = 1000ms;
   controllers::TrialRunReconciler reconciler(op->get(), inf, (*mgr)->recorder(), analyzer.get(),
                                              (*mgr)->time(), topts);
   Controller* tc = (*mgr)->NewController({"trialrun", 2, {}}, &reconciler);
-  tc->For(inf.trials);
-  tc->Owns(inf.jobs, "TrialRun");
-  tc->Watches(inf.pods, [](const Json& pod) {
+  tc->For(trials);
+  tc->Owns(jobs, "TrialRun");
+  tc->Watches(pods, [](const Json& pod) {
     std::vector<ObjectKey> out;
     const Json& labels = pod.value("metadata", Json::object()).value("labels", Json::object());
     if (labels.is_object() && labels.contains(controllers::kTrialLabel)) {
