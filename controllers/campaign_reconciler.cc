@@ -389,6 +389,9 @@ TrialOutcome OutcomeFromTrialRun(const Json& trial_run) {
       if (e.is_string()) o.events.push_back(e.get<std::string>());
     }
   }
+  if (status.contains("acceleratorHours") && status["acceleratorHours"].is_number()) {
+    o.accelerator_hours = std::max(0.0, status["acceleratorHours"].get<double>());
+  }
   const Json& nodes = status.value("nodeNames", Json::array());
   if (nodes.is_array()) {
     for (const auto& n : nodes) {

@@ -179,6 +179,7 @@ nlohmann::json TrialRecord::ToJson() const {
                       {"analysisIndex", analysis_index}};
   j["metrics"] = metrics ? metrics->ToJson() : nlohmann::json(nullptr);
   j["failure"] = failure ? failure->ToJson() : nlohmann::json(nullptr);
+  if (accelerator_hours > 0) j["acceleratorHours"] = accelerator_hours;
   // Health fields only when set, so pools without node placement read as before.
   if (!node_names.empty()) j["nodeNames"] = node_names;
   if (anomaly) j["anomaly"] = anomaly->ToJson();
@@ -261,6 +262,7 @@ Result<TrialRecord> TrialRecord::FromJson(const nlohmann::json& j, const std::st
   PARATUNE_RETURN_IF_ERROR(f.ReadString("retryOf", &t.retry_of));
   PARATUNE_RETURN_IF_ERROR(f.ReadString("change", &t.change));
   PARATUNE_RETURN_IF_ERROR(f.ReadInt("analysisIndex", -1, INT64_MAX, &t.analysis_index));
+  PARATUNE_RETURN_IF_ERROR(f.ReadDouble("acceleratorHours", 0, 1e12, &t.accelerator_hours));
   PARATUNE_RETURN_IF_ERROR(ReadHealthFields(f, field, &t));
   return t;
 }

@@ -103,6 +103,8 @@ struct TrialRecord {
   std::string retry_of;         // name of the trial this one re-runs ("" if none)
   std::string change;           // "tp 1->2, mbs 2->1" relative to the best config at proposal time
   int64_t analysis_index = -1;  // index into MessagePool::analyses() (-1: none)
+  // Devices x the time the trial held them, in hours (0: unknown; finished trials only).
+  double accelerator_hours = 0;
   // Cluster health (issue 9; absent in older pools, which still load).
   std::vector<std::string> node_names;         // the nodes that ran it (status.nodeNames)
   std::optional<health::Anomaly> anomaly;      // a succeeded run the campaign did not learn from

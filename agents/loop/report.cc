@@ -242,9 +242,13 @@ Result<CampaignReport> RenderCampaignReport(const nlohmann::json& run,
     << Get(counts, "failed") << " failed, "
     << (Get(counts, "anomalous") > 0 ? Significant(Get(counts, "anomalous"), 4) + " anomalous, "
                                      : "")
-    << Get(counts, "rejected") << " candidates rejected before running).\n\n![" << metric
-    << " per iteration](" << chart_file_name << ")\n\n## Trials\n\n| # | trial | change | result | "
-    << metric << " | predicted | rationale |\n|---|---|---|---|---|---|---|\n";
+    << Get(counts, "rejected") << " candidates rejected before running).";
+  if (Get(run, "acceleratorHours") > 0) {
+    m << " Accelerator-hours spent: " << Significant(Get(run, "acceleratorHours"), 4) << ".";
+  }
+  m << "\n\n![" << metric << " per iteration](" << chart_file_name
+    << ")\n\n## Trials\n\n| # | trial | change | result | " << metric
+    << " | predicted | accelerator-hours | rationale |\n|---|---|---|---|---|---|---|---|\n";
   for (const auto& t : run.at("trials")) {
     const std::string phase = Str(t, "phase");
     std::string result = phase;
@@ -259,7 +263,8 @@ Result<CampaignReport> RenderCampaignReport(const nlohmann::json& run,
       << Cell(Str(t, "change"), 60) << " | " << Cell(result) << " | "
       << (obj > 0 ? Significant(obj, 4) : "-") << " | "
       << Significant(Get(t.value("prediction", nlohmann::json()), "objective"), 4) << " | "
-      << Cell(Str(t, "rationale")) << " |\n";
+      << (Get(t, "acceleratorHours") > 0 ? Significant(Get(t, "acceleratorHours"), 3) : "-")
+      << " | " << Cell(Str(t, "rationale")) << " |\n";
   }
   m << SchedulingSections(run);
   bool any_failure = false;

@@ -45,6 +45,7 @@ class SimulatedClusterRunner : public TrialRunner {
     o.exit_code = r.exit_code;
     if (r.exit_code != 0) o.termination_message = Tail(r.log, 4096);
     o.log = Tail(r.log, 16384);
+    o.accelerator_hours = static_cast<double>(w_.devices) * r.simulated_seconds / 3600.0;
     return o;
   }
 

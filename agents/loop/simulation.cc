@@ -163,6 +163,9 @@ nlohmann::json SimulationJson(const TuningSession& session, const std::optional<
                     {"evaluated", optimum->evaluated},
                     {"runnable", optimum->runnable}};
   }
+  double hours = 0;
+  for (const auto& t : pool.trials()) hours += t.accelerator_hours;
+  j["acceleratorHours"] = hours;  // every finished trial's, as status.acceleratorHours.spent
   j["trialCounts"] = {{"total", sum.counts.total},     {"succeeded", sum.counts.succeeded},
                       {"failed", sum.counts.failed},   {"rejected", sum.counts.rejected},
                       {"running", sum.counts.running}, {"anomalous", sum.counts.anomalous}};

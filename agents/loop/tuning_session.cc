@@ -542,6 +542,7 @@ Status TuningSession::RecordOutcome(const TrialOutcome& outcome) {
     if (collected.ok()) metrics = *collected;
   }
   if (!outcome.node_names.empty()) t->node_names = outcome.node_names;
+  t->accelerator_hours = outcome.accelerator_hours;
   if (outcome.succeeded && metrics && metrics->Objective(s.spec.objective.metric) > 0) {
     if (auto anomaly = s.DetectAnomaly(*t, outcome, *metrics)) {
       s.RecordAnomaly(t, std::move(*anomaly), outcome.node_names);

@@ -95,6 +95,9 @@ struct TrialOutcome {
   std::vector<std::string> node_names;     // the nodes the trial's pods ran on
   std::optional<health::Anomaly> anomaly;  // one the runner already saw (e.g. drift in logs)
   std::vector<double> step_times;  // per logged interval; non-empty: the session checks them
+  // Devices x the time the trial held them, in hours (the operator: status.acceleratorHours;
+  // the simulated cluster: its simulated run time); 0 when unknown.
+  double accelerator_hours = 0;
 };
 
 enum class StopReason {

@@ -105,6 +105,38 @@ TEST(ReportTest, MarkdownAndChartShowTrialsFailuresAndBaseline) {
   EXPECT_NE(rep->markdown.find("CudaOOM"), std::string::npos);
 }
 
+// Issue 13: accelerator-hours per trial and in total, in the JSON and the report (the
+// simulated cluster's trials hold their devices for their simulated run time).
+TEST(ReportTest, AcceleratorHoursPerTrialAndInTotal) {
+  auto spec = LoadCampaignFile(std::string(PARATUNE_SOURCE_DIR) +
+                               "/bench/scenarios/s02-llama3-8b-h100x8.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  auto runner = MakeSimulatedClusterRunner(*spec, 1, "", "perturbed");
+  ASSERT_TRUE(runner.ok());
+  SimulationOptions o;
+  o.max_trials = 4;
+  auto r = RunSimulation(*spec, o, runner->get(), {});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  double sum = 0;
+  for (const auto& t : r->json["trials"]) {
+    ASSERT_TRUE(t.contains("acceleratorHours")) << t.dump();
+    const double h = t["acceleratorHours"].get<double>();
+    sum += h;
+    if (t["phase"] == "Succeeded") {
+      // 8 devices for at least the 100 iterations the log shows.
+      const double step = t["metrics"]["stepTimeSeconds"].get<double>();
+      EXPECT_GE(h, 8 * 100 * step / 3600 * 0.9) << t.dump();
+      EXPECT_LE(h, 8 * (100 * step + 600) / 3600) << t.dump();
+    }
+  }
+  EXPECT_GT(sum, 0);
+  EXPECT_NEAR(r->json["acceleratorHours"].get<double>(), sum, 1e-9);
+  auto rep = RenderCampaignReport(r->json);
+  ASSERT_TRUE(rep.ok());
+  EXPECT_NE(rep->markdown.find("Accelerator-hours spent: "), std::string::npos);
+  EXPECT_NE(rep->markdown.find("| accelerator-hours |"), std::string::npos);
+}
+
 TEST(ReportTest, PastOptimizationRecordIsRetrievableKnowledge) {
   auto r = Simulate("builtin");
   ASSERT_TRUE(r.ok()) << r.status().ToString();
