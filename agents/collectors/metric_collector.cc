@@ -73,7 +73,8 @@ void ParseMegatronLine(std::string_view line, ParsedLog* out) {
     return;
   }
   if (NumberAfter(line, "iteration", &v)) s.step = ToCount(v);
-  if (NumberAfter(line, "throughput per GPU (TFLOP/s/GPU)", &v) || NumberAfter(line, "TFLOPs", &v)) {
+  if (NumberAfter(line, "throughput per GPU (TFLOP/s/GPU)", &v) ||
+      NumberAfter(line, "TFLOPs", &v)) {
     s.tflops_per_device = v;
   }
   if (NumberAfter(line, "global batch size", &v)) s.global_batch_size = ToCount(v);

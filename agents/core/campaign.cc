@@ -136,11 +136,10 @@ Status ParseTraining(const nlohmann::json& j, bool tpu, TrainingSpec* t) {
   PARATUNE_RETURN_IF_ERROR(f.CheckKnownKeys(
       {"framework", "seqLength", "globalBatchSize", "precision", "attention", "dropout"}));
   if (tpu) t->framework = "maxtext";
-  PARATUNE_RETURN_IF_ERROR(
-      f.ReadEnum("framework",
-                 {"megatron-lm", "megatron-deepspeed", "maxtext", "torchtitan", "transformers",
-                  "custom"},
-                 &t->framework));
+  PARATUNE_RETURN_IF_ERROR(f.ReadEnum(
+      "framework",
+      {"megatron-lm", "megatron-deepspeed", "maxtext", "torchtitan", "transformers", "custom"},
+      &t->framework));
   PARATUNE_RETURN_IF_ERROR(f.ReadEnum("attention", {"flash", "unfused"}, &t->attention));
   if (f.Has("dropout")) {
     double p = 0;

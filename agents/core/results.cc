@@ -63,8 +63,7 @@ Result<TrialMetrics> TrialMetrics::FromJson(const nlohmann::json& j) {
   PARATUNE_RETURN_IF_ERROR(f.ReadDouble("stepTimeSeconds", 0, kMax, &m.step_time_seconds));
   PARATUNE_RETURN_IF_ERROR(f.ReadDouble("peakMemoryGiB", 0, kMax, &m.peak_memory_gib));
   PARATUNE_RETURN_IF_ERROR(f.ReadDouble("avgMemoryGiB", 0, kMax, &m.avg_memory_gib));
-  PARATUNE_RETURN_IF_ERROR(
-      f.ReadDouble("deviceMemoryUsedGiB", 0, kMax, &m.device_memory_used_gib));
+  PARATUNE_RETURN_IF_ERROR(f.ReadDouble("deviceMemoryUsedGiB", 0, kMax, &m.device_memory_used_gib));
   return m;
 }
 

@@ -159,8 +159,8 @@ GpuMemory GpuStageMemory(const Workload& w, const ParallelPlan& p, const ModelCo
   if (b.step_per_param > 0 || b.bucket_bytes > 0) {
     // The step's buffers outlive no activation: the peak is the larger of the two moments, and
     // whatever the step adds beyond the activations is counted as optimizer memory.
-    const double step = std::max(all * b.step_per_param,
-                                 std::min(all, kDeepSpeedBucketElements) * b.bucket_bytes);
+    const double step =
+        std::max(all * b.step_per_param, std::min(all, kDeepSpeedBucketElements) * b.bucket_bytes);
     mem.optimizer += std::max(0.0, step - mem.activations);
   }
   mem.other = k.framework_overhead_gib * kGiB;

@@ -183,8 +183,7 @@ double DataParallelTime(const Workload& w, const ParallelPlan& p, const ModelCon
   // ZeRO 0 and 1 alike, but all-reduces the whole fp32 gradient buffer once the pipeline has
   // drained (runtime/pipe/engine.py _bf16_reduce_grads), then all-gathers the updated bf16
   // partitions (bf16_optimizer.py update_lp_params): neither overlaps the backward.
-  const bool ds_bf16 =
-      ProfileOf(w) == Profile::kDeepSpeed && w.training.precision != "fp16";
+  const bool ds_bf16 = ProfileOf(w) == Profile::kDeepSpeed && w.training.precision != "fp16";
   if (fsdp) {
     reduce = 4.0 * volume / bw.dp;
     gather = 2.0 * 2.0 * volume / bw.dp;

@@ -110,7 +110,8 @@ TEST(DeepSpeedProfileTest, Bf16AllReducesFp32GradientsUnoverlapped) {
 
 TEST(DeepSpeedProfileTest, CampaignNamesTheFrameworkAndItsLimits) {
   const std::string base =
-      "spec: {model: {preset: llama3-8b}, training: {framework: megatron-deepspeed, seqLength: 4096, "
+      "spec: {model: {preset: llama3-8b}, training: {framework: megatron-deepspeed, seqLength: "
+      "4096, "
       "globalBatchSize: 32, "
       "precision: PREC}, hardware: {accelerator: nvidia-h100-80gb, nodes: 1, devicesPerNode: "
       "8}, searchSpace: {parameters: [{name: mbs, values: [1]}]}}";
