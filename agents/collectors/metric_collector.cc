@@ -52,6 +52,9 @@ void AddMemory(double avg_gib, double peak_gib, LogMemory* m) {
 
 // ` iteration 10/ 100 | ... | elapsed time per iteration (ms): 9100.2 | throughput per GPU
 // (TFLOP/s/GPU): 412.3 | ... | global batch size: 512 |` and the `[Rank 0] ... memory (MB)` line.
+// Megatron-DeepSpeed prints the same line in seconds with its own FLOP figure: `elapsed time per
+// iteration (s): 120.96 | ... | TFLOPs: 136.20 |` (bigscience-workshop/Megatron-DeepSpeed
+// megatron/training.py training_log).
 void ParseMegatronLine(std::string_view line, ParsedLog* out) {
   double v = 0;
   if (line.find("memory (MB)") != std::string_view::npos) {
@@ -61,11 +64,19 @@ void ParseMegatronLine(std::string_view line, ParsedLog* out) {
     AddMemory(alloc / kMiBPerGiB, max_alloc / kMiBPerGiB, &out->memory);
     return;
   }
-  if (!NumberAfter(line, "elapsed time per iteration (ms)", &v)) return;
   StepSample s;
-  s.step_time_seconds = v / 1000.0;
+  if (NumberAfter(line, "elapsed time per iteration (ms)", &v)) {
+    s.step_time_seconds = v / 1000.0;
+  } else if (NumberAfter(line, "elapsed time per iteration (s)", &v)) {
+    s.step_time_seconds = v;
+  } else {
+    return;
+  }
   if (NumberAfter(line, "iteration", &v)) s.step = ToCount(v);
-  if (NumberAfter(line, "throughput per GPU (TFLOP/s/GPU)", &v)) s.tflops_per_device = v;
+  if (NumberAfter(line, "throughput per GPU (TFLOP/s/GPU)", &v) ||
+      NumberAfter(line, "TFLOPs", &v)) {
+    s.tflops_per_device = v;
+  }
   if (NumberAfter(line, "global batch size", &v)) s.global_batch_size = ToCount(v);
   out->samples.push_back(s);
 }

@@ -136,9 +136,10 @@ Status ParseTraining(const nlohmann::json& j, bool tpu, TrainingSpec* t) {
   PARATUNE_RETURN_IF_ERROR(f.CheckKnownKeys(
       {"framework", "seqLength", "globalBatchSize", "precision", "attention", "dropout"}));
   if (tpu) t->framework = "maxtext";
-  PARATUNE_RETURN_IF_ERROR(
-      f.ReadEnum("framework", {"megatron-lm", "maxtext", "torchtitan", "transformers", "custom"},
-                 &t->framework));
+  PARATUNE_RETURN_IF_ERROR(f.ReadEnum(
+      "framework",
+      {"megatron-lm", "megatron-deepspeed", "maxtext", "torchtitan", "transformers", "custom"},
+      &t->framework));
   PARATUNE_RETURN_IF_ERROR(f.ReadEnum("attention", {"flash", "unfused"}, &t->attention));
   if (f.Has("dropout")) {
     double p = 0;
@@ -148,6 +149,11 @@ Status ParseTraining(const nlohmann::json& j, bool tpu, TrainingSpec* t) {
   PARATUNE_RETURN_IF_ERROR(f.ReadInt("seqLength", 1, 1 << 24, &t->seq_length));
   PARATUNE_RETURN_IF_ERROR(f.ReadInt("globalBatchSize", 1, 1 << 24, &t->global_batch_size));
   PARATUNE_RETURN_IF_ERROR(f.ReadEnum("precision", {"bf16", "fp16", "fp8"}, &t->precision));
+  if (t->framework == "megatron-deepspeed" && t->precision == "fp8") {
+    return Status::Invalid(
+        "spec.training.precision: megatron-deepspeed trains bf16 or fp16 (DeepSpeed's BF16 and "
+        "FP16 optimizers), not fp8");
+  }
   if (t->global_batch_size == 0) {
     return Status::Invalid("spec.training.globalBatchSize: required");
   }
@@ -356,6 +362,9 @@ Status ParseOutputs(const JsonFields& spec, CampaignSpec* c) {
   const bool json_log =
       c->training.framework == "custom" || c->training.framework == "transformers";
   c->metrics_collector = json_log ? "json" : c->training.framework;
+  // Megatron-DeepSpeed prints Megatron-LM's log lines (seconds instead of milliseconds and
+  // "TFLOPs:", which the megatron-lm collector reads too).
+  if (c->training.framework == "megatron-deepspeed") c->metrics_collector = "megatron-lm";
   PARATUNE_RETURN_IF_ERROR(metrics.ReadEnum(
       "collector", {"megatron-lm", "maxtext", "torchtitan", "json"}, &c->metrics_collector));
   JsonFields pool(spec.Get("messagePool"), "spec.messagePool");

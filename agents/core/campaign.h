@@ -44,7 +44,7 @@ struct ModelSpec {
 };
 
 struct TrainingSpec {
-  // megatron-lm | maxtext | torchtitan | transformers | custom
+  // megatron-lm | megatron-deepspeed | maxtext | torchtitan | transformers | custom
   std::string framework = "megatron-lm";
   int64_t seq_length = 4096;
   int64_t global_batch_size = 0;    // required

@@ -41,12 +41,14 @@ nlohmann::json Estimate::ToJson() const {
 }
 
 nlohmann::json TrialMetrics::ToJson() const {
-  return {{"mfu", R(mfu)},
-          {"tflopsPerDevice", R(tflops_per_device)},
-          {"tokensPerSecondPerDevice", R(tokens_per_second_per_device)},
-          {"stepTimeSeconds", R(step_time_seconds)},
-          {"peakMemoryGiB", R(peak_memory_gib)},
-          {"avgMemoryGiB", R(avg_memory_gib)}};
+  nlohmann::json j = {{"mfu", R(mfu)},
+                      {"tflopsPerDevice", R(tflops_per_device)},
+                      {"tokensPerSecondPerDevice", R(tokens_per_second_per_device)},
+                      {"stepTimeSeconds", R(step_time_seconds)},
+                      {"peakMemoryGiB", R(peak_memory_gib)},
+                      {"avgMemoryGiB", R(avg_memory_gib)}};
+  if (device_memory_used_gib > 0) j["deviceMemoryUsedGiB"] = R(device_memory_used_gib);
+  return j;
 }
 
 Result<TrialMetrics> TrialMetrics::FromJson(const nlohmann::json& j) {
@@ -61,6 +63,7 @@ Result<TrialMetrics> TrialMetrics::FromJson(const nlohmann::json& j) {
   PARATUNE_RETURN_IF_ERROR(f.ReadDouble("stepTimeSeconds", 0, kMax, &m.step_time_seconds));
   PARATUNE_RETURN_IF_ERROR(f.ReadDouble("peakMemoryGiB", 0, kMax, &m.peak_memory_gib));
   PARATUNE_RETURN_IF_ERROR(f.ReadDouble("avgMemoryGiB", 0, kMax, &m.avg_memory_gib));
+  PARATUNE_RETURN_IF_ERROR(f.ReadDouble("deviceMemoryUsedGiB", 0, kMax, &m.device_memory_used_gib));
   return m;
 }
 

@@ -56,6 +56,11 @@ struct Estimate {
 struct TrialMetrics {
   double mfu = 0, tflops_per_device = 0, tokens_per_second_per_device = 0, step_time_seconds = 0,
          peak_memory_gib = 0, avg_memory_gib = 0;
+  // Memory in use on the device as the driver reports it (nvidia-smi "Memory-Usage"): the
+  // allocator's reserve plus the CUDA context and communication buffers, so an upper bound of
+  // the allocated peak, not the peak itself. 0: not measured. JSON "deviceMemoryUsedGiB",
+  // written only when measured.
+  double device_memory_used_gib = 0;
   nlohmann::json ToJson() const;
   static Result<TrialMetrics> FromJson(const nlohmann::json& j);
   // The campaign's objective value (0 when the metric is missing).

@@ -101,6 +101,9 @@ Result<nlohmann::json> CalibrationReport(const CampaignSpec& spec,
     if (m.Succeeded()) {
       meas["stepTimeSeconds"] = m.metrics.step_time_seconds;
       meas["peakMemoryGiB"] = m.metrics.peak_memory_gib;
+      if (m.metrics.device_memory_used_gib > 0) {
+        meas["deviceMemoryUsedGiB"] = m.metrics.device_memory_used_gib;
+      }
     } else if (m.allocated_at_failure_gib > 0) {
       meas["allocatedAtFailureGiB"] = m.allocated_at_failure_gib;
     }

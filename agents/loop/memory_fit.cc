@@ -135,25 +135,33 @@ double LearnedPeakGiB(const MemoryFeatures& f, const CalibrationState& c) {
 void FitMemoryModel(const std::vector<MemoryObservation>& obs, CalibrationState* c) {
   std::vector<Target> targets;
   for (const auto& o : obs) {
-    if (!o.oom) targets.push_back({Row(o.features), o.peak_gib - o.features.overhead_gib});
+    if (!o.oom && o.peak_gib > 0) {
+      targets.push_back({Row(o.features), o.peak_gib - o.features.overhead_gib});
+    }
   }
   Vec x = Fit(targets);
   std::vector<double> cov;
-  // Out-of-memory configurations are inequalities: each one predicted below what it needed
-  // joins the fit as an observation at that need (plus a little), until none is violated.
+  // Out-of-memory configurations and device-level readings are inequalities: each one
+  // predicted below what it needed (above what the device held) joins the fit as an
+  // observation at that bound, until none is violated.
   std::set<size_t> active;
   for (int round = 0; round < 6; ++round) {
     CalibrationState trial = *c;
     Store(x, &trial);
     bool added = false;
     for (size_t i = 0; i < obs.size(); ++i) {
-      if (!obs[i].oom || active.count(i) > 0) continue;
-      if (LearnedPeakGiB(obs[i].features, trial) < obs[i].needs_gib) {
-        active.insert(i);
-        targets.push_back({Row(obs[i].features),
-                           obs[i].needs_gib + kOomExtra - obs[i].features.overhead_gib, kOomSd});
-        added = true;
+      const MemoryObservation& o = obs[i];
+      if (active.count(i) > 0) continue;
+      const double learned = LearnedPeakGiB(o.features, trial);
+      double bound = 0;
+      if (o.oom && learned < o.needs_gib) bound = o.needs_gib + kOomExtra;
+      if (!o.oom && o.peak_gib <= 0 && o.at_most_gib > 0 && learned > o.at_most_gib) {
+        bound = o.at_most_gib;
       }
+      if (bound <= 0) continue;
+      active.insert(i);
+      targets.push_back({Row(o.features), bound - o.features.overhead_gib, kOomSd});
+      added = true;
     }
     if (!added) break;
     x = Fit(targets);

@@ -45,13 +45,17 @@ double LearnedPeakSdGiB(const MemoryFeatures& f, const CalibrationState& c);
 struct MemoryObservation {
   MemoryFeatures features;
   bool oom = false;
-  double peak_gib = 0;   // succeeded: the measured peak
+  double peak_gib = 0;   // succeeded: the measured (allocated) peak; 0 when not measured
   double needs_gib = 0;  // oom: a lower bound of what it needs (>= capacity)
+  // succeeded with no allocated peak but a device-level reading (nvidia-smi: the allocator's
+  // reserve, CUDA context, communication buffers): the peak is at most this. 0: none.
+  double at_most_gib = 0;
 };
 
 // Fits memory_overhead_gib, memory_static_scale, memory_activation_scale and
 // memory_logits_bytes of `c` to `obs` (unchanged priors when `obs` is empty). Every OOM
-// observation ends up predicted at or above its `needs_gib` when the terms can express it.
+// observation ends up predicted at or above its `needs_gib`, and every upper-bound observation
+// at or below its `at_most_gib`, when the terms can express it; neither pulls the fit otherwise.
 void FitMemoryModel(const std::vector<MemoryObservation>& obs, CalibrationState* c);
 
 // The "X GiB is allocated by PyTorch" figure of a torch OOM text (nullopt when absent), and the

@@ -330,6 +330,8 @@ CalibrationState FitCalibration(const SearchSpaceIndex& space, const PlannerMode
       if (obs > 0 && base.step_time_seconds > 0) steps.push_back({base, obs, f.microbatches});
       if (t.metrics->peak_memory_gib > 0) {
         memory.push_back({f, false, t.metrics->peak_memory_gib, 0});
+      } else if (t.metrics->device_memory_used_gib > 0) {
+        memory.push_back({f, false, 0, 0, t.metrics->device_memory_used_gib});
       }
     } else if (t.phase == TrialPhase::kFailed && t.failure && IsMemoryFailure(*t.failure)) {
       const Estimate base = BaseFor(space, model, t.config);
@@ -364,7 +366,7 @@ CalibrationState FitMemoryCalibration(const std::vector<MemoryObservation>& memo
   for (const auto& o : memory) {
     if (o.oom) {
       ++ooms;
-    } else {
+    } else if (o.peak_gib > 0) {
       diffs.push_back(o.peak_gib - LearnedPeakGiB(o.features, c));
     }
   }

@@ -14,7 +14,39 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 struct MemoryPerByte {
   double weights, grads, optimizer_dense, optimizer_expert;
+  // The optimizer step's transient buffers, allocated after the last backward has freed the
+  // activations: bytes per parameter of the stage, or a communication bucket of at most
+  // kDeepSpeedBucketElements gradients at `bucket_bytes` each, whichever is larger.
+  double step_per_param = 0, bucket_bytes = 0;
 };
+
+// DeepSpeed's default reduce/all-reduce bucket, elements (runtime/engine.py
+// MEMORY_OPT_ALLREDUCE_SIZE; zero/config.py reduce_bucket_size).
+constexpr double kDeepSpeedBucketElements = 5e8;
+
+// Megatron-DeepSpeed: DeepSpeed's optimizer wrappers, read from microsoft/DeepSpeed (docs/model.md
+// "megatron-deepspeed"). d: the data-parallel degree the wrapper partitions over.
+MemoryPerByte DeepSpeedBytesPerParam(const Workload& w, const ParallelPlan& p, double d,
+                                     double de) {
+  if (w.training.precision != "fp16") {
+    // BF16_Optimizer (runtime/bf16_optimizer.py), chosen for bf16 with fp32 gradient
+    // accumulation at ZeRO stage 0 and 1 alike: bf16 weights and their .grad, an fp32
+    // gradient buffer the size of all bf16 weights (not partitioned), fp32 master weights and
+    // Adam's two moments partitioned over data parallel. The step all-reduces the fp32
+    // gradients through a flattened bucket.
+    return {2.0, 2.0 + 4.0, 12.0 / d, 12.0 / de, 0.0, 4.0};
+  }
+  if (p.distributed_optimizer) {
+    // ZeRO stage 1 (zero/stage_1_and_2.py): fp16 weights and .grad; fp32 master partition and
+    // Adam partitioned; the step converts the partition's gradients to fp32 (4/d) after a
+    // reduce through an fp16 bucket.
+    return {2.0, 2.0, 12.0 / d, 12.0 / de, 4.0 / d, 2.0};
+  }
+  // FP16_Optimizer (fp16/fused_optimizer.py), ZeRO stage 0: fp16 weights and .grad, fp32 master
+  // weights and Adam unpartitioned; the step casts every gradient to fp32 and flattens the
+  // copies into one fp32 buffer (8 bytes per parameter for a moment).
+  return {2.0, 2.0, 12.0, 12.0, 8.0, 0.0};
+}
 
 // Bytes per parameter (reference.md): bf16/fp8 training keeps bf16 weights, fp32 main grads
 // and 12 bytes of fp32 master weights and Adam moments (18); fp16 keeps fp16 grads and, with
@@ -29,6 +61,7 @@ MemoryPerByte BytesPerParam(const Workload& w, const ParallelPlan& p) {
   if (ProfileOf(w) == Profile::kTorchtitan) {
     return {4.0 / d, 4.0 / d, 8.0 / d, 8.0 / de};
   }
+  if (ProfileOf(w) == Profile::kDeepSpeed) return DeepSpeedBytesPerParam(w, p, d, de);
   MemoryPerByte b{fp8 ? 3.0 : 2.0, fp16 ? 2.0 : 4.0, 12.0, 12.0};
   if (p.distributed_optimizer) {
     const double opt = fp16 ? 16.0 : 12.0;
@@ -44,6 +77,7 @@ Profile ProfileOf(const Workload& w) {
   const std::string& f = w.training.framework;
   if (f == "transformers") return Profile::kTransformers;
   if (f == "torchtitan") return Profile::kTorchtitan;
+  if (f == "megatron-deepspeed") return Profile::kDeepSpeed;
   return Profile::kMegatron;
 }
 
@@ -121,6 +155,13 @@ GpuMemory GpuStageMemory(const Workload& w, const ParallelPlan& p, const ModelCo
     // the unsharded bf16 gradients of one block before its reduce-scatter.
     const StageParams one = LayerParams(m, p, 1.0, 0.0);  // an MoE layer when there is one
     mem.parameters += 6.0 * (one.dense + one.expert);
+  }
+  if (b.step_per_param > 0 || b.bucket_bytes > 0) {
+    // The step's buffers outlive no activation: the peak is the larger of the two moments, and
+    // whatever the step adds beyond the activations is counted as optimizer memory.
+    const double step =
+        std::max(all * b.step_per_param, std::min(all, kDeepSpeedBucketElements) * b.bucket_bytes);
+    mem.optimizer += std::max(0.0, step - mem.activations);
   }
   mem.other = k.framework_overhead_gib * kGiB;
   return mem;

@@ -179,9 +179,17 @@ double DataParallelTime(const Workload& w, const ParallelPlan& p, const ModelCon
   // torchtitan's FSDP2 always shards: bf16 all-gathers before the forward and again before the
   // backward (reshard_after_forward), fp32 reduce-scatter of the grads, both prefetched/overlapped.
   const bool fsdp = ProfileOf(w) == Profile::kTorchtitan;
+  // DeepSpeed's BF16_Optimizer (Megatron-DeepSpeed, bf16) partitions the fp32 master weights at
+  // ZeRO 0 and 1 alike, but all-reduces the whole fp32 gradient buffer once the pipeline has
+  // drained (runtime/pipe/engine.py _bf16_reduce_grads), then all-gathers the updated bf16
+  // partitions (bf16_optimizer.py update_lp_params): neither overlaps the backward.
+  const bool ds_bf16 = ProfileOf(w) == Profile::kDeepSpeed && w.training.precision != "fp16";
   if (fsdp) {
     reduce = 4.0 * volume / bw.dp;
     gather = 2.0 * 2.0 * volume / bw.dp;
+  } else if (ds_bf16) {
+    reduce = 2.0 * 4.0 * volume / bw.dp;
+    gather = 2.0 * volume / bw.dp;
   } else if (p.distributed_optimizer) {
     reduce = grad_bytes * volume / bw.dp;
     gather = 2.0 * volume / bw.dp;
@@ -191,15 +199,15 @@ double DataParallelTime(const Workload& w, const ParallelPlan& p, const ModelCon
   const double window =
       std::min<double>(static_cast<double>(p.num_microbatches), static_cast<double>(p.pp));
   const double exposed_reduce =
-      p.overlap_grad_reduce || fsdp
+      (p.overlap_grad_reduce && !ds_bf16) || fsdp
           ? std::max(k.dp_overlap_exposed * reduce, reduce - window * micro.bwd)
           : reduce;
   const double exposed_gather =
-      p.overlap_param_gather || fsdp
+      (p.overlap_param_gather && !ds_bf16) || fsdp
           ? std::max(k.dp_overlap_exposed * gather,
                      gather - window * (micro.fwd + (fsdp ? micro.bwd : 0.0)))
           : gather;
-  const bool sharded = p.distributed_optimizer || fsdp;
+  const bool sharded = p.distributed_optimizer || fsdp || ds_bf16;
   const double shard = sharded ? dense / d + expert / de : dense + expert;
   *optimizer = shard * 30.0 / (w.accel->hbm_gbps * 1e9 * 0.8);  // fp32 Adam, memory-bound
   return exposed_reduce + exposed_gather;

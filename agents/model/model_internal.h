@@ -11,8 +11,9 @@
 namespace paratune::internal {
 
 // How a framework lays out memory and runs kernels (docs/model.md "Framework profiles").
-// custom uses the Megatron-LM formulas (the documented default); maxtext runs on TPUs.
-enum class Profile { kMegatron, kTorchtitan, kTransformers };
+// custom uses the Megatron-LM formulas (the documented default); maxtext runs on TPUs;
+// megatron-deepspeed is Megatron-LM's kernels with DeepSpeed's optimizer memory and reduction.
+enum class Profile { kMegatron, kTorchtitan, kTransformers, kDeepSpeed };
 Profile ProfileOf(const Workload& w);
 
 // Parameters of one pipeline stage on one device.

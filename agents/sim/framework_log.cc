@@ -152,6 +152,22 @@ std::string IterationLine(const Workload& w, const ParallelPlan& p, const Iterat
     return buf;
   }
   const int64_t gbs = w.training.global_batch_size;
+  if (w.training.framework == "megatron-deepspeed") {
+    // bigscience-workshop/Megatron-DeepSpeed megatron/training.py training_log (seconds, and its
+    // own TFLOPs estimate, recomputation included; the model FLOPs stand in for it here).
+    std::snprintf(buf, sizeof(buf),
+                  " iteration %8lld/%8lld | consumed samples: %12lld | consumed tokens: %12lld | "
+                  "elapsed time per iteration (s): %.2f | learning rate: %.3E | global batch size: "
+                  "%5lld | lm loss: %.6E | grad norm: %.3f | number of skipped iterations:   0 | "
+                  "number of nan iterations:   0 | samples per second: %.3f | TFLOPs: %.2f |\n",
+                  static_cast<long long>(s.iteration), static_cast<long long>(s.total),
+                  static_cast<long long>(s.iteration * gbs),
+                  static_cast<long long>(s.iteration * gbs * w.training.seq_length), s.step_seconds,
+                  3e-4 * std::min(1.0, static_cast<double>(s.iteration) / 20.0),
+                  static_cast<long long>(gbs), s.loss, s.grad_norm,
+                  static_cast<double>(gbs) / std::max(1e-9, s.step_seconds), s.model_tflops);
+    return buf;
+  }
   std::snprintf(buf, sizeof(buf),
                 " [%s] iteration %8lld/%8lld | consumed samples: %12lld | elapsed time per "
                 "iteration (ms): %.1f | throughput per GPU (TFLOP/s/GPU): %.1f | learning rate: "
@@ -215,7 +231,7 @@ std::optional<std::string> LineForRank(const Workload& w, const ParallelPlan& p,
     }
     return line;
   }
-  if (line.find("elapsed time per iteration (ms)") != std::string::npos) {
+  if (line.find("elapsed time per iteration (") != std::string::npos) {
     return last ? std::optional(line) : std::nullopt;
   }
   const std::string memory_prefix = "[Rank 0] (after ";

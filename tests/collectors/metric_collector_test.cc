@@ -46,6 +46,33 @@ TEST(MetricCollectorTest, MegatronSkipsWarmupAndAverages) {
   EXPECT_NEAR(m->tokens_per_second_per_device, 512.0 * 8192 / 8 / 9.035, 1e-6);
 }
 
+// Megatron-DeepSpeed's training_log (bigscience-workshop/Megatron-DeepSpeed megatron/training.py):
+// the same line in seconds, with "TFLOPs:" for the FLOP rate.
+TEST(MetricCollectorTest, MegatronDeepSpeedLineInSeconds) {
+  std::string log;
+  for (int it = 1; it <= 5; ++it) {
+    char buf[640];
+    std::snprintf(buf, sizeof(buf),
+                  " iteration %8d/   95000 | consumed samples:         %d | consumed tokens: "
+                  "%d | elapsed time per iteration (s): %.2f | learning rate: 6.000E-05 | "
+                  "global batch size:  2048 | lm loss: 1.234567E+01 | grad norm: 12.345 | number "
+                  "of skipped iterations:   0 | number of nan iterations:   0 | samples per "
+                  "second: 16.931 | TFLOPs: %.2f |\n",
+                  it, it * 2048, it * 2048 * 2048, it == 1 ? 300.0 : 120.96, 136.20);
+    log += buf;
+  }
+  CollectorContext ctx;
+  ctx.seq_length = 2048;
+  ctx.global_batch_size = 2048;
+  ctx.devices = 384;
+  ctx.peak_tflops_per_device = 312;
+  auto m = CollectFromLog("megatron-lm", log, ctx);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_NEAR(m->step_time_seconds, 120.96, 1e-9);
+  EXPECT_NEAR(m->tflops_per_device, 136.20, 1e-9);
+  EXPECT_NEAR(m->tokens_per_second_per_device, 2048.0 * 2048 / 384 / 120.96, 1e-6);
+}
+
 TEST(MetricCollectorTest, MaxText) {
   std::string log;
   log +=

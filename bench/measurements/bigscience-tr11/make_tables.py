@@ -6,7 +6,8 @@ Run it from this folder; it rewrites the NAME.jsonl files (the NAME.yaml campaig
 
 Conversions: Sec/it is the step time of one global batch; tokens per second per GPU =
 GBS x 2048 / Sec/it / 384. Mem (nvidia-smi on the busiest node, "GB") is recorded as
-peakMemoryGiB; "GB" with no figure means the row has none, and the metric is left out.
+deviceMemoryUsedGiB (memory in use: an upper bound of the allocated peak, not the peak); "GB"
+with no figure means the row has none, and the metric is left out.
 """
 import json
 
@@ -78,7 +79,7 @@ def write(name, rows, gbs, fixed):
         m = {'stepTimeSeconds': sec,
              'tokensPerSecondPerDevice': round(gbs * SEQ / sec / GPUS, 2)}
         if r['mem'] != 'GB':
-          m['peakMemoryGiB'] = float(r['mem'].removesuffix('GB'))
+          m['deviceMemoryUsedGiB'] = float(r['mem'].removesuffix('GB'))
         line = {'config': cfg, 'outcome': 'succeeded', 'metrics': m}
       f.write(json.dumps(line) + '\n')
 

@@ -6,8 +6,9 @@ Run it from this folder; it rewrites the NAME.jsonl files (the NAME.yaml campaig
 
 Conversions: Speed is seconds per iteration (the document's own TFLOPs formula divides by it:
 1.3e9 x 4 x 2 x 2048 x 512 / (29 x 8 x 1e12) = 47.0 for Speed 29); tokens per second per GPU =
-512 x 2048 / Speed / 8. Notes "NGB" (memory in use, nvidia-smi) is recorded as peakMemoryGiB;
-"OOM" rows are outcome oom.
+512 x 2048 / Speed / 8. Notes "NGB" (memory in use, nvidia-smi) is recorded as
+deviceMemoryUsedGiB (an upper bound of the allocated peak, not the peak); "OOM" rows are
+outcome oom.
 """
 import json
 
@@ -66,7 +67,7 @@ def lines(text, recompute):
     m = {'stepTimeSeconds': speed, 'tokensPerSecondPerDevice': round(GBS * SEQ / speed / GPUS, 2)}
     # "16GB borderline OOM" on a 16 GB card: the reading is the card's size, not a peak.
     if note.endswith('GB'):
-      m['peakMemoryGiB'] = float(note.removesuffix('GB'))
+      m['deviceMemoryUsedGiB'] = float(note.removesuffix('GB'))
     yield {'config': cfg, 'outcome': 'succeeded', 'metrics': m}
 
 
