@@ -50,6 +50,9 @@ struct FailureSignature {
   bool retryable = false;
   int confidence = 80;  // 0..100, when the signature matches unambiguously
   std::string source;   // the file or ConfigMap it came from
+  // Where the pattern's text comes from: "owner/repo path/to/file.py" of the framework source that
+  // raises the message, or the URL of the public log it was written from ("" when not given).
+  std::string reference;
 
   // True when `line` matches one of the patterns. `lower` is the line in lower case.
   bool Matches(const std::string& line, const std::string& lower) const;
