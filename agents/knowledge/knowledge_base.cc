@@ -196,7 +196,7 @@ void KnowledgeBase::AddPastOptimization(const PastOptimization& p) {
 }
 
 Result<std::vector<PastOptimization>> ParsePastOptimizations(const std::string& name,
-                                                              const std::string& text) {
+                                                             const std::string& text) {
   auto j = YamlToJson(text);
   if (!j.ok()) return j.status().WithPrefix(name);
   if (!j->is_object() || !j->contains("pastOptimizations") ||
@@ -219,7 +219,8 @@ Result<std::vector<PastOptimization>> ParsePastOptimizations(const std::string& 
     if (st.ok() && f.Has("workloadSpec")) {
       p.workload_spec = f.Get("workloadSpec");
       if (!p.workload_spec.is_object())
-        st = Status::Invalid(f.Path("workloadSpec") + ": must be a map (model, training, hardware)");
+        st =
+            Status::Invalid(f.Path("workloadSpec") + ": must be a map (model, training, hardware)");
     }
     if (st.ok()) st = f.ReadString("metric", &p.metric);
     if (st.ok()) st = f.ReadString("note", &p.note);

@@ -97,7 +97,7 @@ struct KnowledgeHit {
 // beforeValue, afterValue, note}]}` (what a finished campaign exports, agents/loop/report.h).
 // Errors name `name` and the field; all-or-nothing.
 Result<std::vector<PastOptimization>> ParsePastOptimizations(const std::string& name,
-                                                              const std::string& text);
+                                                             const std::string& text);
 
 class KnowledgeBase {
  public:

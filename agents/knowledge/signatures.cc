@@ -97,10 +97,9 @@ Status CompilePatterns(const JsonFields& f, FailureSignature* sig) {
 Result<FailureSignature> ParseOne(const nlohmann::json& j, const std::string& path) {
   JsonFields f(j, path);
   PARATUNE_RETURN_IF_ERROR(f.CheckObject());
-  PARATUNE_RETURN_IF_ERROR(
-      f.CheckKnownKeys({"key", "category", "tier", "contains", "regex", "error", "cause", "remedy",
-                        "parameters", "attribution", "captures", "retryable", "confidence",
-                        "reference"}));
+  PARATUNE_RETURN_IF_ERROR(f.CheckKnownKeys(
+      {"key", "category", "tier", "contains", "regex", "error", "cause", "remedy", "parameters",
+       "attribution", "captures", "retryable", "confidence", "reference"}));
   FailureSignature sig;
   PARATUNE_RETURN_IF_ERROR(f.ReadString("key", &sig.key));
   if (sig.key.empty()) return Status::Invalid(f.Path("key") + ": required");

@@ -47,10 +47,11 @@ std::string Rationale(const EngineContext& ctx, const PastOptimization& p,
   std::string r = "Warm start from past:" + p.id + ": the best known configuration for " +
                   (p.workload.empty() ? std::string("this model and hardware") : p.workload);
   if (!p.metric.empty()) r += " (" + p.metric + " " + Significant(p.after_value, 3) + " there)";
-  r += "; it is in this campaign's search space and the memory model says it fits (predicted peak " +
-       Significant(pred.peak_memory_gib, 3) + " GiB of " +
-       Significant(pred.UsableGiB(ctx.model->CapacityGiB()), 3) + "), predicted " + metric + " " +
-       Significant(pred.objective, 3) + " here.";
+  r +=
+      "; it is in this campaign's search space and the memory model says it fits (predicted peak " +
+      Significant(pred.peak_memory_gib, 3) + " GiB of " +
+      Significant(pred.UsableGiB(ctx.model->CapacityGiB()), 3) + "), predicted " + metric + " " +
+      Significant(pred.objective, 3) + " here.";
   return r;
 }
 
