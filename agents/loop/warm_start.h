@@ -14,6 +14,7 @@
 #include "agents/core/campaign.h"
 #include "agents/knowledge/knowledge_base.h"
 #include "agents/loop/strategy_engine.h"
+#include "agents/loop/tuning_session.h"
 
 namespace paratune {
 
@@ -43,6 +44,13 @@ struct WarmStart {
 // configuration has been tried (the campaign learns from its own trials from then on) or when
 // ctx.past is null or empty.
 WarmStart FindWarmStart(const EngineContext& ctx);
+
+// The session's best as a past-optimization document, {"pastOptimizations": [{id
+// "<campaign>/<trial>", workload, workloadSpec, before (the baseline, when it ran), after (the
+// best), metric, beforeValue, afterValue, note}]}: what the operator publishes beside the best
+// configuration (data key past-optimization.json) so later campaigns in the namespace warm-start
+// from it. Stable while the best and baseline do not change. Null when nothing succeeded yet.
+nlohmann::json PastOptimizationOfSession(const TuningSession& session);
 
 // Reads past-optimization files (YAML or JSON, PastOptimizationRecord's format) in order.
 // Errors name the file.
