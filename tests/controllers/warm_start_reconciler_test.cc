@@ -96,14 +96,20 @@ TEST(WarmStartReconcilerTest, SecondCampaignStartsFromTheFirstOnesPublishedBest)
 
 TEST(WarmStartReconcilerTest, KnowledgeConfigMapRecordsOfThisNamespaceWarmStart) {
   FakeCluster c(/*detect_anomalies=*/false);
-  // A site's record: tp 2, selective recomputation measured at mfu 0.9 on this workload.
-  const Json record = {
-      {"pastOptimizations",
-       {{{"id", "site/run-7"},
-         {"workload", "llama3-8b on 8 x nvidia-h100-80gb, seq 8192, global batch 512"},
-         {"after", {{"tp", 2}, {"mbs", 1}, {"recompute", "selective"}}},
-         {"metric", "mfu"},
-         {"afterValue", 0.9}}}}};
+  // A site's records for this workload: tp 2, mbs 1 does not fit by the memory model (skipped
+  // although it claims more); tp 4, mbs 1 with selective recomputation does.
+  const Json workload = "llama3-8b on 8 x nvidia-h100-80gb, seq 8192, global batch 512";
+  const Json record = {{"pastOptimizations",
+                        {{{"id", "site/run-3"},
+                          {"workload", workload},
+                          {"after", {{"tp", 2}, {"mbs", 1}, {"recompute", "selective"}}},
+                          {"metric", "mfu"},
+                          {"afterValue", 0.95}},
+                         {{"id", "site/run-7"},
+                          {"workload", workload},
+                          {"after", {{"tp", 4}, {"mbs", 1}, {"recompute", "selective"}}},
+                          {"metric", "mfu"},
+                          {"afterValue", 0.9}}}}};
   Json cm = {{"apiVersion", "v1"},
              {"kind", "ConfigMap"},
              {"metadata", {{"name", "site-past"}, {"namespace", "ns"}}},
@@ -111,13 +117,13 @@ TEST(WarmStartReconcilerTest, KnowledgeConfigMapRecordsOfThisNamespaceWarmStart)
   ASSERT_TRUE(c.client.Create(res::kConfigMaps, "ns", cm).ok());
   Json elsewhere = cm;
   elsewhere["metadata"]["namespace"] = "other";
-  elsewhere["data"]["past.json"] = Json{{"pastOptimizations",
-                                         {{{"id", "other/run-1"},
-                                           {"workload", record["pastOptimizations"][0]["workload"]},
-                                           {"after", {{"tp", 4}, {"mbs", 2}, {"recompute", "full"}}},
-                                           {"metric", "mfu"},
-                                           {"afterValue", 0.99}}}}}
-                                       .dump();
+  elsewhere["data"]["past.json"] = Json{
+      {"pastOptimizations",
+       {{{"id", "other/run-1"},
+         {"workload", record["pastOptimizations"][0]["workload"]},
+         {"after", {{"tp", 4}, {"mbs", 2}, {"recompute", "full"}}},
+         {"metric", "mfu"},
+         {"afterValue", 0.99}}}}}.dump();
   ASSERT_TRUE(c.client.Create(res::kConfigMaps, "other", elsewhere).ok());
 
   Json campaign = testing::TestCampaign("third", 2, 1);
@@ -127,7 +133,7 @@ TEST(WarmStartReconcilerTest, KnowledgeConfigMapRecordsOfThisNamespaceWarmStart)
   Step(c, "third");
   const Json t1 = FirstTrialOf(c, "third");
   ASSERT_FALSE(t1.is_null());
-  EXPECT_EQ(t1["spec"]["config"], record["pastOptimizations"][0]["after"]);
+  EXPECT_EQ(t1["spec"]["config"], record["pastOptimizations"][1]["after"]);
   EXPECT_NE(t1["spec"]["proposal"].value("rationale", "").find("past:site/run-7"),
             std::string::npos);
   bool warned = false;
