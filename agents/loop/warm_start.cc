@@ -94,6 +94,11 @@ std::vector<const PastOptimization*> MatchingPastOptimizations(
 WarmStart FindWarmStart(const EngineContext& ctx) {
   WarmStart w;
   if (ctx.past == nullptr || ctx.past->empty()) return w;
+  // The warm start is the engine's first proposal: once the engine proposed anything, the
+  // campaign's own trials rule (and skipped records are not repeated in every rationale).
+  for (const auto& t : ctx.pool->trials()) {
+    if (t.proposal.proposed_by != "baseline") return w;
+  }
   std::vector<std::string> skipped;
   for (const PastOptimization* p : MatchingPastOptimizations(*ctx.spec, *ctx.past)) {
     const std::optional<Config> c = SearchedConfig(*ctx.spec, p->after);
@@ -102,7 +107,7 @@ WarmStart FindWarmStart(const EngineContext& ctx) {
       continue;
     }
     const std::string key = ConfigKey(*c);
-    if (Tried(*ctx.pool, key)) return {};  // the warm start ran; the campaign's own trials rule
+    if (Tried(*ctx.pool, key)) continue;  // the baseline already is this configuration
     if (ctx.space->Find(key) < 0) {
       skipped.push_back(p->id + " (" + ConfigKey(*c) + " is outside the search space)");
       continue;

@@ -40,9 +40,9 @@ struct WarmStart {
 
 // The warm-start candidate for this step: the best matching record whose configuration (its
 // searched keys; keys it lacks are taken from spec.baseline) is a point of the search space that
-// has not been tried in this campaign and passes ctx.Validate. Nothing once any matching
-// configuration has been tried (the campaign learns from its own trials from then on) or when
-// ctx.past is null or empty.
+// has not been tried in this campaign and passes ctx.Validate. Nothing once the pool holds a
+// trial other than the baseline (the warm start is the engine's first proposal; from then on the
+// campaign learns from its own trials) or when ctx.past is null or empty.
 WarmStart FindWarmStart(const EngineContext& ctx);
 
 // The session's best as a past-optimization document, {"pastOptimizations": [{id
