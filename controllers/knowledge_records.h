@@ -4,7 +4,9 @@
 //     `pastOptimizations` key (a report's past-optimization.json);
 //   - the published results of earlier campaigns (ConfigMaps labelled
 //     tuning.paratune.dev/campaign, data key past-optimization.json).
-// Anything else in a knowledge ConfigMap (documents, signatures) is left to retrieval.
+// Other values of a knowledge ConfigMap (documents, signatures) are not read per campaign (not
+// yet); site-wide documents and signatures reach retrieval through the operator's mounted
+// knowledge (Helm value knowledgeConfigMaps, PARATUNE_KNOWLEDGE_DIR).
 #ifndef PARATUNE_CONTROLLERS_KNOWLEDGE_RECORDS_H_
 #define PARATUNE_CONTROLLERS_KNOWLEDGE_RECORDS_H_
 
