@@ -1,11 +1,12 @@
 // paratune propose -f CAMPAIGN.yaml [--profile FILE] [--profile-format F] [-k 3]
-//                  [--knowledge-dir DIR] [-o json]
+//                  [--knowledge-dir DIR] [--past FILE ...] [-o json]
 // Profile-driven proposals (contract sections 6 and 7): what limits the job and k ranked
 // configurations for the same devices. Profile formats: summary (contract section 7 JSON,
 // default), pytorch-table, pytorch-trace, nsys-csv, xla-op-profile (agents/knowledge/profile.h).
 // The current configuration is the campaign baseline overridden by the profile's "config".
 // A campaign without a model description (no preset, no shape) is analyzed from the profile,
-// mesh and hardware alone.
+// mesh and hardware alone. --past FILE (repeatable) adds past-optimization records (a report's
+// past-optimization.json) to retrieval, as a file of them in --knowledge-dir does.
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -97,6 +98,14 @@ int RunPropose(const Args& args) {
   auto kb = KnowledgeBase::LoadDefault(
       args.GetOr("--knowledge-dir", EnvOr("PARATUNE_KNOWLEDGE_DIR", "")));
   if (!kb.ok()) return ReportError(cmd, kb.status().WithPrefix("--knowledge-dir"));
+  for (const auto& path : args.GetAll("--past")) {
+    std::ifstream past(path, std::ios::binary);
+    if (!past) return ReportError(cmd, Status::NotFound("--past: cannot read " + path));
+    std::stringstream text;
+    text << past.rdbuf();
+    Status st = (*kb)->AddPastOptimizations(path, text.str());
+    if (!st.ok()) return ReportError(cmd, st.WithPrefix("--past"));
+  }
   auto set = Propose(in, **kb);
   if (!set.ok()) return ReportError(cmd, set.status());
   if (args.JsonOutput()) {
@@ -112,6 +121,7 @@ int RunPropose(const Args& args) {
 
 PARATUNE_COMMAND("propose",
                  "what limits a job and three better configurations (-f CAMPAIGN --profile P)", {},
-                 RunPropose, {"-f", "-k", "--knowledge-dir", "--profile", "--profile-format"});
+                 RunPropose,
+                 {"-f", "-k", "--knowledge-dir", "--past", "--profile", "--profile-format"});
 
 }  // namespace paratune::cli

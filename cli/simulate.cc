@@ -1,5 +1,5 @@
 // paratune simulate -f CAMPAIGN.yaml [--seed N] [--max-trials K] [--reality perturbed|structural]
-//   [--measurements FILE.jsonl]
+//   [--measurements FILE.jsonl] [--past past-optimization.json ...]
 //   [--strategy builtin|llm|random|grid|greedy] [--exhaustive]
 //   [--ablate pool|failure-analysis|calibration] [--nodes N [--node-faults TEXT]] [-o json]
 // The whole agent loop offline against the simulated cluster (contract section 6). People see a
@@ -11,6 +11,9 @@
 // and the JSON gains per-trial "nodes"/"anomaly" and "suspectNodes".
 // --measurements FILE.jsonl replays measured trials (contract section 11) instead of the
 // simulated cluster: a candidate with no line in the file costs no trial (JSON "unmeasured").
+// --past FILE (repeatable): past-optimization records (a report's past-optimization.json); the
+// built-in engine starts from the best one on the same model and hardware
+// (agents/loop/warm_start.h).
 // --reality picks the simulated cluster's kind: perturbed (the model with perturbed constants)
 // or structural (a reality whose form differs from the model; agents/sim/reality.h).
 // --evaluate CONFIG_JSON [--attempt K] runs one trial of CONFIG instead of the loop (for
@@ -23,6 +26,7 @@
 #include "agents/loop/llm_engine.h"
 #include "agents/loop/replay.h"
 #include "agents/loop/simulation.h"
+#include "agents/loop/warm_start.h"
 #include "base/strings.h"
 #include "cli/command.h"
 
@@ -219,7 +223,11 @@ int RunSimulate(const Args& args) {
     runner = std::move(sim).value();
   }
   if (args.Has("--evaluate")) return RunEvaluate(args, *spec, *runner, runner.get(), opt.seed);
-  auto result = RunSimulation(*spec, opt, runner.get(), observer);
+  SessionDeps deps;
+  auto past = LoadPastOptimizationFiles(args.GetAll("--past"));
+  if (!past.ok()) return ReportError("simulate", past.status().WithPrefix("--past"));
+  deps.past = std::move(past).value();
+  auto result = RunSimulation(*spec, opt, runner.get(), observer, std::move(deps));
   if (!result.ok()) return ReportError("simulate", result.status());
   if (json) {
     std::cout << result->json.dump(2) << "\n";
@@ -234,10 +242,10 @@ int RunSimulate(const Args& args) {
 PARATUNE_COMMAND("simulate",
                  "run the agent loop against the simulated cluster (-f CAMPAIGN [--strategy S] "
                  "[--exhaustive] [--nodes N [--node-faults NODE=KIND:SEVERITY;...]] "
-                 "[--reality perturbed|structural] [--measurements FILE.jsonl])",
+                 "[--reality perturbed|structural] [--measurements FILE.jsonl] [--past FILE])",
                  {"--exhaustive"}, RunSimulate,
                  {"-f", "--ablate", "--attempt", "--evaluate", "--llm-endpoint", "--llm-model",
                   "--llm-replay", "--llm-timeout", "--max-trials", "--measurements",
-                  "--node-faults", "--nodes", "--reality", "--seed", "--strategy"});
+                  "--node-faults", "--nodes", "--past", "--reality", "--seed", "--strategy"});
 
 }  // namespace paratune::cli

@@ -12,6 +12,7 @@
 #include "controllers/campaign_status.h"
 #include "controllers/conditions.h"
 #include "controllers/job_renderer.h"
+#include "controllers/knowledge_records.h"
 #include "controllers/status_writer.h"
 #include "controllers/trial_reconciler.h"
 
@@ -99,6 +100,14 @@ Result<kube::ReconcileResult> TuningCampaignReconciler::Reconcile(const kube::Ob
       Emit(ctx, "Warning", "EngineUnavailable",
            "using the built-in engine: " + engine.status().message());
     }
+  }
+  // Warm start: past-optimization records from this namespace, read only until the engine has
+  // proposed its first trial (controllers/knowledge_records.h).
+  if (ctx.spec.agents.engine == "builtin" && WarmStartPending(ctx.loaded.pool)) {
+    auto past = LoadPastRecords(client_, ctx.spec, kube::NamespaceOf(ctx.campaign));
+    if (!past.ok()) return past.status();
+    for (const auto& w : past->warnings) Emit(ctx, "Warning", "KnowledgeSkipped", w);
+    deps.past = std::move(past->records);
   }
   auto session = TuningSession::Create(ctx.spec, &ctx.loaded.pool, std::move(deps));
   if (!session.ok()) {

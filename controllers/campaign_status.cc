@@ -3,8 +3,10 @@
 #include <cmath>
 
 #include "agents/loop/baseline_preflight.h"
+#include "agents/loop/warm_start.h"
 #include "controllers/conditions.h"
 #include "controllers/job_renderer.h"
+#include "controllers/knowledge_records.h"
 #include "operator/kube_client.h"
 
 namespace paratune::controllers {
@@ -130,6 +132,9 @@ json BestConfigMap(const json& campaign, const CampaignSpec& spec, const TuningS
   data["objectiveMetric"] = ObjectiveMetricName(spec.objective.metric);
   data["objective"] = std::to_string(Round6(session.ObjectiveOf(*summary.best)));
   data["improvementOverBaseline"] = std::to_string(Round6(summary.improvement_over_baseline));
+  // Later campaigns in the namespace warm-start from it (controllers/knowledge_records.h).
+  const json past = PastOptimizationOfSession(session);
+  if (!past.is_null()) data[kPastOptimizationKey] = past.dump(2);
   json meta = {{"name", spec.output_config_map},
                {"namespace", kube::NamespaceOf(campaign)},
                {"labels", {{kCampaignLabel, kube::NameOf(campaign)}}},

@@ -195,10 +195,12 @@ void KnowledgeBase::AddPastOptimization(const PastOptimization& p) {
   IndexPast(past_.back());
 }
 
-Status KnowledgeBase::AddPastOptimizations(const std::string& name, const std::string& text) {
+Result<std::vector<PastOptimization>> ParsePastOptimizations(const std::string& name,
+                                                             const std::string& text) {
   auto j = YamlToJson(text);
   if (!j.ok()) return j.status().WithPrefix(name);
-  if (!j->is_object() || !(*j)["pastOptimizations"].is_array()) {
+  if (!j->is_object() || !j->contains("pastOptimizations") ||
+      !(*j)["pastOptimizations"].is_array()) {
     return Status::Invalid(name + ": pastOptimizations: must be a list");
   }
   std::vector<PastOptimization> parsed;
@@ -209,11 +211,17 @@ Status KnowledgeBase::AddPastOptimizations(const std::string& name, const std::s
     PastOptimization p;
     Status st = f.CheckObject();
     if (st.ok())
-      st = f.CheckKnownKeys(
-          {"id", "workload", "before", "after", "metric", "beforeValue", "afterValue", "note"});
+      st = f.CheckKnownKeys({"id", "workload", "workloadSpec", "before", "after", "metric",
+                             "beforeValue", "afterValue", "note"});
     if (st.ok()) st = f.ReadString("id", &p.id);
     if (st.ok() && p.id.empty()) st = Status::Invalid(f.Path("id") + ": required");
     if (st.ok()) st = f.ReadString("workload", &p.workload);
+    if (st.ok() && f.Has("workloadSpec")) {
+      p.workload_spec = f.Get("workloadSpec");
+      if (!p.workload_spec.is_object())
+        st =
+            Status::Invalid(f.Path("workloadSpec") + ": must be a map (model, training, hardware)");
+    }
     if (st.ok()) st = f.ReadString("metric", &p.metric);
     if (st.ok()) st = f.ReadString("note", &p.note);
     if (st.ok()) st = f.ReadDouble("beforeValue", -1e12, 1e12, &p.before_value);
@@ -227,7 +235,13 @@ Status KnowledgeBase::AddPastOptimizations(const std::string& name, const std::s
     if (!st.ok()) return st.WithPrefix(name);
     parsed.push_back(std::move(p));
   }
-  for (const auto& p : parsed) AddPastOptimization(p);
+  return parsed;
+}
+
+Status KnowledgeBase::AddPastOptimizations(const std::string& name, const std::string& text) {
+  auto parsed = ParsePastOptimizations(name, text);
+  if (!parsed.ok()) return parsed.status();
+  for (const auto& p : *parsed) AddPastOptimization(p);
   return Status::Ok();
 }
 

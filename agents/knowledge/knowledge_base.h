@@ -12,6 +12,7 @@
 #include <bitset>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <string>
 #include <vector>
@@ -50,6 +51,9 @@ struct FailureSignature {
   bool retryable = false;
   int confidence = 80;  // 0..100, when the signature matches unambiguously
   std::string source;   // the file or ConfigMap it came from
+  // Where the pattern's text comes from: "owner/repo path/to/file.py" of the framework source that
+  // raises the message, or the URL of the public log it was written from ("" when not given).
+  std::string reference;
 
   // True when `line` matches one of the patterns. `lower` is the line in lower case.
   bool Matches(const std::string& line, const std::string& lower) const;
@@ -62,7 +66,11 @@ struct FailureSignature {
 // A finished campaign's lesson, searchable by later proposals ("past optimizations").
 struct PastOptimization {
   std::string id;        // "llama3-8b-h100x8/trial-7"
-  std::string workload;  // "llama3-8b on 8x nvidia-h100-80gb, seq 8192"
+  std::string workload;  // "llama3-8b on 8 x nvidia-h100-80gb, seq 8192, global batch 512"
+  // The campaign's workload section (WorkloadJson: model, training, hardware) when the record
+  // carries it (`workloadSpec`); null for records written before it existed. Warm starts match
+  // on it (agents/loop/warm_start.h).
+  nlohmann::json workload_spec;
   Config before, after;
   std::string metric;  // "mfu"
   double before_value = 0, after_value = 0;
@@ -84,6 +92,12 @@ struct KnowledgeHit {
   std::string snippet;  // the first ~200 characters of the matching passage
   double score = 0;
 };
+
+// Parses YAML or JSON `{pastOptimizations: [{id, workload, workloadSpec, before, after, metric,
+// beforeValue, afterValue, note}]}` (what a finished campaign exports, agents/loop/report.h).
+// Errors name `name` and the field; all-or-nothing.
+Result<std::vector<PastOptimization>> ParsePastOptimizations(const std::string& name,
+                                                             const std::string& text);
 
 class KnowledgeBase {
  public:
@@ -110,9 +124,8 @@ class KnowledgeBase {
   // when any entry is bad.
   Status AddSignatures(const std::string& name, const std::string& text);
   void AddPastOptimization(const PastOptimization& p);
-  // Parses YAML or JSON `{pastOptimizations: [{id, workload, before, after, metric, beforeValue,
-  // afterValue, note}]}` (what a finished campaign exports). Errors name the file and field;
-  // all-or-nothing. LoadDirectory routes files with a top-level pastOptimizations key here.
+  // ParsePastOptimizations, then adds every record. LoadDirectory routes files with a top-level
+  // pastOptimizations key here.
   Status AddPastOptimizations(const std::string& name, const std::string& text);
 
   const std::vector<FailureSignature>& signatures() const { return signatures_; }

@@ -97,9 +97,9 @@ Status CompilePatterns(const JsonFields& f, FailureSignature* sig) {
 Result<FailureSignature> ParseOne(const nlohmann::json& j, const std::string& path) {
   JsonFields f(j, path);
   PARATUNE_RETURN_IF_ERROR(f.CheckObject());
-  PARATUNE_RETURN_IF_ERROR(
-      f.CheckKnownKeys({"key", "category", "tier", "contains", "regex", "error", "cause", "remedy",
-                        "parameters", "attribution", "captures", "retryable", "confidence"}));
+  PARATUNE_RETURN_IF_ERROR(f.CheckKnownKeys(
+      {"key", "category", "tier", "contains", "regex", "error", "cause", "remedy", "parameters",
+       "attribution", "captures", "retryable", "confidence", "reference"}));
   FailureSignature sig;
   PARATUNE_RETURN_IF_ERROR(f.ReadString("key", &sig.key));
   if (sig.key.empty()) return Status::Invalid(f.Path("key") + ": required");
@@ -112,6 +112,7 @@ Result<FailureSignature> ParseOne(const nlohmann::json& j, const std::string& pa
   PARATUNE_RETURN_IF_ERROR(f.ReadString("error", &sig.error_type));
   PARATUNE_RETURN_IF_ERROR(f.ReadString("cause", &sig.cause));
   PARATUNE_RETURN_IF_ERROR(f.ReadString("remedy", &sig.remedy));
+  PARATUNE_RETURN_IF_ERROR(f.ReadString("reference", &sig.reference));
   PARATUNE_RETURN_IF_ERROR(f.ReadStringList("parameters", &sig.parameters));
   PARATUNE_RETURN_IF_ERROR(f.ReadEnum(
       "attribution", {"none", "memory", "tpu-memory", "divisibility", "mesh"}, &sig.attribution));

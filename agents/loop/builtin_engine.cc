@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "agents/loop/analyst.h"
+#include "agents/loop/warm_start.h"
 #include "base/strings.h"
 
 namespace paratune {
@@ -208,6 +209,18 @@ Result<EngineProposal> BuiltinEngine::Propose(const EngineContext& ctx) {
     c.proposal.rationale += buf;
     c.proposal.confidence = std::min(c.proposal.confidence, 0.5);
     out.candidates.insert(out.candidates.begin(), std::move(c));
+  }
+  // The best known configuration of a past campaign on the same model and hardware goes first.
+  WarmStart warm = FindWarmStart(ctx);
+  if (warm.candidate) {
+    const std::string key = ConfigKey(warm.candidate->config);
+    out.candidates.erase(
+        std::remove_if(out.candidates.begin(), out.candidates.end(),
+                       [&](const EngineCandidate& c) { return ConfigKey(c.config) == key; }),
+        out.candidates.end());
+    out.candidates.insert(out.candidates.begin(), std::move(*warm.candidate));
+  } else if (!warm.skipped.empty() && !out.candidates.empty()) {
+    out.candidates.front().proposal.rationale += " " + warm.skipped;
   }
   (void)seed_;
   return out;

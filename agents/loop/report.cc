@@ -296,9 +296,6 @@ Result<CampaignReport> RenderCampaignReport(const nlohmann::json& run,
   return r;
 }
 
-namespace {
-
-// "llama3-8b on 8 x nvidia-h100-80gb, seq 8192, global batch 512" from the run's workload.
 std::string WorkloadText(const nlohmann::json& w) {
   if (!w.is_object()) return "";
   const nlohmann::json model = w.value("model", nlohmann::json::object());
@@ -311,8 +308,6 @@ std::string WorkloadText(const nlohmann::json& w) {
     << ", global batch " << training.value("globalBatchSize", 0);
   return s.str();
 }
-
-}  // namespace
 
 Result<nlohmann::json> PastOptimizationRecord(const nlohmann::json& run) {
   const nlohmann::json best = run.value("best", nlohmann::json());
@@ -331,6 +326,7 @@ Result<nlohmann::json> PastOptimizationRecord(const nlohmann::json& run) {
        << " trials; stopped: " << Str(run, "stopMessage");
   nlohmann::json rec = {{"id", Str(run, "campaign") + "/" + Str(best, "trialName")},
                         {"workload", WorkloadText(run.value("workload", nlohmann::json()))},
+                        {"workloadSpec", run.value("workload", nlohmann::json::object())},
                         {"before", base["config"]},
                         {"after", best["config"]},
                         {"metric", metric},

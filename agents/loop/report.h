@@ -21,10 +21,15 @@ struct CampaignReport {
 Result<CampaignReport> RenderCampaignReport(const nlohmann::json& run,
                                             const std::string& chart_file_name = "objective.svg");
 
+// "llama3-8b on 8 x nvidia-h100-80gb, seq 8192, global batch 512" from a run's (or
+// WorkloadJson's) workload section; "" when it is not a map.
+std::string WorkloadText(const nlohmann::json& workload);
+
 // The campaign's result as a knowledge-base record, {"pastOptimizations": [{id, workload,
-// before, after, metric, beforeValue, afterValue, note}]}: the format
+// workloadSpec, before, after, metric, beforeValue, afterValue, note}]}: the format
 // KnowledgeBase::AddPastOptimizations reads, so a file of it in a --knowledge-dir (or a knowledge
-// ConfigMap) lets later proposals retrieve and cite what this campaign learned.
+// ConfigMap) lets later proposals retrieve and cite what this campaign learned, and a later
+// campaign on the same model and hardware start from its best (agents/loop/warm_start.h).
 // kFailedPrecondition when the run has no successful baseline and best. Pure function.
 Result<nlohmann::json> PastOptimizationRecord(const nlohmann::json& run);
 

@@ -27,6 +27,8 @@
 
 namespace paratune {
 
+struct PastOptimization;  // agents/knowledge/knowledge_base.h
+
 // Everything an engine may read. Pointers are owned by the TuningSession and valid for the
 // duration of one Propose call.
 struct EngineContext {
@@ -42,6 +44,8 @@ struct EngineContext {
   int want = 1;                                    // how many trials the session wants to launch
   uint64_t seed = 1;                               // for engines that draw random numbers
   double noise_fraction = 0.02;                    // measurement noise the session assumes
+  // Past-optimization records for a warm start (agents/loop/warm_start.h); may be null.
+  const std::vector<PastOptimization>* past = nullptr;
 
   // Calibrated prediction for any configuration (indexed or not).
   PointPrediction Score(const Config& c) const;

@@ -69,6 +69,7 @@ struct TuningSession::Impl {
   std::shared_ptr<const FailureAnalyzer> diagnostician;
   std::function<double()> clock;
   SessionOptions opt;
+  std::vector<PastOptimization> past;
   SearchSpaceIndex space;
   std::unique_ptr<Validator> validator;
   bool engine_exhausted = false;
@@ -164,6 +165,7 @@ EngineContext TuningSession::Impl::MakeContext(const MessagePool& view,
   ctx.want = want;
   ctx.seed = opt.seed;
   ctx.noise_fraction = opt.noise_fraction;
+  ctx.past = &past;
   return ctx;
 }
 
@@ -428,6 +430,7 @@ Result<std::unique_ptr<TuningSession>> TuningSession::Create(const CampaignSpec&
   impl->pool = pool;
   impl->opt = deps.options;
   impl->clock = std::move(deps.clock);
+  impl->past = std::move(deps.past);
   impl->model = std::move(deps.model);
   if (impl->model == nullptr) {
     auto m = CreateModelPlanner(spec);

@@ -20,6 +20,7 @@
 #include "agents/core/config.h"
 #include "agents/core/results.h"
 #include "agents/health/anomaly.h"
+#include "agents/knowledge/knowledge_base.h"
 #include "agents/loop/failure_analyzer.h"
 #include "agents/loop/message_pool.h"
 #include "agents/loop/planner_model.h"
@@ -58,6 +59,10 @@ struct SessionDeps {
   std::shared_ptr<const FailureAnalyzer> diagnostician;  // null: knowledge base (else fallback)
   std::function<double()> clock;                         // seconds; null: none recorded
   SessionOptions options;
+  // Past-optimization records (the campaign's knowledge ConfigMaps, earlier campaigns' results,
+  // `--past FILE`): the built-in engine warm-starts from the best one on the same model and
+  // hardware (agents/loop/warm_start.h). Empty: no warm start.
+  std::vector<PastOptimization> past;
 };
 
 // A trial to launch now (a TrialRun's spec).

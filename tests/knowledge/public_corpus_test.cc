@@ -1,8 +1,8 @@
 // The public failure-log corpus (tests/knowledge/data/public): well-formed, split before the
 // signatures were written, and diagnosed on its held-out half at least as well as measured when
-// the split was first evaluated (category 86.7%, retryable 100%; issue 15 asks for 90% category,
-// which is not reached yet: see bench/RESULTS.md). Per-case misses are printed so a regression
-// names its log.
+// the signatures from the frameworks' own checks were added (category 88.3%, retryable 100%;
+// issue 15 asks for 90% category, which is not reached yet: see bench/RESULTS.md). Per-case
+// misses are printed so a regression names its log.
 #include <gtest/gtest.h>
 
 #include <set>
@@ -58,7 +58,7 @@ TEST(PublicCorpusTest, HeldOutHalfMeetsTheTargets) {
     }
   }
   ASSERT_GT(n, 0);
-  EXPECT_GE(category * 100, n * 85) << category << "/" << n << misses;
+  EXPECT_GE(category * 100, n * 88) << category << "/" << n << misses;
   EXPECT_GE(retryable * 100, n * 95) << retryable << "/" << n << misses;
 }
 

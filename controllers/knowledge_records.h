@@ -1,0 +1,43 @@
+// Warm start in the cluster (issue 15 item 5): the past-optimization records a campaign reads
+// before its engine proposes anything. Sources, in the campaign's namespace only:
+//   - the ConfigMaps named in spec.agents.knowledgeConfigMaps: every data value with a top-level
+//     `pastOptimizations` key (a report's past-optimization.json);
+//   - the published results of earlier campaigns (ConfigMaps labelled
+//     tuning.paratune.dev/campaign, data key past-optimization.json).
+// Other values of a knowledge ConfigMap (documents, signatures) are not read per campaign (not
+// yet); site-wide documents and signatures reach retrieval through the operator's mounted
+// knowledge (Helm value knowledgeConfigMaps, PARATUNE_KNOWLEDGE_DIR).
+#ifndef PARATUNE_CONTROLLERS_KNOWLEDGE_RECORDS_H_
+#define PARATUNE_CONTROLLERS_KNOWLEDGE_RECORDS_H_
+
+#include <string>
+#include <vector>
+
+#include "agents/core/campaign.h"
+#include "agents/knowledge/knowledge_base.h"
+#include "agents/loop/message_pool.h"
+#include "operator/kube_client.h"
+
+namespace paratune::controllers {
+
+// The data key under which a published result carries its past-optimization record.
+inline constexpr const char* kPastOptimizationKey = "past-optimization.json";
+
+// True while the campaign has no trial the engine proposed (only its baseline, if any): the
+// only time a warm start can act, so the only time the records are read.
+bool WarmStartPending(const MessagePool& pool);
+
+struct PastRecords {
+  std::vector<PastOptimization> records;
+  // One sentence per named ConfigMap that is missing or value that is malformed (skipped).
+  std::vector<std::string> warnings;
+};
+
+// Reads the records for `spec` from namespace `ns` (the campaign's own published result,
+// `spec.output_config_map`, is skipped). Transport errors other than NotFound are returned.
+Result<PastRecords> LoadPastRecords(kube::KubeClient* client, const CampaignSpec& spec,
+                                    const std::string& ns);
+
+}  // namespace paratune::controllers
+
+#endif  // PARATUNE_CONTROLLERS_KNOWLEDGE_RECORDS_H_
