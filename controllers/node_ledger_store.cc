@@ -11,19 +11,38 @@ namespace res = kube::resources;
 
 }  // namespace
 
-NodeLedgerStore::NodeLedgerStore(kube::KubeClient* client, std::string ns, int max_attempts)
-    : client_(client), ns_(std::move(ns)), max_attempts_(max_attempts < 1 ? 1 : max_attempts) {}
+NodeLedgerStore::NodeLedgerStore(kube::KubeClient* client, std::string ns, int max_attempts,
+                                 const ConfigMapCache* configmaps)
+    : client_(client),
+      ns_(std::move(ns)),
+      max_attempts_(max_attempts < 1 ? 1 : max_attempts),
+      own_cache_(configmaps == nullptr ? std::make_unique<ConfigMapCache>(client) : nullptr),
+      configmaps_(configmaps == nullptr ? own_cache_.get() : configmaps) {}
 
-Result<NodeLedgerStore::Read> NodeLedgerStore::ReadLedger() {
-  auto cm = client_->Get(res::kConfigMaps, ns_, kNodeHealthConfigMap);
+Result<NodeLedgerStore::Read> NodeLedgerStore::ReadLedger(bool live) {
+  auto cm = configmaps_->Read(ns_, kNodeHealthConfigMap, live);
   if (!cm.ok()) {
     if (cm.status().code() == StatusCode::kNotFound) return Read{health::NodeLedger(options_), ""};
     return cm.status();
   }
+  const std::string rv = kube::ResourceVersionOf(*cm);
+  {
+    std::lock_guard lock(parsed_mu_);
+    if (!rv.empty() && rv == parsed_rv_) return Read{parsed_, rv};
+  }
+  auto read = Parse(*cm);
+  if (!read.ok()) return read.status();
+  std::lock_guard lock(parsed_mu_);
+  parsed_rv_ = rv;
+  parsed_ = read->ledger;
+  return read;
+}
+
+Result<NodeLedgerStore::Read> NodeLedgerStore::Parse(const Json& cm) {
   Read out;
   out.ledger = health::NodeLedger(options_);
-  out.resource_version = kube::ResourceVersionOf(*cm);
-  const Json& data = cm->value("data", Json::object());
+  out.resource_version = kube::ResourceVersionOf(cm);
+  const Json& data = cm.value("data", Json::object());
   if (!data.is_object() || !data.contains(kNodeHealthKey) || !data[kNodeHealthKey].is_string()) {
     return out;  // created by hand without the key: start empty, the next write adds it
   }
@@ -37,7 +56,7 @@ Result<NodeLedgerStore::Read> NodeLedgerStore::ReadLedger() {
 }
 
 Result<health::NodeLedger> NodeLedgerStore::Load() {
-  auto read = ReadLedger();
+  auto read = ReadLedger(false);
   if (!read.ok()) return read.status();
   return std::move(read->ledger);
 }
@@ -48,7 +67,8 @@ Result<Json> NodeLedgerStore::Write(const health::NodeLedger& ledger, const std:
              {"metadata",
               {{"name", kNodeHealthConfigMap},
                {"namespace", ns_},
-               {"labels", {{"app.kubernetes.io/name", "paratune"}}}}},
+               {"labels",
+                {{"app.kubernetes.io/name", "paratune"}, {kOperatorStateLabel, "node-health"}}}}},
              {"data", {{kNodeHealthKey, ledger.ToJson().dump()}}}};
   if (rv.empty()) {
     auto created = client_->Create(res::kConfigMaps, ns_, cm);
@@ -65,8 +85,9 @@ Result<Json> NodeLedgerStore::Write(const health::NodeLedger& ledger, const std:
 Result<health::NodeLedger> NodeLedgerStore::Modify(
     const std::function<void(health::NodeLedger*)>& change, health::CompactionReport* report) {
   Status last = Status::Ok();
+  bool live = false;
   for (int attempt = 0; attempt < max_attempts_; ++attempt) {
-    auto read = ReadLedger();
+    auto read = ReadLedger(live);
     if (!read.ok()) return read.status();
     const Json before = read->ledger.ToJson();
     change(&read->ledger);
@@ -82,6 +103,11 @@ Result<health::NodeLedger> NodeLedgerStore::Modify(
     if (written.ok()) return std::move(read->ledger);
     last = written.status();
     if (last.code() != StatusCode::kConflict) return last;
+    // Someone else wrote first: apply the change to their version once the cache has it. A
+    // create that met an existing ConfigMap reads it live: it may lack the label the cache
+    // selects (one written by an earlier release); the update adds it.
+    live = read->resource_version.empty() ||
+           !configmaps_->AwaitChange(ns_, kNodeHealthConfigMap, read->resource_version);
   }
   return last;
 }
