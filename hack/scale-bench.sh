@@ -46,6 +46,11 @@ PARATUNE_KUBE_BIN=${PARATUNE_KUBE_BIN:-$("$root/hack/build-kube.sh" 2>/dev/null 
   skip "no kube-apiserver binaries (hack/build-kube.sh failed)"
 [ -x "$PARATUNE_KUBE_BIN/kube-apiserver" ] || skip "no kube-apiserver in $PARATUNE_KUBE_BIN"
 free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
+retry() {  # retry CMD...: a busy API server times a request out now and then; try 5 times
+  local i
+  for i in 1 2 3 4 5; do "$@" && return 0; sleep 3; done
+  return 1
+}
 cpu_of() {  # cpu_of PID: user+system CPU seconds of a process (0 when it is gone)
   awk -v hz="$(getconf CLK_TCK)" '{print ($14 + $15) / hz}' "/proc/$1/stat" 2>/dev/null || echo 0
 }
@@ -140,7 +145,7 @@ t_applied=$(date +%s.%N)
 # Jobs per campaign, by label, until every campaign has its first, then its two first-round Jobs.
 t_first=""; t_round=""
 while :; do
-  counts=$(kubectl -n "$ns" get jobs -o jsonpath='{range .items[*]}{.metadata.labels.tuning\.paratune\.dev/campaign}{"\n"}{end}' |
+  counts=$(retry kubectl -n "$ns" get jobs -o jsonpath='{range .items[*]}{.metadata.labels.tuning\.paratune\.dev/campaign}{"\n"}{end}' |
            sort | uniq -c | awk '{c++; if ($1 >= 2) r++} END {print c + 0, r + 0}')
   now=$(date +%s.%N)
   read -r with_one with_two <<<"$counts"
@@ -160,23 +165,23 @@ rss_kib=$(awk '/^VmRSS/ {print $2}' "/proc/$op_pid/status")
 hwm_kib=$(awk '/^VmHWM/ {print $2}' "/proc/$op_pid/status")
 [ -s "$dir/metrics-round.txt" ] || curl -sf "http://$probe/metrics" > "$dir/metrics-round.txt" ||
   skip "the operator's /metrics did not answer"
-kubectl -n "$ns" get jobs -o json > "$dir/jobs.json"
-kubectl -n "$ns" get tuningcampaigns -o json > "$dir/campaigns.json"
-trials=$(kubectl -n "$ns" get trialruns -o name | wc -l)
+retry kubectl -n "$ns" get jobs -o json > "$dir/jobs.json"
+retry kubectl -n "$ns" get tuningcampaigns -o json > "$dir/campaigns.json"
+trials=$(retry kubectl -n "$ns" get trialruns -o name | wc -l)
 jobs=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["items"]))' "$dir/jobs.json")
-events=$(kubectl -n "$ns" get events -o name | wc -l)
+events=$(retry kubectl -n "$ns" get events -o name | wc -l)
 # Overall: until every campaign has finished (or settle_s), then the whole run's requests.
 t_settle=$(date +%s)
 while :; do
-  running=$(kubectl -n "$ns" get tuningcampaigns -o jsonpath='{range .items[*]}{.status.phase}{"\n"}{end}' |
+  running=$(retry kubectl -n "$ns" get tuningcampaigns -o jsonpath='{range .items[*]}{.status.phase}{"\n"}{end}' |
             grep -cv -e '^Succeeded$' -e '^Failed$' || true)
   [ "$running" -eq 0 ] && break
   (( $(date +%s) - t_settle > settle_s )) && break
   sleep 5
 done
 curl -sf "http://$probe/metrics" > "$dir/metrics.txt" || skip "the operator's /metrics did not answer"
-trials_all=$(kubectl -n "$ns" get trialruns -o name | wc -l)
-events_all=$(kubectl -n "$ns" get events -o json | python3 -c 'import json,sys
+trials_all=$(retry kubectl -n "$ns" get trialruns -o name | wc -l)
+events_all=$(retry kubectl -n "$ns" get events -o json | python3 -c 'import json,sys
 n = 0
 for e in json.load(sys.stdin)["items"]:
     n += (e.get("source", {}).get("component") or e.get("reportingComponent")) == "paratune-operator"
