@@ -84,10 +84,18 @@ Result<Json> NodeLedgerStore::Write(const health::NodeLedger& ledger, const std:
 
 Result<health::NodeLedger> NodeLedgerStore::Modify(
     const std::function<void(health::NodeLedger*)>& change, health::CompactionReport* report) {
+  // One writer in this process at a time, each starting from what the previous one wrote: the
+  // campaign reconciles of one operator never conflict with each other, whatever the cache lag.
+  std::lock_guard write(write_mu_);
   Status last = Status::Ok();
   bool live = false;
   for (int attempt = 0; attempt < max_attempts_; ++attempt) {
-    auto read = ReadLedger(live);
+    Result<Read> read = Status::Internal("unset");
+    if (!live && last_written_) {
+      read = *last_written_;
+    } else {
+      read = ReadLedger(live);
+    }
     if (!read.ok()) return read.status();
     const Json before = read->ledger.ToJson();
     change(&read->ledger);
@@ -100,14 +108,17 @@ Result<health::NodeLedger> NodeLedgerStore::Modify(
     }
     if (read->ledger.ToJson() == before) return std::move(read->ledger);
     auto written = Write(read->ledger, read->resource_version);
-    if (written.ok()) return std::move(read->ledger);
+    if (written.ok()) {
+      last_written_ = Read{read->ledger, kube::ResourceVersionOf(*written)};
+      return std::move(read->ledger);
+    }
+    last_written_.reset();
     last = written.status();
     if (last.code() != StatusCode::kConflict) return last;
-    // Someone else wrote first: apply the change to their version once the cache has it. A
-    // create that met an existing ConfigMap reads it live: it may lack the label the cache
-    // selects (one written by an earlier release); the update adds it.
-    live = read->resource_version.empty() ||
-           !configmaps_->AwaitChange(ns_, kNodeHealthConfigMap, read->resource_version);
+    // Someone else wrote first (another process, a person, an earlier release's unlabelled
+    // ConfigMap that a create met): apply the change again to the version read live. Waiting
+    // for the cache instead lost to 200 campaigns writing at once (the scale benchmark).
+    live = true;
   }
   return last;
 }

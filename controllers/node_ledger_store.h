@@ -4,10 +4,11 @@
 // by the ConfigMap's resourceVersion; a 409 Conflict (another writer got there first) re-reads
 // and re-applies the change, so concurrent campaign reconciles never lose each other's evidence.
 // Reads come from the ConfigMap cache (config_map_cache.h: an informer of the operator's
-// namespace restricted to kOperatorStateLabel) when one is given; a write made on a stale
-// read conflicts, waits for the cache to catch up and applies the change again (live GET when
-// it does not). The parsed ledger is kept per resourceVersion, so the reads of every trial
-// launch and campaign reconcile neither send a request nor parse nodes.json again.
+// namespace restricted to kOperatorStateLabel) when one is given. Writes in one process are
+// serialized, each applied to the ledger the previous one wrote (not to the cache, which may
+// lag); a write that conflicts (another writer) reads the ledger live and applies the change
+// again. The parsed ledger is kept per resourceVersion, so the reads of every trial launch and
+// campaign reconcile neither send a request nor parse nodes.json again.
 // Bounded: before every write the ledger is compacted (NodeLedger::Compact) to max_bytes, well
 // under the API server's object limit, so a cluster of thousands of nodes never makes the
 // ConfigMap unwritable; a ledger that still does not fit is not written (kResourceExhausted).
@@ -18,6 +19,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -73,6 +75,8 @@ class NodeLedgerStore {
   int max_attempts_;
   std::unique_ptr<ConfigMapCache> own_cache_;  // when none was given: live reads
   const ConfigMapCache* configmaps_;
+  std::mutex write_mu_;               // one Modify at a time
+  std::optional<Read> last_written_;  // guarded by write_mu_: what this process wrote last
   std::mutex parsed_mu_;
   std::string parsed_rv_;      // guarded by parsed_mu_
   health::NodeLedger parsed_;  // guarded by parsed_mu_; the ledger at parsed_rv_

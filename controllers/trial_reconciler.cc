@@ -82,6 +82,7 @@ Result<kube::ReconcileResult> TrialRunReconciler::Reconcile(const kube::ObjectKe
   ctx.campaign = std::move(*parsed);
   ctx.campaign.name = campaign_name;
   ctx.campaign_status = ObjectField(*campaign, "status");
+  ctx.campaign_object = campaign;
   auto config = ConfigFromJson(spec.value("config", Json::object()), "spec.config");
   if (!config.ok()) return Fail(ctx, "InvalidConfig", config.status().message());
   ctx.config = std::move(*config);
@@ -156,9 +157,17 @@ Result<kube::ReconcileResult> TrialRunReconciler::Launch(Context& ctx) {
       if (!in.avoid_nodes.empty()) {
         std::string list;
         for (const auto& n : in.avoid_nodes) list += (list.empty() ? "" : ", ") + n;
-        recorder_->Event(ctx.trial, "Normal", reasons::kAvoidingNodes,
-                         in.trial_name + " will not run on " + list +
-                             " (suspect or excluded nodes; required node anti-affinity)");
+        const std::string why = " (suspect or excluded nodes; required node anti-affinity)";
+        const Json& own = ctx.trial["spec"].value("avoidNodes", Json::array());
+        if ((own.is_array() && !own.empty()) || !ctx.campaign_object) {  // this trial's own list
+          recorder_->Event(ctx.trial, "Normal", reasons::kAvoidingNodes,
+                           in.trial_name + " will not run on " + list + why);
+        } else {
+          // The cluster's suspects, the same for every trial launched meanwhile: one Event on
+          // the campaign whose count says how many trials avoided them, not one per trial.
+          recorder_->Event(*ctx.campaign_object, "Normal", reasons::kAvoidingNodes,
+                           "trials launched now will not run on " + list + why);
+        }
       }
     }
   }

@@ -287,6 +287,8 @@ print(f"| CPU from apply to that moment: operator / kube-apiserver / etcd | "
       f"{float(etcd1) - float(etcd0):.1f} s |")
 print(f"| API requests by the operator until all first-round Jobs exist | {requests_round:.0f} |")
 print(f"| API requests per first-round trial ({2 * n} trials) | {requests_round / (2 * n):.2f} |")
+print(f"| ... per TrialRun existing at that moment ({trials}; simulated trials finish fast, so "
+      f"later rounds have begun) | {requests_round / max(trials, 1):.2f} |")
 trials_all = int(trials_all)
 print(f"| overall: campaigns finished / TrialRuns, {int(settled_s)} s after the first round | "
       f"{n - int(unfinished)} of {n} / {trials_all} |")
