@@ -43,6 +43,10 @@ struct TuningCampaignReconciler::Context {
   bool health_checked = false;
   AcceleratorHours hours;      // issue 13: spent per trial and in total
   std::string budget_message;  // non-empty: spec.budget.maxAcceleratorHours stops new trials
+  // Normal Events of this reconcile by reason, in order, written as one Event per reason when
+  // it ends (FlushEvents); proposed: where each trial proposed now is in normal[kProposed].
+  std::vector<std::pair<std::string, std::vector<std::string>>> normal;
+  std::map<std::string, size_t> proposed;
 };
 
 TuningCampaignReconciler::TuningCampaignReconciler(
@@ -56,13 +60,46 @@ TuningCampaignReconciler::TuningCampaignReconciler(
       analyzer_(std::move(analyzer)),
       engine_factory_(std::move(engine_factory)),
       time_(time),
-      opts_(opts) {}
+      opts_(opts),
+      own_configmaps_(opts.configmaps == nullptr ? std::make_unique<ConfigMapCache>(client)
+                                                 : nullptr),
+      configmaps_(opts.configmaps == nullptr ? own_configmaps_.get() : opts.configmaps) {}
 
-void TuningCampaignReconciler::Emit(const Context& ctx, const std::string& type,
+void TuningCampaignReconciler::Emit(Context& ctx, const std::string& type,
                                     const std::string& reason, const std::string& message) {
   spdlog::info("campaign {}/{}: {}: {}", kube::NamespaceOf(ctx.campaign),
                kube::NameOf(ctx.campaign), reason, message);
-  if (recorder_ != nullptr) recorder_->Event(ctx.campaign, type, reason, Short(message, 1000));
+  if (type != "Normal") {  // Warnings at once, each its own (the recorder counts repeats)
+    if (recorder_ != nullptr) recorder_->Event(ctx.campaign, type, reason, Short(message, 1000));
+    return;
+  }
+  for (auto& [r, messages] : ctx.normal) {
+    if (r == reason) {
+      messages.push_back(message);
+      return;
+    }
+  }
+  ctx.normal.push_back({reason, {message}});
+}
+
+void TuningCampaignReconciler::FlushEvents(Context& ctx) {
+  if (recorder_ == nullptr) return;
+  for (const auto& [reason, messages] : ctx.normal) {
+    if (messages.size() == 1) {
+      recorder_->Event(ctx.campaign, "Normal", reason, Short(messages[0], 1000));
+      continue;
+    }
+    // Several decisions of one kind in one reconcile (a round of proposals, outcomes ingested
+    // together): one Event, each decision bounded so that all of them fit.
+    const size_t each = 1000 / messages.size();
+    std::string text;
+    for (size_t i = 0; i < messages.size(); ++i) {
+      text += (i == 0 ? "" : " ") + std::string("[") + std::to_string(i + 1) + "/" +
+              std::to_string(messages.size()) + "] " + Short(messages[i], each);
+    }
+    recorder_->Event(ctx.campaign, "Normal", reason, Short(text, 1000));
+  }
+  ctx.normal.clear();
 }
 
 Result<kube::ReconcileResult> TuningCampaignReconciler::Reconcile(const kube::ObjectKey& key) {
@@ -123,14 +160,20 @@ Result<kube::ReconcileResult> TuningCampaignReconciler::Reconcile(const kube::Ob
   }
   ctx.hours = SumAcceleratorHours(ctx.spec, ctx.trial_runs, time_->SystemNow());
   AcceleratorBudgetReached(ctx.spec, ctx.hours, &ctx.budget_message);
+  Status done = Advance(ctx);
+  FlushEvents(ctx);  // what was decided is told even when a later step failed
+  PARATUNE_RETURN_IF_ERROR(done);
+  kube::ReconcileResult r;
+  if (CampaignPhase(*ctx.session).find("Running") == 0) r.requeue_after = opts_.resync;
+  return r;
+}
+
+Status TuningCampaignReconciler::Advance(Context& ctx) {
   PARATUNE_RETURN_IF_ERROR(Ingest(ctx));
   PARATUNE_RETURN_IF_ERROR(CheckHealth(ctx));
   PARATUNE_RETURN_IF_ERROR(ProposeAndPersist(ctx));
   PARATUNE_RETURN_IF_ERROR(LaunchOpenTrials(ctx));
-  PARATUNE_RETURN_IF_ERROR(WriteStatus(ctx));
-  kube::ReconcileResult r;
-  if (CampaignPhase(*ctx.session).find("Running") == 0) r.requeue_after = opts_.resync;
-  return r;
+  return WriteStatus(ctx);
 }
 
 Status TuningCampaignReconciler::MarkInvalid(const Json& campaign, const Status& why) {
@@ -231,6 +274,9 @@ Status TuningCampaignReconciler::ProposeAndPersist(Context& ctx) {
       Emit(ctx, "Normal", reasons::kProposed,
            p.name + " (iteration " + std::to_string(p.iteration) + ", " + p.change +
                "): " + p.proposal.rationale);
+      for (const auto& [reason, messages] : ctx.normal) {
+        if (reason == reasons::kProposed) ctx.proposed[p.name] = messages.size() - 1;
+      }
     }
     ctx.pool_changed |= !plans->empty() || rejected.size() != rejected_before;
   }
@@ -248,12 +294,28 @@ Status TuningCampaignReconciler::LaunchOpenTrials(Context& ctx) {
     auto created = client_->Create(res::kTrialRuns, kube::NamespaceOf(ctx.campaign), tr);
     if (created.ok()) {
       ctx.trial_runs[t.name] = *created;
-      Emit(ctx, "Normal", reasons::kLaunched, t.name + " launched: " + ConfigKey(t.config));
+      AnnounceLaunch(ctx, t);
     } else if (created.status().code() != StatusCode::kAlreadyExists) {
       return created.status();
     }
   }
   return Status::Ok();
+}
+
+// A trial proposed in this reconcile is launched in it too: its Proposed Event says so (one
+// Event, not two); one proposed earlier (its launch failed then) gets a Launched Event.
+void TuningCampaignReconciler::AnnounceLaunch(Context& ctx, const TrialRecord& t) {
+  const std::string launched = "launched: " + ConfigKey(t.config);
+  auto it = ctx.proposed.find(t.name);
+  for (auto& [reason, messages] : ctx.normal) {
+    if (it != ctx.proposed.end() && reason == reasons::kProposed && it->second < messages.size()) {
+      messages[it->second] = t.name + " " + launched + "; " + messages[it->second];
+      spdlog::info("campaign {}/{}: {} {}", kube::NamespaceOf(ctx.campaign),
+                   kube::NameOf(ctx.campaign), t.name, launched);
+      return;
+    }
+  }
+  Emit(ctx, "Normal", reasons::kLaunched, t.name + " " + launched);
 }
 
 Status TuningCampaignReconciler::PublishBest(Context& ctx, Json* status) {
@@ -264,13 +326,20 @@ Status TuningCampaignReconciler::PublishBest(Context& ctx, Json* status) {
   const std::string ns = kube::NamespaceOf(ctx.campaign);
   const std::string& name = ctx.spec.output_config_map;
   const int64_t generation = ctx.campaign["metadata"].value("generation", int64_t{0});
-  auto existing = client_->Get(res::kConfigMaps, ns, name);
-  if (!existing.ok()) {
-    if (existing.status().code() != StatusCode::kNotFound) return existing.status();
+  // Ours carry the campaign label, so the cache sees them; one it does not see may still exist
+  // (someone else's, or ours not cached yet): a create that finds it reads it live.
+  auto existing = configmaps_->Get(ns, name);
+  bool created_now = false;
+  if (!existing.ok() && existing.status().code() == StatusCode::kNotFound) {
     auto created = client_->Create(res::kConfigMaps, ns, cm);
-    // AlreadyExists: someone made it since the Get; the next reconcile sees whose it is.
-    if (!created.ok()) return created.status();
-  } else if (!IsOutputOf(*existing, ctx.campaign)) {
+    created_now = created.ok();
+    if (!created.ok() && created.status().code() != StatusCode::kAlreadyExists) {
+      return created.status();
+    }
+    if (!created_now) existing = configmaps_->GetLive(ns, name);
+  }
+  if (!created_now && !existing.ok()) return existing.status();
+  if (!created_now && !IsOutputOf(*existing, ctx.campaign)) {
     const std::string owner = DescribeOwner(*existing);
     const Json* old = FindCondition((*status)["conditions"], kOutputPublished);
     const bool already = old != nullptr && old->value("reason", "") == reasons::kOutputNotOwned;
@@ -284,7 +353,7 @@ Status TuningCampaignReconciler::PublishBest(Context& ctx, Json* status) {
                " and paratune never overwrites or adopts a ConfigMap it did not create");
     }
     return Status::Ok();
-  } else {
+  } else if (!created_now) {
     const Json& meta = ObjectField(*existing, "metadata");
     const bool same = existing->value("data", Json::object()) == cm["data"] &&
                       meta.value("ownerReferences", Json::array()) ==
@@ -301,7 +370,14 @@ Status TuningCampaignReconciler::PublishBest(Context& ctx, Json* status) {
       updated["metadata"]["ownerReferences"] = cm["metadata"]["ownerReferences"];
     }
     auto written = client_->Update(res::kConfigMaps, updated);
-    if (!written.ok()) return written.status();
+    if (!written.ok()) {
+      // Written since the cache's copy (our previous publish, not cached yet): the next
+      // reconcile compares with the version the cache then holds.
+      if (written.status().code() == StatusCode::kConflict) {
+        (void)configmaps_->AwaitChange(ns, name, kube::ResourceVersionOf(*existing));
+      }
+      return written.status();
+    }
   }
   SetCondition(&(*status)["conditions"], kOutputPublished, true, reasons::kPublished,
                "best configuration " + ConfigKey(summary.best->config) + " in ConfigMap " + name +

@@ -29,6 +29,7 @@
 #include "agents/loop/failure_analyzer.h"
 #include "agents/loop/strategy_engine.h"
 #include "agents/loop/tuning_session.h"
+#include "controllers/config_map_cache.h"
 #include "controllers/message_pool_store.h"
 #include "controllers/node_health.h"
 #include "operator/controller.h"
@@ -60,6 +61,9 @@ struct CampaignReconcilerOptions {
   std::function<Status(const kube::Json& campaign, const CampaignSpec& spec)> admit;
   // How campaigns are parsed (the operator's defaults for what they leave empty).
   CampaignParseOptions parse;
+  // Where the published output ConfigMap is read from (the informer of ConfigMaps with the
+  // campaign label). Borrowed; null: GETs.
+  const ConfigMapCache* configmaps = nullptr;
 };
 
 struct CampaignInformers {
@@ -89,8 +93,14 @@ class TuningCampaignReconciler : public kube::Reconciler {
   // owner, plus one Warning Event. Sets the OutputPublished condition in `status`.
   Status PublishBest(Context& ctx, kube::Json* status);
   Status WriteStatus(Context& ctx);
-  void Emit(const Context& ctx, const std::string& type, const std::string& reason,
+  // Ingest, CheckHealth, ProposeAndPersist, LaunchOpenTrials, WriteStatus.
+  Status Advance(Context& ctx);
+  void AnnounceLaunch(Context& ctx, const TrialRecord& t);
+  // Logs the decision; a Warning becomes an Event at once, a Normal one is batched with the
+  // others of its reason in this reconcile and written by FlushEvents (one Event per reason).
+  void Emit(Context& ctx, const std::string& type, const std::string& reason,
             const std::string& message);
+  void FlushEvents(Context& ctx);
 
   kube::KubeClient* client_;
   CampaignInformers informers_;
@@ -100,6 +110,8 @@ class TuningCampaignReconciler : public kube::Reconciler {
   EngineFactory engine_factory_;
   kube::TimeSource* time_;
   CampaignReconcilerOptions opts_;
+  std::unique_ptr<ConfigMapCache> own_configmaps_;  // live reads when none was given
+  const ConfigMapCache* configmaps_;
 };
 
 // The TrialRun object for a trial of the pool (spec per contract section 5), owned by the

@@ -182,10 +182,15 @@ ConfigMapPoolStore::ConfigMapPoolStore(kube::KubeClient* client, ConfigMapPoolSt
 
 ConfigMapPoolStore::~ConfigMapPoolStore() = default;
 
+Result<Json> ConfigMapPoolStore::Read(const std::string& ns, const std::string& name) {
+  if (opts_.configmaps != nullptr) return opts_.configmaps->Get(ns, name);
+  return client_->Get(res::kConfigMaps, ns, name);
+}
+
 Result<std::string> ConfigMapPoolStore::ReadChunk(const std::string& ns, const std::string& name) {
   std::string data;
   if (cache_->Find("c/" + name, &data)) return data;
-  auto cm = client_->Get(res::kConfigMaps, ns, name);
+  auto cm = Read(ns, name);
   if (!cm.ok()) return cm.status().WithPrefix("message pool chunk " + name);
   data = DataOf(*cm);
   if (name.size() < 16 || name.substr(name.size() - 16) != ChunkHash(data)) {
@@ -213,7 +218,7 @@ Result<LoadedPool> ConfigMapPoolStore::Load(const Json& campaign) {
   std::string tail;
   const bool cached = opts_.cache_heads && cache_->Find("h/" + kube::UidOf(campaign), &tail, &v);
   if (!cached) {
-    auto head = client_->Get(res::kConfigMaps, ns, HeadName(name));
+    auto head = Read(ns, HeadName(name));
     if (!head.ok()) {
       if (head.status().code() == StatusCode::kNotFound) return LoadedPool{};
       return head.status();
@@ -229,7 +234,7 @@ Result<LoadedPool> ConfigMapPoolStore::Load(const Json& campaign) {
         return Status::Internal("configmap " + HeadName(name) + ": bad shard annotations");
       }
       for (int64_t i = 1; i < shards; ++i) {
-        auto shard = client_->Get(res::kConfigMaps, ns, ShardName(name, generation, i));
+        auto shard = Read(ns, ShardName(name, generation, i));
         if (!shard.ok()) return shard.status().WithPrefix("message pool shard");
         tail += DataOf(*shard);
       }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "agents/loop/message_pool.h"
+#include "controllers/config_map_cache.h"
 #include "operator/kube_client.h"
 
 namespace paratune::controllers {
@@ -24,9 +25,10 @@ struct LoadedPool {
 class MessagePoolStore {
  public:
   virtual ~MessagePoolStore() = default;
-  // The campaign's pool (empty with version "" when none was saved). Reads the API server, not
-  // a cache: a stale pool would re-run decisions already taken. kUnavailable for transient
-  // errors; kInternal when the stored pool is corrupt.
+  // The campaign's pool (empty with version "" when none was saved). A stale pool would re-run
+  // decisions already taken, so a store reads only what cannot be stale (see
+  // ConfigMapPoolStore) and every Save is conditional on the version loaded. kUnavailable for
+  // transient errors; kInternal when the stored pool is corrupt.
   virtual Result<LoadedPool> Load(const kube::Json& campaign) = 0;
   // Saves `pool` over the version Load returned. kConflict when another writer got there first
   // (reload and retry). Returns the new version.
@@ -55,6 +57,11 @@ struct ConfigMapPoolStoreOptions {
   // GET. Sound while this process is the pool's only writer: the leader (a process that loses
   // the Lease exits) of an operator with one Deployment. Any failed save forgets the entry.
   bool cache_heads = true;
+  // Heads and chunks this process did not write (after a restart, or evicted from the cache
+  // above) are read from this cache (the informer of ConfigMaps with the campaign label) once
+  // it has synced: an informer's list is current when it syncs, and a head it lags behind on
+  // makes the next Save conflict (resourceVersion), never overwrite. Borrowed; null: GETs.
+  const ConfigMapCache* configmaps = nullptr;
 };
 
 // How much CompactPoolJsonLevel had to take out.
@@ -85,6 +92,8 @@ class ConfigMapPoolStore : public MessagePoolStore {
 
  private:
   struct Cache;
+  // A pool ConfigMap: from opts_.configmaps, else a GET.
+  Result<kube::Json> Read(const std::string& ns, const std::string& name);
   Result<std::string> ReadChunk(const std::string& ns, const std::string& name);
   Status WriteChunk(const kube::Json& campaign, const std::string& name, const std::string& data);
   Status RefuseTooLarge(const kube::Json& campaign, size_t limit);

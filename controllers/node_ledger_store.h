@@ -3,6 +3,12 @@
 // campaign: a node's score adds up across campaigns. Every change is a read-modify-write guarded
 // by the ConfigMap's resourceVersion; a 409 Conflict (another writer got there first) re-reads
 // and re-applies the change, so concurrent campaign reconciles never lose each other's evidence.
+// Reads come from the ConfigMap cache (config_map_cache.h: an informer of the operator's
+// namespace restricted to kOperatorStateLabel) when one is given. Writes in one process are
+// serialized, each applied to the ledger the previous one wrote (not to the cache, which may
+// lag); a write that conflicts (another writer) reads the ledger live and applies the change
+// again. The parsed ledger is kept per resourceVersion, so the reads of every trial launch and
+// campaign reconcile neither send a request nor parse nodes.json again.
 // Bounded: before every write the ledger is compacted (NodeLedger::Compact) to max_bytes, well
 // under the API server's object limit, so a cluster of thousands of nodes never makes the
 // ConfigMap unwritable; a ledger that still does not fit is not written (kResourceExhausted).
@@ -11,10 +17,14 @@
 #define PARATUNE_CONTROLLERS_NODE_LEDGER_STORE_H_
 
 #include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "agents/health/node_ledger.h"
+#include "controllers/config_map_cache.h"
 #include "operator/kube_client.h"
 
 namespace paratune::controllers {
@@ -27,11 +37,12 @@ inline constexpr size_t kDefaultLedgerMaxBytes = 900 * 1024;
 
 class NodeLedgerStore {
  public:
-  // Borrows client. `ns`: the operator's namespace.
-  NodeLedgerStore(kube::KubeClient* client, std::string ns, int max_attempts = 5);
+  // Borrows client and configmaps (null: every read is a GET). `ns`: the operator's namespace.
+  NodeLedgerStore(kube::KubeClient* client, std::string ns, int max_attempts = 5,
+                  const ConfigMapCache* configmaps = nullptr);
 
-  // The stored ledger (an empty one when the ConfigMap does not exist yet). Reads the API
-  // server. kInternal when nodes.json is corrupt (the error names the field).
+  // The stored ledger (an empty one when the ConfigMap does not exist yet), as the cache has it
+  // (a GET without one). kInternal when nodes.json is corrupt (the error names the field).
   Result<health::NodeLedger> Load();
 
   // Applies `change` to the current ledger and writes it back when its JSON changed (no write
@@ -53,12 +64,22 @@ class NodeLedgerStore {
     health::NodeLedger ledger;
     std::string resource_version;  // "" when the ConfigMap does not exist
   };
-  Result<Read> ReadLedger();
+  // live: GET instead of the cache (after a conflict the cache did not catch up with, or a
+  // create that found an unlabelled ConfigMap of the same name).
+  Result<Read> ReadLedger(bool live);
+  Result<Read> Parse(const kube::Json& cm);
   Result<kube::Json> Write(const health::NodeLedger& ledger, const std::string& rv);
 
   kube::KubeClient* client_;
   std::string ns_;
   int max_attempts_;
+  std::unique_ptr<ConfigMapCache> own_cache_;  // when none was given: live reads
+  const ConfigMapCache* configmaps_;
+  std::mutex write_mu_;               // one Modify at a time
+  std::optional<Read> last_written_;  // guarded by write_mu_: what this process wrote last
+  std::mutex parsed_mu_;
+  std::string parsed_rv_;      // guarded by parsed_mu_
+  health::NodeLedger parsed_;  // guarded by parsed_mu_; the ledger at parsed_rv_
   health::LedgerOptions options_;
   size_t max_bytes_ = kDefaultLedgerMaxBytes;
 };

@@ -99,7 +99,22 @@ Result<std::unique_ptr<ControllerSet>> SetupControllers(kube::Manager* mgr,
                  analyzer.status().message());
     set->analyzer = std::shared_ptr<const FailureAnalyzer>(MakeFallbackFailureAnalyzer());
   }
-  set->store = std::make_unique<ConfigMapPoolStore>(client);
+  // The operator's own ConfigMaps are read from caches of what it labels (config_map_cache.h):
+  // pool and output ConfigMaps by the campaign label in the watched namespaces, the node ledger
+  // by kOperatorStateLabel in the operator's namespace. Never every ConfigMap of the cluster.
+  std::vector<kube::Informer*> cm_informers;
+  if (opts.node_health) {  // first: it alone answers for the operator's namespace
+    cm_informers.push_back(
+        mgr->GetInformer(res::kConfigMaps, opts.operator_namespace, kOperatorStateLabel));
+  }
+  for (kube::Informer* i :
+       Watch(mgr, set.get(), opts, res::kConfigMaps, kCampaignLabel).informers) {
+    cm_informers.push_back(i);  // one per watched namespace when several
+  }
+  set->configmaps = std::make_unique<ConfigMapCache>(client, cm_informers);
+  ConfigMapPoolStoreOptions pool_opts;
+  pool_opts.configmaps = set->configmaps.get();
+  set->store = std::make_unique<ConfigMapPoolStore>(client, pool_opts);
   const std::string probe_ns = !opts.watch_namespace.empty() ? opts.watch_namespace
                                : opts.namespaces.empty()     ? ""
                                                              : *opts.namespaces.begin();
@@ -120,10 +135,12 @@ Result<std::unique_ptr<ControllerSet>> SetupControllers(kube::Manager* mgr,
   CampaignReconcilerOptions copts;
   copts.seed = opts.seed;
   copts.parse.defaults = opts.campaign_defaults;
+  copts.configmaps = set->configmaps.get();
   TrialReconcilerOptions topts;
   topts.parse = copts.parse;
   if (opts.node_health) {
-    set->ledger = std::make_unique<NodeLedgerStore>(client, opts.operator_namespace);
+    set->ledger = std::make_unique<NodeLedgerStore>(client, opts.operator_namespace, 5,
+                                                    set->configmaps.get());
     health::LedgerOptions lo;
     lo.min_campaigns = opts.suspect_min_campaigns;
     set->ledger->set_ledger_options(lo);

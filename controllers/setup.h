@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "controllers/campaign_reconciler.h"
+#include "controllers/config_map_cache.h"
 #include "controllers/job_renderer.h"
 #include "controllers/llm_api_key.h"
 #include "controllers/message_pool_store.h"
@@ -60,6 +61,7 @@ Status AdmitCampaign(kube::KubeClient* client, const ControllerSetupOptions& opt
 
 // What Setup made; owned by the caller, must outlive the manager's Run.
 struct ControllerSet {
+  std::unique_ptr<ConfigMapCache> configmaps;  // the stores and reconcilers read through it
   std::unique_ptr<MessagePoolStore> store;
   std::shared_ptr<const FailureAnalyzer> analyzer;
   std::unique_ptr<kube::Reconciler> campaign_reconciler;

@@ -82,6 +82,7 @@ Result<kube::ReconcileResult> TrialRunReconciler::Reconcile(const kube::ObjectKe
   ctx.campaign = std::move(*parsed);
   ctx.campaign.name = campaign_name;
   ctx.campaign_status = ObjectField(*campaign, "status");
+  ctx.campaign_object = campaign;
   auto config = ConfigFromJson(spec.value("config", Json::object()), "spec.config");
   if (!config.ok()) return Fail(ctx, "InvalidConfig", config.status().message());
   ctx.config = std::move(*config);
@@ -145,19 +146,28 @@ Result<kube::ReconcileResult> TrialRunReconciler::Launch(Context& ctx) {
     spdlog::info("trial {}/{}: created {} (iteration {})", in.namespace_, in.trial_name,
                  rendered->kind, in.iteration);
     if (recorder_ != nullptr) {
+      // A plain creation is told by the JobCreated condition and the campaign's Proposed
+      // Event (no Event of its own: one API request per trial less); waiting in a queue is news.
       const std::string queue = TrialQueueName(ctx.campaign);
-      recorder_->Event(ctx.trial, "Normal", queue.empty() ? reasons::kJobCreated : reasons::kQueued,
-                       "Created " + rendered->kind + " " + in.trial_name +
-                           (queue.empty() ? ""
-                                          : ", suspended until Kueue admits it from "
-                                            "LocalQueue " +
-                                                queue));
+      if (!queue.empty()) {
+        recorder_->Event(ctx.trial, "Normal", reasons::kQueued,
+                         "Created " + rendered->kind + " " + in.trial_name +
+                             ", suspended until Kueue admits it from LocalQueue " + queue);
+      }
       if (!in.avoid_nodes.empty()) {
         std::string list;
         for (const auto& n : in.avoid_nodes) list += (list.empty() ? "" : ", ") + n;
-        recorder_->Event(ctx.trial, "Normal", reasons::kAvoidingNodes,
-                         in.trial_name + " will not run on " + list +
-                             " (suspect or excluded nodes; required node anti-affinity)");
+        const std::string why = " (suspect or excluded nodes; required node anti-affinity)";
+        const Json& own = ctx.trial["spec"].value("avoidNodes", Json::array());
+        if ((own.is_array() && !own.empty()) || !ctx.campaign_object) {  // this trial's own list
+          recorder_->Event(ctx.trial, "Normal", reasons::kAvoidingNodes,
+                           in.trial_name + " will not run on " + list + why);
+        } else {
+          // The cluster's suspects, the same for every trial launched meanwhile: one Event on
+          // the campaign whose count says how many trials avoided them, not one per trial.
+          recorder_->Event(*ctx.campaign_object, "Normal", reasons::kAvoidingNodes,
+                           "trials launched now will not run on " + list + why);
+        }
       }
     }
   }
@@ -175,7 +185,10 @@ Result<kube::ReconcileResult> TrialRunReconciler::Observe(Context& ctx, const Js
   PodEvidence pods = ReadPods(ctx.pods);
   Json& status = ctx.trial["status"];
   status["jobName"] = kube::NameOf(workload);
-  status["nodeNames"] = pods.node_names;
+  // No pods placed yet: nothing to say (an empty list written was a status write of its own).
+  if (!pods.node_names.empty() || status.contains("nodeNames")) {
+    status["nodeNames"] = pods.node_names;
+  }
   if (pods.start_time && !status.contains("startTime")) {
     status["startTime"] = kube::FormatRfc3339(*pods.start_time);
   }
@@ -219,6 +232,17 @@ Result<kube::ReconcileResult> TrialRunReconciler::Observe(Context& ctx, const Js
     return Fail(ctx, "Unschedulable", why);
   }
   status["phase"] = pods.any_running ? "Running" : "Pending";
+  if (!pods.any_running && ctx.original_status.value("phase", "") == "Pending") {
+    // Still Pending: where its pods were placed and when they started go out with the next
+    // phase (Running or the outcome, both from the pods) instead of as status writes of their own.
+    for (const char* field : {"nodeNames", "startTime"}) {
+      if (ctx.original_status.contains(field)) {
+        status[field] = ctx.original_status[field];
+      } else {
+        status.erase(field);
+      }
+    }
+  }
   const bool poll = pods.any_running && ctx.campaign.budget.early_stopping &&
                     opts_.early_stop_interval.count() > 0;
   if (poll) {

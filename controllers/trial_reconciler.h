@@ -123,7 +123,8 @@ class TrialRunReconciler : public kube::Reconciler {
 struct TrialRunReconciler::Context {
   kube::Json trial;  // the cached TrialRun (a copy we edit the status of)
   kube::Json original_status;
-  kube::Json campaign_status;  // the campaign's status (best objective for early stopping)
+  kube::Json campaign_status;       // the campaign's status (best objective for early stopping)
+  kube::ObjectPtr campaign_object;  // the cached TuningCampaign (Events about all its trials)
   CampaignSpec campaign;
   Config config;
   std::vector<kube::Json> pods;

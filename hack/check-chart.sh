@@ -160,7 +160,7 @@ render "$TMP/tenant.yaml" --set 'watchNamespaces={team-a}' --set trialPodPolicy.
   --set nodeHealth.suspectMinCampaigns=1
 expect "$TMP/tenant.yaml" Role/paratune-operator .metadata.namespace '"team-a"'
 expect "$TMP/tenant.yaml" Role/paratune-operator-state .rules \
-  '[{"apiGroups":[""],"resources":["configmaps"],"verbs":["get","create","update"]}]'
+  '[{"apiGroups":[""],"resources":["configmaps"],"verbs":["get","list","watch","create","update"]}]'
 expect "$TMP/tenant.yaml" ClusterRole/paratune-operator .rules \
   '[{"apiGroups":[""],"resources":["nodes"],"verbs":["get","patch"]}]'
 expect "$TMP/tenant.yaml" $D "$C.args[7]" '"--suspect-min-campaigns=1"'

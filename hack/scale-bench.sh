@@ -11,12 +11,16 @@
 #     Jobs (polled);
 #   - operator RSS (now and peak) and CPU seconds, kube-apiserver and etcd CPU seconds over the
 #     same interval, from /proc;
-#   - API requests per trial, by verb and resource (rest_client_requests_total / TrialRuns),
+#   - API requests per trial, by verb and resource, for the first round (from the operator's
+#     start until all 2N first-round Jobs exist, divided by the 2N first-round trials; /metrics
+#     scraped the moment the poll sees the last of them) and overall (once every campaign has
+#     finished or PARATUNE_SCALE_SETTLE seconds later, divided by the TrialRuns then);
 #     reconcile p50/p99 per controller and reconcile errors, from the operator's /metrics.
 # Prints a Markdown "## Scale" section on stdout (progress on stderr) and tears everything down.
 # Usage: hack/scale-bench.sh BUILD_DIR. Exit 0 when measured, 1 otherwise.
 # Env: PARATUNE_SCALE_CAMPAIGNS ("200 1000"), PARATUNE_SCALE_GPU_NODES (32),
-# PARATUNE_SCALE_TIMEOUT (seconds to wait for the first round, 600), PARATUNE_KUBE_BIN (default
+# PARATUNE_SCALE_TIMEOUT (seconds to wait for the first round, 600), PARATUNE_SCALE_SETTLE
+# (seconds to wait after it for every campaign to finish, 300), PARATUNE_KUBE_BIN (default
 # hack/build-kube.sh).
 set -euo pipefail
 build=${1:-build}
@@ -25,6 +29,7 @@ case "$build" in /*) ;; *) build="$root/$build" ;; esac
 sizes=${PARATUNE_SCALE_CAMPAIGNS:-200 1000}
 gpu_nodes=${PARATUNE_SCALE_GPU_NODES:-32}
 timeout_s=${PARATUNE_SCALE_TIMEOUT:-600}
+settle_s=${PARATUNE_SCALE_SETTLE:-300}
 opns=paratune-system
 ns=scale
 
@@ -41,6 +46,11 @@ PARATUNE_KUBE_BIN=${PARATUNE_KUBE_BIN:-$("$root/hack/build-kube.sh" 2>/dev/null 
   skip "no kube-apiserver binaries (hack/build-kube.sh failed)"
 [ -x "$PARATUNE_KUBE_BIN/kube-apiserver" ] || skip "no kube-apiserver in $PARATUNE_KUBE_BIN"
 free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
+retry() {  # retry CMD...: a busy API server times a request out now and then; try 5 times
+  local i
+  for i in 1 2 3 4 5; do "$@" && return 0; sleep 3; done
+  return 1
+}
 cpu_of() {  # cpu_of PID: user+system CPU seconds of a process (0 when it is gone)
   awk -v hz="$(getconf CLK_TCK)" '{print ($14 + $15) / hz}' "/proc/$1/stat" 2>/dev/null || echo 0
 }
@@ -135,12 +145,16 @@ t_applied=$(date +%s.%N)
 # Jobs per campaign, by label, until every campaign has its first, then its two first-round Jobs.
 t_first=""; t_round=""
 while :; do
-  counts=$(kubectl -n "$ns" get jobs -o jsonpath='{range .items[*]}{.metadata.labels.tuning\.paratune\.dev/campaign}{"\n"}{end}' |
+  counts=$(retry kubectl -n "$ns" get jobs -o jsonpath='{range .items[*]}{.metadata.labels.tuning\.paratune\.dev/campaign}{"\n"}{end}' |
            sort | uniq -c | awk '{c++; if ($1 >= 2) r++} END {print c + 0, r + 0}')
   now=$(date +%s.%N)
   read -r with_one with_two <<<"$counts"
   [ -z "$t_first" ] && [ "$with_one" -ge "$n" ] && t_first=$now
-  if [ "$with_two" -ge "$n" ]; then t_round=$now; break; fi
+  if [ "$with_two" -ge "$n" ]; then
+    t_round=$now
+    curl -sf "http://$probe/metrics" > "$dir/metrics-round.txt" || true
+    break
+  fi
   if (( $(awk -v a="$now" -v b="$t0" 'BEGIN {printf "%d", a - b}') > timeout_s )); then
     log "timeout: $with_one campaigns with a Job, $with_two with two"; break
   fi
@@ -149,31 +163,57 @@ done
 cpu1=$(cpu_of "$op_pid"); api1=$(cpu_of "$api_pid"); etcd1=$(cpu_of "$etcd_pid")
 rss_kib=$(awk '/^VmRSS/ {print $2}' "/proc/$op_pid/status")
 hwm_kib=$(awk '/^VmHWM/ {print $2}' "/proc/$op_pid/status")
-curl -sf "http://$probe/metrics" > "$dir/metrics.txt" || skip "the operator's /metrics did not answer"
-kubectl -n "$ns" get jobs -o json > "$dir/jobs.json"
-kubectl -n "$ns" get tuningcampaigns -o json > "$dir/campaigns.json"
-trials=$(kubectl -n "$ns" get trialruns -o name | wc -l)
+[ -s "$dir/metrics-round.txt" ] || curl -sf "http://$probe/metrics" > "$dir/metrics-round.txt" ||
+  skip "the operator's /metrics did not answer"
+retry kubectl -n "$ns" get jobs -o json > "$dir/jobs.json"
+retry kubectl -n "$ns" get tuningcampaigns -o json > "$dir/campaigns.json"
+trials=$(retry kubectl -n "$ns" get trialruns -o name | wc -l)
 jobs=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["items"]))' "$dir/jobs.json")
-events=$(kubectl -n "$ns" get events -o name | wc -l)
+events=$(retry kubectl -n "$ns" get events -o name | wc -l)
+# Overall: until every campaign has finished (or settle_s), then the whole run's requests.
+t_settle=$(date +%s)
+while :; do
+  running=$(retry kubectl -n "$ns" get tuningcampaigns -o jsonpath='{range .items[*]}{.status.phase}{"\n"}{end}' |
+            grep -cv -e '^Succeeded$' -e '^Failed$' || true)
+  [ "$running" -eq 0 ] && break
+  (( $(date +%s) - t_settle > settle_s )) && break
+  sleep 5
+done
+curl -sf "http://$probe/metrics" > "$dir/metrics.txt" || skip "the operator's /metrics did not answer"
+trials_all=$(retry kubectl -n "$ns" get trialruns -o name | wc -l)
+events_all=$(retry kubectl -n "$ns" get events -o json | python3 -c 'import json,sys
+n = 0
+for e in json.load(sys.stdin)["items"]:
+    n += (e.get("source", {}).get("component") or e.get("reportingComponent")) == "paratune-operator"
+print(n)')
+settled_s=$(( $(date +%s) - t_settle ))
 [ -n "$t_first" ] || log "not every campaign got a trial Job within ${timeout_s}s ($with_one of $n)"
 python3 - "$dir" "$n" "$gpu_nodes" "$nodes" "$t0" "$t_applied" "${t_first:-}" "${t_round:-}" \
   "$cpu0" "$cpu1" "$rss_kib" "$hwm_kib" "$trials" "$jobs" "$(nproc)" "${op_args[*]}" "$events" \
-  "$(date +%s.%N)" "$op_start" "$api0" "$api1" "$etcd0" "$etcd1" "$load" "$flowschema" <<'PY'
+  "$(date +%s.%N)" "$op_start" "$api0" "$api1" "$etcd0" "$etcd1" "$load" "$flowschema" \
+  "$trials_all" "$running" "$settled_s" "$events_all" <<'PY'
 import datetime, json, re, sys
 (d, n, gpu_nodes, nodes, t0, t_applied, t_first, t_round, cpu0, cpu1, rss, hwm, trials, jobs,
- cores, args, events, t_end, t_start, api0, api1, etcd0, etcd1, load, flowschema) = sys.argv[1:]
+ cores, args, events, t_end, t_start, api0, api1, etcd0, etcd1, load, flowschema, trials_all,
+ unfinished, settled_s, events_all) = sys.argv[1:]
 n = int(n)
 text = open(d + "/metrics.txt").read()
-def series(name):
-    for line in text.splitlines():
+round_text = open(d + "/metrics-round.txt").read()
+def series(name, source=None):
+    for line in (text if source is None else source).splitlines():
         m = re.match(r'([a-z_]+)(\{[^}]*\})?\s+(\S+)', line)
         if m and m.group(1) == name:
             yield dict(re.findall(r'(\w+)="([^"]*)"', m.group(2) or "")), float(m.group(3))
-requests = sum(v for _, v in series("rest_client_requests_total"))
-by_kind = {}
-for labels, v in series("rest_client_requests_total"):
-    k = (labels.get("verb", "?"), labels.get("resource", "?"))
-    by_kind[k] = by_kind.get(k, 0) + v
+def by_verb(source):
+    out = {}
+    for labels, v in series("rest_client_requests_total", source):
+        k = (labels.get("verb", "?"), labels.get("resource", "?"))
+        out[k] = out.get(k, 0) + v
+    return out
+by_kind = by_verb(text)
+by_kind_round = by_verb(round_text)
+requests = sum(by_kind.values())
+requests_round = sum(by_kind_round.values())
 reconciles, errors = {}, {}
 for labels, v in series("controller_runtime_reconcile_total"):
     c = labels.get("controller", "?")
@@ -245,12 +285,20 @@ print(f"| operator RSS at that moment (peak) | {int(rss) / 1024:.0f} MiB ({int(h
 print(f"| CPU from apply to that moment: operator / kube-apiserver / etcd | "
       f"{float(cpu1) - float(cpu0):.1f} s / {float(api1) - float(api0):.1f} s / "
       f"{float(etcd1) - float(etcd0):.1f} s |")
-print(f"| API requests by the operator (all, since start) | {requests:.0f} |")
-if trials:
-    print(f"| API requests per trial | {requests / trials:.2f} |")
+print(f"| API requests by the operator until all first-round Jobs exist | {requests_round:.0f} |")
+print(f"| API requests per first-round trial ({2 * n} trials) | {requests_round / (2 * n):.2f} |")
+print(f"| ... per TrialRun existing at that moment ({trials}; simulated trials finish fast, so "
+      f"later rounds have begun) | {requests_round / max(trials, 1):.2f} |")
+trials_all = int(trials_all)
+print(f"| overall: campaigns finished / TrialRuns, {int(settled_s)} s after the first round | "
+      f"{n - int(unfinished)} of {n} / {trials_all} |")
+print(f"| overall: API requests / per TrialRun | {requests:.0f} / "
+      f"{requests / max(trials_all, 1):.2f} |")
 print(f"| mean API request rate since the operator started | "
       f"{requests / (float(t_end) - float(t_start)):.1f}/s |")
-print(f"| Events in the campaigns' namespace | {events} |")
+print(f"| Events in the campaigns' namespace at the first round (all components) | {events} |")
+print(f"| overall: the operator's Events / per TrialRun | {int(events_all)} / "
+      f"{int(events_all) / max(trials_all, 1):.2f} |")
 for c in sorted(buckets):
     p50, p99 = quantile(buckets[c], 0.5), quantile(buckets[c], 0.99)
     if p99 is not None:
@@ -260,12 +308,15 @@ for c in sorted(buckets):
         if c in h and quantile(h[c], 0.99) is not None:
             print(f"| ... of which {what}, p50 / p99 | {quantile(h[c], 0.5) * 1000:.1f} ms / "
                   f"{quantile(h[c], 0.99) * 1000:.1f} ms |")
-print("\nRequests per trial by verb and resource (all requests since the operator started, "
-      f"divided by the {trials} TrialRuns):\n")
-print("| verb | resource | requests | per trial |")
-print("|---|---|---:|---:|")
+print("\nRequests by verb and resource: first round (from the operator's start until all "
+      f"{2 * n} first-round Jobs exist, per first-round trial) and overall (until "
+      f"{n - int(unfinished)} of {n} campaigns finished, per TrialRun of the {trials_all}):\n")
+print("| verb | resource | first round | per first-round trial | overall | per TrialRun |")
+print("|---|---|---:|---:|---:|---:|")
 for (verb, res), v in sorted(by_kind.items(), key=lambda kv: -kv[1]):
-    print(f"| {verb} | {res} | {v:.0f} | {v / max(trials, 1):.2f} |")
+    r = by_kind_round.get((verb, res), 0)
+    print(f"| {verb} | {res} | {r:.0f} | {r / (2 * n):.2f} | {v:.0f} | "
+          f"{v / max(trials_all, 1):.2f} |")
 print()
 PY
 kill "$op_pid" 2>/dev/null || true
@@ -276,5 +327,6 @@ echo "## Scale"
 echo
 for n in $sizes; do measure "$n"; done
 echo "From \`hack/scale-bench.sh\` (run by \`make bench\` through \`controllers_scale_bench\`); reconcile"
-echo "p50/p99 interpolated within the operator's histogram buckets; per-campaign times from the"
-echo "API server's creationTimestamps (1 s resolution)."
+echo "p50/p99 interpolated within the operator's histogram buckets (whole run, to the overall"
+echo "snapshot); RSS and CPU at the first round; per-campaign times from the API server's"
+echo "creationTimestamps (1 s resolution)."

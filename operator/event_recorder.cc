@@ -27,6 +27,8 @@ EventRecorder::~EventRecorder() {
   }
   queue_cv_.notify_all();
   if (writer_.joinable()) writer_.join();
+  std::lock_guard write(write_mu_);
+  WriteHeldCounts(true);
 }
 
 int EventRecorder::recorded() const {
@@ -88,10 +90,45 @@ void EventRecorder::Event(const Json& object, const std::string& type, const std
 }
 
 void EventRecorder::Flush() {
-  if (!opts_.async) return;
-  std::unique_lock lock(queue_mu_);
-  queue_cv_.wait(lock,
-                 [this] { return (queue_.empty() && in_flight_ == 0) || !writer_.joinable(); });
+  if (opts_.async) {
+    std::unique_lock lock(queue_mu_);
+    queue_cv_.wait(lock,
+                   [this] { return (queue_.empty() && in_flight_ == 0) || !writer_.joinable(); });
+  }
+  std::lock_guard write(write_mu_);
+  WriteHeldCounts(true);
+}
+
+void EventRecorder::WriteHeldCounts(bool all) {
+  const SteadyTime now = time_->Now();
+  std::vector<std::pair<std::string, Seen>> due;
+  {
+    std::lock_guard lock(mu_);
+    for (auto it = held_.begin(); it != held_.end();) {
+      auto s = seen_.find(*it);
+      if (s == seen_.end() || s->second.count <= s->second.written_count) {
+        it = held_.erase(it);
+        continue;
+      }
+      if (all || now - s->second.last_write >= opts_.patch_interval)
+        due.emplace_back(*it, s->second);
+      ++it;
+    }
+  }
+  for (const auto& [key, copy] : due) {
+    auto patched = client_->Patch(
+        resources::kEvents, copy.event_ns, copy.event_name, PatchType::kMerge,
+        Json{{"count", copy.count}, {"lastTimestamp", FormatRfc3339(time_->SystemNow())}});
+    std::lock_guard lock(mu_);
+    ++requests_;
+    auto again = seen_.find(key);
+    if (again == seen_.end()) continue;
+    if (patched.ok()) {
+      again->second.written_count = copy.count;
+      again->second.last_write = now;
+    }
+    if (!patched.ok() || again->second.count <= again->second.written_count) held_.erase(key);
+  }
 }
 
 void EventRecorder::WriterLoop() {
@@ -99,7 +136,15 @@ void EventRecorder::WriterLoop() {
     Pending p;
     {
       std::unique_lock lock(queue_mu_);
-      queue_cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      // Wakes at least every second to send the counts whose patch interval has passed.
+      const bool woken = queue_cv_.wait_for(lock, std::chrono::seconds(1),
+                                            [this] { return stopping_ || !queue_.empty(); });
+      if (!woken) {
+        lock.unlock();
+        std::lock_guard write(write_mu_);
+        WriteHeldCounts(false);
+        continue;
+      }
       if (queue_.empty()) return;  // stopping and drained
       p = std::move(queue_.front());
       queue_.pop_front();
@@ -179,7 +224,10 @@ void EventRecorder::CreateOrBump(const std::string& key, const Pending& p,
     Seen& s = it->second;
     s.count += 1;
     s.last = now;
-    if (now - s.last_write < opts_.patch_interval) return;  // counted; the next PATCH carries it
+    if (now - s.last_write < opts_.patch_interval) {  // held: WriteHeldCounts sends it
+      held_.insert(key);
+      return;
+    }
     const Seen copy = s;
     lock.unlock();
     auto patched =
@@ -191,6 +239,7 @@ void EventRecorder::CreateOrBump(const std::string& key, const Pending& p,
     if (patched.ok() && again != seen_.end()) {
       again->second.written_count = copy.count;
       again->second.last_write = now;
+      if (again->second.count <= again->second.written_count) held_.erase(key);
       return;
     }
     // The Event is gone (the API server keeps them an hour): make a new one.

@@ -2,7 +2,9 @@
 // as client-go's EventCorrelator does so that a busy object costs few requests:
 //   - a repeat of the same (object, type, reason, message) within `window` bumps the count of
 //     the existing Event; the PATCH is sent at most once per `patch_interval` per Event (a
-//     repeat inside it is counted locally and carried by the next PATCH, or skipped);
+//     repeat inside it is counted locally and carried by the next PATCH: the writer thread
+//     sends it once the interval has passed, Flush and the destructor send every count still
+//     held, so the same Warning 50 times is one Event with count 50, never a silent drop);
 //   - past `max_similar` distinct messages with the same (object, type, reason) within
 //     `window`, further ones are folded into one Event "(combined from similar events): <latest
 //     message>" whose count is patched the same way.
@@ -17,6 +19,7 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -46,7 +49,8 @@ class EventRecorder {
   // type: "Normal" or "Warning"; reason: CamelCase ("TrialStarted"); message: one sentence.
   void Event(const Json& object, const std::string& type, const std::string& reason,
              const std::string& message);
-  // Blocks until every queued event is written (async mode; a no-op otherwise).
+  // Blocks until every queued event is written (async mode) and every count held locally is
+  // patched (both modes).
   void Flush();
   // Events recorded so far (each call of Event that was not dropped): for tests and metrics.
   int recorded() const;
@@ -73,6 +77,9 @@ class EventRecorder {
     SteadyTime first, last, last_write;
   };
   void Write(const Pending& p);
+  // PATCHes the counts held locally: those whose patch_interval has passed, or all. Called
+  // under write_mu_.
+  void WriteHeldCounts(bool all);
   void CreateOrBump(const std::string& key, const Pending& p, const std::string& message);
   void PruneLocked(SteadyTime now);
   void WriterLoop();
@@ -84,11 +91,12 @@ class EventRecorder {
   mutable std::mutex mu_;
   std::map<std::string, Seen> seen_;                                  // guarded by mu_
   std::map<std::string, std::map<std::string, SteadyTime>> similar_;  // guarded by mu_
-  int recorded_ = 0;                                                  // guarded by mu_
-  int requests_ = 0;                                                  // guarded by mu_
-  int dropped_ = 0;                                                   // guarded by mu_
-  int calls_since_prune_ = 0;                                         // guarded by mu_
-  std::mutex write_mu_;  // one writer at a time (sync callers and the async thread)
+  std::set<std::string> held_;  // keys of seen_ with count > written_count; guarded by mu_
+  int recorded_ = 0;            // guarded by mu_
+  int requests_ = 0;            // guarded by mu_
+  int dropped_ = 0;             // guarded by mu_
+  int calls_since_prune_ = 0;   // guarded by mu_
+  std::mutex write_mu_;         // one writer at a time (sync callers and the async thread)
   std::mutex queue_mu_;
   std::condition_variable queue_cv_;
   std::deque<Pending> queue_;  // guarded by queue_mu_

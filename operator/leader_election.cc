@@ -22,7 +22,29 @@ Json LeaderElector::MakeSpec(int transitions, SystemTime acquire) const {
               {"leaseTransitions", transitions}};
 }
 
+bool LeaderElector::RenewCached() {
+  Json next;
+  {
+    std::lock_guard lock(mu_);
+    if (!leader_.load() || !last_written_.is_object()) return false;
+    next = last_written_;
+  }
+  next["spec"]["renewTime"] = FormatMicroTime(time_->SystemNow());
+  auto updated = client_->Update(resources::kLeases, next);
+  std::lock_guard lock(mu_);
+  if (!updated.ok()) {
+    last_written_ = Json();  // stale or unreachable: the slow path reads the Lease
+    return false;
+  }
+  observed_rv_ = ResourceVersionOf(*updated);
+  observed_holder_ = opts_.identity;
+  observed_time_ = last_renew_ = time_->Now();
+  last_written_ = *updated;
+  return true;
+}
+
 bool LeaderElector::TryAcquireOrRenew() {
+  if (RenewCached()) return true;
   auto current = client_->Get(resources::kLeases, opts_.lease_namespace, opts_.lease_name);
   if (!current.ok() && current.status().code() == StatusCode::kNotFound) {
     Json lease{{"apiVersion", "coordination.k8s.io/v1"},
@@ -32,6 +54,7 @@ bool LeaderElector::TryAcquireOrRenew() {
     auto created = client_->Create(resources::kLeases, opts_.lease_namespace, lease);
     if (!created.ok()) return false;
     std::lock_guard lock(mu_);
+    last_written_ = *created;
     observed_rv_ = ResourceVersionOf(*created);
     observed_holder_ = opts_.identity;
     observed_time_ = last_renew_ = time_->Now();
@@ -65,6 +88,7 @@ bool LeaderElector::TryAcquireOrRenew() {
   auto updated = client_->Update(resources::kLeases, next);
   if (!updated.ok()) return false;  // a conflict means someone else won this round.
   std::lock_guard lock(mu_);
+  last_written_ = *updated;
   observed_rv_ = ResourceVersionOf(*updated);
   observed_holder_ = opts_.identity;
   observed_time_ = last_renew_ = time_->Now();
@@ -81,6 +105,8 @@ void LeaderElector::Release() {
   next["spec"]["renewTime"] = FormatMicroTime(time_->SystemNow());
   (void)client_->Update(resources::kLeases, next);
   leader_.store(false);
+  std::lock_guard lock(mu_);
+  last_written_ = Json();
 }
 
 void LeaderElector::Run(std::stop_token stop, const std::function<void()>& on_started_leading,

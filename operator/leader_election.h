@@ -3,7 +3,9 @@
 // is free or its holder's renewTime + leaseDurationSeconds has passed (on this process's clock,
 // measured from when this candidate last saw the record change), then renews every retry period;
 // if it cannot renew within the renew deadline it stops leading. Optimistic concurrency on the
-// Lease's resourceVersion makes takeover safe. Thread-safe; Run blocks one thread.
+// Lease's resourceVersion makes takeover safe. A leader renews with one PUT on the Lease it last
+// wrote (client-go's fast path since 1.29); only when that conflicts or fails does it read the
+// Lease again (GET, then PUT). Thread-safe; Run blocks one thread.
 #ifndef PARATUNE_OPERATOR_LEADER_ELECTION_H_
 #define PARATUNE_OPERATOR_LEADER_ELECTION_H_
 
@@ -50,6 +52,9 @@ class LeaderElector {
 
  private:
   Json MakeSpec(int transitions, SystemTime acquire) const;
+  // The fast path: a PUT of the Lease this leader last wrote, with a fresh renewTime. False
+  // when not leading, nothing is cached, or the PUT failed (then the slow path reads it).
+  bool RenewCached();
 
   KubeClient* client_;
   LeaderElectionOptions opts_;
@@ -61,6 +66,7 @@ class LeaderElector {
   std::string observed_holder_;  // guarded by mu_
   SteadyTime observed_time_{};   // guarded by mu_
   SteadyTime last_renew_{};      // guarded by mu_
+  Json last_written_;            // the Lease as this candidate last wrote it; guarded by mu_
 };
 
 }  // namespace paratune::kube

@@ -180,3 +180,38 @@ TEST(TrialReconcilerTest, ATrialWithinNoiseOfTheBestOrWithEarlyStoppingOffRunsOn
 
 }  // namespace
 }  // namespace paratune::controllers
+
+namespace paratune::controllers {
+namespace {
+
+// Issue 17: a TrialRun's status is written once per meaningful change. A reconcile that finds
+// nothing new (the Job's own event, a pod placed but not started) sends no PATCH; the placement
+// goes out with the Running phase.
+TEST(TrialReconcilerTest, StatusIsPatchedOnlyWhenThePhaseMoves) {
+  FakeCluster c;
+  CreateCampaign(c, 0.0);
+  EXPECT_EQ(ReconcileTrial(c).value("phase", ""), "Pending");  // Job created: one PATCH
+  c.client.ResetCalls();
+  Json st = ReconcileTrial(c);  // the Job's add event: nothing new
+  EXPECT_FALSE(st.contains("nodeNames"));
+  EXPECT_EQ(c.client.Calls("patch"), 0) << "no pods yet is no status write";
+  AddPod(c, 0, "Pending", "");  // placed on gpu-0, not started
+  c.client.ResetCalls();
+  st = ReconcileTrial(c);
+  EXPECT_EQ(st.value("phase", ""), "Pending");
+  EXPECT_EQ(c.client.Calls("patch"), 0) << "a pod placed but not running is no status write";
+  Json pod = c.Get(res::kPods, std::string(kTrial) + "-0-x");
+  pod["status"]["phase"] = "Running";
+  ASSERT_TRUE(c.client.UpdateStatus(res::kPods, pod).ok());
+  c.client.ResetCalls();
+  st = ReconcileTrial(c);
+  EXPECT_EQ(st.value("phase", ""), "Running");
+  EXPECT_EQ(st["nodeNames"], Json::array({"gpu-0"}));
+  EXPECT_EQ(c.client.Calls("patch"), 1);
+  c.client.ResetCalls();
+  ReconcileTrial(c);
+  EXPECT_EQ(c.client.Calls("patch"), 0) << "a second look at an unchanged trial writes nothing";
+}
+
+}  // namespace
+}  // namespace paratune::controllers

@@ -101,5 +101,37 @@ TEST(EventRecorderTest, AsyncRecorderWritesFromItsOwnThread) {
   EXPECT_EQ(rec.dropped(), 0);
 }
 
+// Issue 17: the same Warning 50 times in a burst is one Event whose count says 50 (two
+// requests), not one Event with count 1 and 49 repeats forgotten.
+TEST(EventRecorderTest, ABurstOfOneWarningIsOneEventCountingEveryRepeat) {
+  FakeKubeClient client;
+  FakeTimeSource clock;
+  EventRecorder rec(&client, "paratune-operator", &clock);
+  const Json obj = Campaign(&client);
+  for (int i = 0; i < 50; ++i) rec.Event(obj, "Warning", "TrialFailed", "t1 failed: CudaOOM");
+  rec.Flush();
+  const auto events = Events(&client);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0]["type"], "Warning");
+  EXPECT_EQ(events[0]["count"], 50);
+  EXPECT_EQ(rec.requests(), 2) << "one create, one patch of the count";
+  rec.Flush();
+  EXPECT_EQ(rec.requests(), 2) << "nothing held: no further request";
+}
+
+TEST(EventRecorderTest, CountsHeldWhenTheRecorderStopsAreWritten) {
+  FakeKubeClient client;
+  const Json obj = Campaign(&client);
+  {
+    EventRecorderOptions opts;
+    opts.async = true;
+    EventRecorder rec(&client, "paratune-operator", RealTimeSource::Get(), opts);
+    for (int i = 0; i < 10; ++i) rec.Event(obj, "Warning", "NodeSuspect", "gpu-3 is suspect");
+  }
+  const auto events = Events(&client);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0]["count"], 10);
+}
+
 }  // namespace
 }  // namespace paratune::kube

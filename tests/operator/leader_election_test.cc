@@ -39,6 +39,34 @@ TEST(LeaderElectionTest, OneLeaderAtATimeAndTakeoverAfterExpiry) {
   EXPECT_FALSE(a.TryAcquireOrRenew());
 }
 
+// Issue 17: a leader's renewal every 2 s is one request (a PUT of the Lease it last wrote), not
+// a GET and a PUT; another candidate still sees every renewal.
+TEST(LeaderElectionTest, RenewalsAreOneRequestEach) {
+  FakeKubeClient client;
+  FakeTimeSource clock;
+  LeaderElector a(&client, Opts("a"), &clock, nullptr);
+  std::stop_source stop;
+  std::atomic<bool> started{false};
+  std::thread t([&] {
+    a.Run(
+        stop.get_token(), [&] { started = true; }, [] {});
+  });
+  while (!started) std::this_thread::yield();
+  client.ResetCalls();
+  for (int i = 0; i < 2000 && client.Calls("update") < 5; ++i) {
+    clock.Advance(2s);
+    std::this_thread::sleep_for(2ms);
+  }
+  const int updates = client.Calls("update");
+  const int gets = client.Calls("get");
+  LeaderElector b(&client, Opts("b"), &clock, nullptr);
+  EXPECT_FALSE(b.TryAcquireOrRenew()) << "a still holds it";
+  stop.request_stop();
+  t.join();
+  EXPECT_GE(updates, 5);
+  EXPECT_EQ(gets, 0) << "renewals must not read the Lease first";
+}
+
 TEST(LeaderElectionTest, ReleasedLeaseIsTakenAtOnce) {
   FakeKubeClient client;
   FakeTimeSource clock;
@@ -97,7 +125,9 @@ TEST(LeaderElectionTest, LosesLeadershipWhenRenewalsFailPastDeadline) {
   });
   while (!started) std::this_thread::yield();
   EXPECT_EQ(metrics.Value(kLeaderGauge, {{"name", "paratune-operator"}}), 1);
+  // The API server is down: renewals (PUTs) and the reads after them fail.
   client.InjectError("get", "leases", Status::Unavailable("apiserver down"), 1000);
+  client.InjectError("update", "leases", Status::Unavailable("apiserver down"), 1000);
   for (int i = 0; i < 8 && !stopped; ++i) {
     clock.Advance(2s);
     std::this_thread::sleep_for(10ms);
