@@ -22,13 +22,6 @@ namespace res = kube::resources;
 
 Json Campaign(const std::string& name) { return testing::TestCampaign(name, 2); }
 
-std::string MetricsFor(const Json& trial_run) {
-  int64_t tp = trial_run["spec"]["config"].value("tp", 1);
-  double mfu = 0.30 + 0.04 * static_cast<double>(tp);
-  return Json{{"metrics", {{"mfu", mfu}, {"stepTimeSeconds", 9.0}, {"peakMemoryGiB", 50.0}}}}
-      .dump();
-}
-
 const Json& StatusOf(const Json& obj) { return ObjectField(obj, "status"); }
 
 void ReconcileTrials(FakeCluster& c) {
@@ -51,7 +44,7 @@ void RunToEnd(FakeCluster& c, const std::string& campaign) {
       if (c.Get(res::kJobs, name).is_null() || !c.Get(res::kPods, name + "-abcde").is_null()) {
         continue;
       }
-      c.FinishJob(name, 0, "Completed", MetricsFor(tr));
+      c.FinishJob(name, 0, "Completed", testing::MadeUpMetrics(tr));
     }
     ReconcileTrials(c);
   }
@@ -215,7 +208,7 @@ TEST(QueueAdmissionTest, QueuedTrialWaitsSuspendedAndRecordsItsQueueTime) {
   ASSERT_EQ(events.size(), 1u);
   EXPECT_NE(events[0]["message"].get<std::string>().find("95 s"), std::string::npos);
   // The trial then runs and finishes as any other; the admission stays recorded once.
-  c.FinishJob(trial, 0, "Completed", MetricsFor(tr));
+  c.FinishJob(trial, 0, "Completed", testing::MadeUpMetrics(tr));
   ReconcileTrials(c);
   tr = c.Get(res::kTrialRuns, trial);
   EXPECT_EQ(tr["status"]["phase"], "Succeeded");

@@ -66,6 +66,21 @@ spec:
   return c;
 }
 
+// A made-up but deterministic measurement of a trial, as its termination message: larger tp and
+// less recomputation are better (tests that need a campaign to find something better than its
+// start).
+inline std::string MadeUpMetrics(const Json& trial_run) {
+  const int64_t tp = trial_run["spec"]["config"].value("tp", 1);
+  const bool selective = trial_run["spec"]["config"].value("recompute", "") == "selective";
+  const double mfu = 0.30 + 0.04 * static_cast<double>(tp) + (selective ? 0.05 : 0.0);
+  return Json{{"metrics",
+               {{"mfu", mfu},
+                {"tflopsPerDevice", mfu * 989},
+                {"stepTimeSeconds", 9.0},
+                {"peakMemoryGiB", 50.0}}}}
+      .dump();
+}
+
 class FakeCluster {
  public:
   // detect_anomalies=false: the session learns from every success (tests whose made-up metrics

@@ -22,26 +22,13 @@ Json Campaign(const std::string& name, int max_trials, int parallel) {
   return c;
 }
 
-// A made-up but deterministic measurement: larger tp and less recomputation are better here
-// (the baseline tp 1 is refused by pre-flight, so the campaign starts at tp 2 and must find a
-// better configuration by changing something else).
-std::string MetricsFor(const Json& trial_run) {
-  int64_t tp = trial_run["spec"]["config"].value("tp", 1);
-  bool selective = trial_run["spec"]["config"].value("recompute", "") == "selective";
-  double mfu = 0.30 + 0.04 * static_cast<double>(tp) + (selective ? 0.05 : 0.0);
-  return Json{{"metrics",
-               {{"mfu", mfu},
-                {"tflopsPerDevice", mfu * 989},
-                {"stepTimeSeconds", 9.0},
-                {"peakMemoryGiB", 50.0}}}}
-      .dump();
-}
-
 std::string Phase(FakeCluster& c, const std::string& name) {
   return c.Get(res::kTuningCampaigns, name).value("status", Json::object()).value("phase", "");
 }
 
-// Reconciles everything once, finishing every Job that has no pod yet.
+// Reconciles everything once, finishing every Job that has no pod yet, measured by
+// testing::MadeUpMetrics (the baseline tp 1 is refused by pre-flight, so the campaign starts at
+// tp 2 and must find a better configuration by changing something else).
 void Step(FakeCluster& c, const std::string& campaign, int fail_iteration = -1) {
   c.Sync();
   auto r = c.campaign_reconciler->Reconcile({"ns", campaign});
@@ -59,7 +46,7 @@ void Step(FakeCluster& c, const std::string& campaign, int fail_iteration = -1) 
       c.FinishJob(name, 1, "Error", "",
                   "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB");
     } else {
-      c.FinishJob(name, 0, "Completed", MetricsFor(tr));
+      c.FinishJob(name, 0, "Completed", testing::MadeUpMetrics(tr));
     }
   }
   c.Sync();

@@ -17,18 +17,6 @@ using testing::Json;
 namespace res = kube::resources;
 
 // Deterministic measurements: larger tp and selective recomputation are better.
-std::string MetricsFor(const Json& trial_run) {
-  const int64_t tp = trial_run["spec"]["config"].value("tp", 1);
-  const bool selective = trial_run["spec"]["config"].value("recompute", "") == "selective";
-  const double mfu = 0.30 + 0.04 * static_cast<double>(tp) + (selective ? 0.05 : 0.0);
-  return Json{{"metrics",
-               {{"mfu", mfu},
-                {"tflopsPerDevice", mfu * 989},
-                {"stepTimeSeconds", 9.0},
-                {"peakMemoryGiB", 50.0}}}}
-      .dump();
-}
-
 // One reconcile of `campaign`, its trials started and finished.
 void Step(FakeCluster& c, const std::string& campaign) {
   c.Sync();
@@ -43,7 +31,7 @@ void Step(FakeCluster& c, const std::string& campaign) {
     if (c.Get(res::kJobs, name).is_null() || !c.Get(res::kPods, name + "-abcde").is_null()) {
       continue;
     }
-    c.FinishJob(name, 0, "Completed", MetricsFor(tr));
+    c.FinishJob(name, 0, "Completed", testing::MadeUpMetrics(tr));
   }
   c.Sync();
   for (const auto& tr : c.List(res::kTrialRuns)) {

@@ -9,24 +9,13 @@
 
 #include "agents/model/perf_model.h"
 #include "agents/model/workload.h"
+#include "tests/model/test_workloads.h"
 
 namespace paratune {
 namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 constexpr double kBucket = 5e8;  // DeepSpeed's default reduce / all-reduce bucket, elements
-
-Workload Resolve(const std::string& framework, const std::string& precision) {
-  auto spec = CampaignFromYaml(
-      "spec: {model: {preset: llama3-8b, numLayers: 8}, training: {framework: " + framework +
-      ", precision: " + precision +
-      ", seqLength: 4096, globalBatchSize: 32}, hardware: {accelerator: nvidia-h100-80gb, "
-      "nodes: 1, devicesPerNode: 8}, searchSpace: {parameters: [{name: mbs, values: [1]}]}}");
-  EXPECT_TRUE(spec.ok()) << spec.status().ToString();
-  auto w = ResolveWorkload(*spec);
-  EXPECT_TRUE(w.ok()) << w.status().ToString();
-  return w.ok() ? *w : Workload{};
-}
 
 Config Zero(bool stage1) {
   return {{"tp", ParamValue::Int(1)},
@@ -45,7 +34,7 @@ Bytes PerParam(const Estimate& e, double params) {
 }
 
 TEST(DeepSpeedProfileTest, Bf16OptimizerKeepsAnUnshardedFp32GradientBuffer) {
-  const Workload w = Resolve("megatron-deepspeed", "bf16");
+  const Workload w = testing::ProfileWorkload("megatron-deepspeed", "bf16");
   const double p = w.model.TotalParams();
   const double d = 8;  // 8 devices, tp 1, pp 1
   for (bool stage1 : {true, false}) {
@@ -61,14 +50,15 @@ TEST(DeepSpeedProfileTest, Bf16OptimizerKeepsAnUnshardedFp32GradientBuffer) {
     EXPECT_NEAR(b.optimizer, 12.0 / d + std::max(0.0, bucket - b.activations), 1e-9) << stage1;
   }
   // Megatron-LM's distributed optimizer for the same run: fp32 main grads only (4), 6 + 12/d.
-  const Bytes m = PerParam(EstimateConfig(Resolve("megatron-lm", "bf16"), Zero(true)), p);
+  const Bytes m =
+      PerParam(EstimateConfig(testing::ProfileWorkload("megatron-lm", "bf16"), Zero(true)), p);
   const Bytes ds = PerParam(EstimateConfig(w, Zero(true)), p);
   EXPECT_NEAR(ds.grads - m.grads, 2.0, 1e-9);
   EXPECT_NEAR(ds.activations, m.activations, 1e-9);
 }
 
 TEST(DeepSpeedProfileTest, Fp16ZeroOneShardsMasterWeightsAndAdam) {
-  const Workload w = Resolve("megatron-deepspeed", "fp16");
+  const Workload w = testing::ProfileWorkload("megatron-deepspeed", "fp16");
   const double p = w.model.TotalParams();
   const double d = 8;
   const Bytes b = PerParam(EstimateConfig(w, Zero(true)), p);
@@ -82,7 +72,7 @@ TEST(DeepSpeedProfileTest, Fp16ZeroOneShardsMasterWeightsAndAdam) {
 }
 
 TEST(DeepSpeedProfileTest, Fp16ZeroZeroCountsTheStepsFp32Copies) {
-  const Workload w = Resolve("megatron-deepspeed", "fp16");
+  const Workload w = testing::ProfileWorkload("megatron-deepspeed", "fp16");
   const double p = w.model.TotalParams();
   const Estimate e = EstimateConfig(w, Zero(false));
   const Bytes b = PerParam(e, p);
@@ -100,8 +90,8 @@ TEST(DeepSpeedProfileTest, Bf16AllReducesFp32GradientsUnoverlapped) {
   Config c = Zero(true);
   c["overlapGradReduce"] = ParamValue::Bool(true);
   c["overlapParamGather"] = ParamValue::Bool(true);
-  const Estimate ds = EstimateConfig(Resolve("megatron-deepspeed", "bf16"), c);
-  const Estimate m = EstimateConfig(Resolve("megatron-lm", "bf16"), c);
+  const Estimate ds = EstimateConfig(testing::ProfileWorkload("megatron-deepspeed", "bf16"), c);
+  const Estimate m = EstimateConfig(testing::ProfileWorkload("megatron-lm", "bf16"), c);
   // An fp32 all-reduce (2 x 4 bytes) and a bf16 all-gather, none hidden behind the backward,
   // against Megatron-LM's overlapped fp32 reduce-scatter + bf16 all-gather.
   EXPECT_GT(ds.time.data_parallel, 2.0 * m.time.data_parallel);

@@ -6,37 +6,26 @@
 
 #include "agents/model/perf_model.h"
 #include "agents/model/workload.h"
+#include "tests/model/test_workloads.h"
 
 namespace paratune {
 namespace {
 
-Workload Resolve(const std::string& framework, const std::string& model_extra = "") {
-  auto spec = CampaignFromYaml(
-      "spec: {model: {preset: llama3-8b, numLayers: 8" + model_extra +
-      "}, training: {framework: " + framework +
-      ", seqLength: 4096, globalBatchSize: 32}, hardware: {accelerator: nvidia-h100-80gb, "
-      "nodes: 1, devicesPerNode: 8}, searchSpace: {parameters: [{name: mbs, values: [1]}]}}");
-  EXPECT_TRUE(spec.ok()) << spec.status().ToString();
-  auto w = ResolveWorkload(*spec);
-  EXPECT_TRUE(w.ok()) << w.status().ToString();
-  return w.ok() ? *w : Workload{};
-}
-
 const Config kConfig{{"tp", ParamValue::Int(1)}, {"mbs", ParamValue::Int(1)}};
 
 TEST(FrameworkProfileTest, CustomIsTheMegatronDefault) {
-  const Estimate m = EstimateConfig(Resolve("megatron-lm"), kConfig);
-  const Estimate c = EstimateConfig(Resolve("custom"), kConfig);
+  const Estimate m = EstimateConfig(testing::ProfileWorkload("megatron-lm"), kConfig);
+  const Estimate c = EstimateConfig(testing::ProfileWorkload("custom"), kConfig);
   EXPECT_DOUBLE_EQ(m.peak_memory_gib, c.peak_memory_gib);
   EXPECT_DOUBLE_EQ(m.step_time_seconds, c.step_time_seconds);
 }
 
 TEST(FrameworkProfileTest, FrameworksDifferWhereTheyReallyDo) {
-  const Workload mw = Resolve("megatron-lm");
+  const Workload mw = testing::ProfileWorkload("megatron-lm");
   const double params = mw.model.TotalParams();
   const Estimate m = EstimateConfig(mw, kConfig);
-  const Estimate t = EstimateConfig(Resolve("torchtitan"), kConfig);
-  const Estimate h = EstimateConfig(Resolve("transformers"), kConfig);
+  const Estimate t = EstimateConfig(testing::ProfileWorkload("torchtitan"), kConfig);
+  const Estimate h = EstimateConfig(testing::ProfileWorkload("transformers"), kConfig);
   auto state_bytes = [&](const Estimate& e) {
     return (e.memory.parameters_gib + e.memory.gradients_gib + e.memory.optimizer_gib) *
            (1u << 30) / params;
@@ -61,20 +50,20 @@ TEST(FrameworkProfileTest, FrameworksDifferWhereTheyReallyDo) {
 }
 
 TEST(FrameworkProfileTest, TransformersCapacityLeavesRoomForTheAllocator) {
-  const Estimate h = EstimateConfig(Resolve("transformers"), kConfig);
-  const Estimate m = EstimateConfig(Resolve("megatron-lm"), kConfig);
+  const Estimate h = EstimateConfig(testing::ProfileWorkload("transformers"), kConfig);
+  const Estimate m = EstimateConfig(testing::ProfileWorkload("megatron-lm"), kConfig);
   EXPECT_DOUBLE_EQ(m.capacity_gib, 79.11);
   // CUDA context + one fp32 logits block of 4096 x 128256 (1.96 GiB).
   EXPECT_NEAR(h.capacity_gib, 79.11 - 0.5 - 1.957, 0.01);
 }
 
 TEST(FrameworkProfileTest, WorkloadFieldsReachTheShape) {
-  const Workload w =
-      Resolve("megatron-lm", ", activation: gelu, tiedEmbeddings: true, headDim: 64");
+  const Workload w = testing::ProfileWorkload(
+      "megatron-lm", "bf16", ", activation: gelu, tiedEmbeddings: true, headDim: 64");
   EXPECT_FALSE(w.model.swiglu);
   EXPECT_TRUE(w.model.tied_embeddings);
   EXPECT_EQ(w.model.HeadDim(), 64);
-  const Workload llama = Resolve("megatron-lm");
+  const Workload llama = testing::ProfileWorkload("megatron-lm");
   EXPECT_TRUE(llama.model.swiglu);
   EXPECT_EQ(llama.model.HeadDim(), 128);
   EXPECT_LT(w.model.TotalParams(), llama.model.TotalParams());
