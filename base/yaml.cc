@@ -103,7 +103,40 @@ nlohmann::json YamlNodeToJson(const YAML::Node& n, int depth, YamlBudget* budget
 // valid YAML: refuse it, with its line, before yaml-cpp sees the text. Tracks the flow depth
 // (brackets outside quotes and comments) and skips the content of block scalars (| and >).
 // The same loop follows a ',' after a complete quoted scalar or flow collection at the top of
-// block context ("\"x\" ,y", "[a] ,b"; also across lines): never valid YAML, refused too.
+// block context ("\"x\" ,y", "[a] ,b"; also across lines): never valid YAML, refused too. And
+// after a node's anchor or tag ("&a ,b", "!t ,b": a plain scalar cannot start with ','), and
+// a block scalar header followed by text (">#{" then a quoted scalar and ',').
+// Whether position i of `line` (content starting at `content`) begins a node: the line's
+// content, or after a sequence entry "- " or a mapping value ": ".
+bool AtNodeStart(const std::string& line, size_t content, size_t i) {
+  if (i == content) return true;
+  const size_t prev = line.find_last_not_of(" \t", i - 1);
+  if (prev == std::string::npos || prev < content || prev + 1 == i) return false;
+  return line[prev] == '-' || line[prev] == ':' || line[prev] == '?';
+}
+
+// Whether a block scalar header ends well from `i` on: indentation and chomping indicators,
+// then nothing or a comment after a space (">#{" is not YAML, and yaml-cpp loops on it).
+bool BlockScalarHeaderEnds(const std::string& line, size_t i) {
+  while (i < line.size() &&
+         (line[i] == '+' || line[i] == '-' || std::isdigit(static_cast<unsigned char>(line[i])))) {
+    ++i;
+  }
+  const size_t next = line.find_first_not_of(" \t\r", i);
+  return next == std::string::npos || (line[next] == '#' && next > i);
+}
+
+// Whether the node properties (anchors "&a", tags "!t") starting at `i` are followed by ','.
+bool CommaAfterProperties(const std::string& line, size_t i) {
+  while (i < line.size() && (line[i] == '&' || line[i] == '!')) {
+    i = line.find_first_of(" \t\r", i);  // the end of this property
+    if (i == std::string::npos) return false;
+    i = line.find_first_not_of(" \t\r", i);
+    if (i == std::string::npos) return false;
+  }
+  return i < line.size() && line[i] == ',';
+}
+
 Status CheckBlockCommas(const std::string& text) {
   int depth = 0;                 // open [ and { so far
   int block_scalar_indent = -1;  // indent of the line that opened a | or > scalar; -1: none
@@ -149,6 +182,17 @@ Status CheckBlockCommas(const std::string& text) {
       }
       if (c != ' ' && c != '\t' && c != '\r') node_closed = false;
       if (c == '#' && (i == 0 || line[i - 1] == ' ' || line[i - 1] == '\t')) break;
+      if ((c == '|' || c == '>') && depth == 0 && AtNodeStart(line, content, i) &&
+          !BlockScalarHeaderEnds(line, i + 1)) {
+        return Status::Invalid("yaml: line " + std::to_string(line_no) +
+                               ": a block scalar header ('|' or '>') followed by text");
+      }
+      if ((c == '&' || c == '!') && depth == 0 && AtNodeStart(line, content, i) &&
+          CommaAfterProperties(line, i)) {
+        return Status::Invalid("yaml: line " + std::to_string(line_no) +
+                               ": ',' after an anchor or tag outside a flow collection "
+                               "([...] or {...})");
+      }
       if ((c == '"' || c == '\'') && (i == content || std::strchr(" [{,:", line[i - 1]))) {
         quote = c;
       } else if (c == '[' || c == '{') {

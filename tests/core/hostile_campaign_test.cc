@@ -317,5 +317,30 @@ TEST(HostileCampaignTest, CommaAfterAQuotedScalarOrFlowCollectionIsRefusedNotAHa
   EXPECT_EQ((*escaped)["c"], "plain, text");
 }
 
+// And after a node's anchor or tag: "&a ,b" hangs yaml-cpp too (a 53-byte input found by
+// campaign_yaml_fuzzer in session 5's CI run). Anchors, tags and aliases elsewhere stay valid.
+TEST(HostileCampaignTest, CommaAfterAnAnchorOrTagIsRefusedNotAHang) {
+  for (const char* text : {"&a ,b\n", "&a ,\n", "!t ,b\n", "&a !t , b\n", "- &a ,b\n", "k: &a ,b\n",
+                           "# The AP\xbc\x96\x87"
+                           "fs__p   \\\n&.. ,*dt\xac"
+                           "p_p   \\\n $  ,*dthl LLM\n"}) {
+    auto r = YamlToJson(text);
+    ASSERT_FALSE(r.ok()) << text;
+    EXPECT_NE(r.status().message().find("',' after an anchor or tag"), std::string::npos)
+        << r.status().message();
+  }
+  auto header = YamlToJson(">#{\n\"\",\n");  // found by the fuzzer the same day
+  ASSERT_FALSE(header.ok());
+  EXPECT_NE(header.status().message().find("block scalar header"), std::string::npos);
+  auto fine = YamlToJson(
+      "a: &x 1\nb: *x\nc: !!str 2\nd: [&y 3, *y]\ne: text &z, more\nf: >- # folded\n  x\n"
+      "g: |2\n   y\nh: x > y\n");
+  ASSERT_TRUE(fine.ok()) << fine.status().message();
+  EXPECT_EQ((*fine)["b"], 1);
+  EXPECT_EQ((*fine)["e"], "text &z, more");
+  EXPECT_EQ((*fine)["f"], "x");
+  EXPECT_EQ((*fine)["h"], "x > y");
+}
+
 }  // namespace
 }  // namespace paratune
