@@ -10,10 +10,10 @@
 #include <cstdio>
 #include <string>
 
+#include "base/time_source.h"
 #include "controllers/node_ledger_store.h"
 #include "operator/event_recorder.h"
 #include "operator/testing/fake_kube_client.h"
-#include "operator/time_source.h"
 
 namespace paratune {
 namespace {
@@ -96,7 +96,7 @@ int Ledger() {
 
 int Events() {
   kube::FakeKubeClient client;
-  kube::FakeTimeSource time;
+  FakeTimeSource time;
   kube::EventRecorder rec(&client, "paratune-operator", &time);
   const int n = 20000;
   const auto t0 = Clock::now();
@@ -108,7 +108,7 @@ int Events() {
                         {"namespace", "ns"},
                         {"uid", "uid-" + std::to_string(i % 500)}}}};
     rec.Event(obj, "Normal", "Launched", "trial " + std::to_string(i) + " launched");
-    time.Advance(kube::Millis(20));
+    time.Advance(Millis(20));
   }
   const double s = std::chrono::duration<double>(Clock::now() - t0).count();
   std::printf(

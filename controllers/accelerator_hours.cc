@@ -28,7 +28,7 @@ double AcceleratorHoursOf(int64_t devices, double wall_seconds) {
 
 AcceleratorHours SumAcceleratorHours(const CampaignSpec& spec,
                                      const std::map<std::string, json>& trial_runs,
-                                     kube::SystemTime now) {
+                                     SystemTime now) {
   AcceleratorHours out;
   const int64_t devices = spec.hardware.TotalDevices();
   double finished_sum = 0;
@@ -41,8 +41,8 @@ AcceleratorHours SumAcceleratorHours(const CampaignSpec& spec,
     if (st.contains("acceleratorHours") && st["acceleratorHours"].is_number()) {
       h = st["acceleratorHours"].get<double>();
     } else if (phase == "Running" || phase == "Pending") {
-      kube::SystemTime start;
-      if (kube::ParseRfc3339(st.value("startTime", ""), &start)) {
+      SystemTime start;
+      if (ParseRfc3339(st.value("startTime", ""), &start)) {
         h = AcceleratorHoursOf(devices, std::chrono::duration<double>(now - start).count());
       }
     }

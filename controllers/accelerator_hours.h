@@ -11,7 +11,7 @@
 #include <string>
 
 #include "agents/core/campaign.h"
-#include "operator/time_source.h"
+#include "base/time_source.h"
 
 namespace paratune::controllers {
 
@@ -32,7 +32,7 @@ double AcceleratorHoursOf(int64_t devices, double wall_seconds);
 // saving what the mean finished trial took beyond it (0 when no trial ran to its end).
 AcceleratorHours SumAcceleratorHours(const CampaignSpec& spec,
                                      const std::map<std::string, nlohmann::json>& trial_runs,
-                                     kube::SystemTime now);
+                                     SystemTime now);
 
 // True when spec.budget.maxAcceleratorHours is set and starting one more trial would go past
 // it (spent + expected_next > max); `message` then says so with the numbers.

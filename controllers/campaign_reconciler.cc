@@ -52,7 +52,7 @@ struct TuningCampaignReconciler::Context {
 TuningCampaignReconciler::TuningCampaignReconciler(
     kube::KubeClient* client, CampaignInformers informers, MessagePoolStore* store,
     kube::EventRecorder* recorder, std::shared_ptr<const FailureAnalyzer> analyzer,
-    EngineFactory engine_factory, kube::TimeSource* time, CampaignReconcilerOptions opts)
+    EngineFactory engine_factory, TimeSource* time, CampaignReconcilerOptions opts)
     : client_(client),
       informers_(informers),
       store_(store),
@@ -107,7 +107,7 @@ Result<kube::ReconcileResult> TuningCampaignReconciler::Reconcile(const kube::Ob
   if (!cached) return kube::ReconcileResult{};  // deleted: owner references take the rest
   Context ctx;
   ctx.campaign = *cached;
-  ctx.now = kube::FormatRfc3339(time_->SystemNow());
+  ctx.now = FormatRfc3339(time_->SystemNow());
   auto spec = CampaignFromJson(ctx.campaign, opts_.parse);
   if (!spec.ok()) {
     PARATUNE_RETURN_IF_ERROR(MarkInvalid(ctx.campaign, spec.status()));
@@ -181,7 +181,7 @@ Status TuningCampaignReconciler::MarkInvalid(const Json& campaign, const Status&
   Json& status = updated["status"];
   if (!status.is_object()) status = Json::object();
   const int64_t generation = campaign["metadata"].value("generation", int64_t{0});
-  const std::string now = kube::FormatRfc3339(time_->SystemNow());
+  const std::string now = FormatRfc3339(time_->SystemNow());
   bool changed = SetCondition(&status["conditions"], kSpecValid, false, "InvalidSpec",
                               why.message(), generation, now);
   changed |= SetCondition(&status["conditions"], kProgressing, false, "InvalidSpec",

@@ -29,14 +29,14 @@
 #include "agents/loop/failure_analyzer.h"
 #include "agents/loop/strategy_engine.h"
 #include "agents/loop/tuning_session.h"
+#include "base/time_source.h"
 #include "controllers/config_map_cache.h"
 #include "controllers/message_pool_store.h"
 #include "controllers/node_health.h"
 #include "operator/controller.h"
 #include "operator/event_recorder.h"
-#include "operator/object_reader.h"
 #include "operator/kube_client.h"
-#include "operator/time_source.h"
+#include "operator/object_reader.h"
 
 namespace paratune::controllers {
 
@@ -47,7 +47,7 @@ using EngineFactory = std::function<Result<std::unique_ptr<StrategyEngine>>(
 
 struct CampaignReconcilerOptions {
   // Look again this often while trials run (events normally arrive first).
-  kube::Millis resync{60000};
+  Millis resync{60000};
   uint64_t seed = 1;
   // Cluster health (contract section 10): anomalies, node ledger, diagnostics, remediation.
   // Borrowed; null leaves it out.
@@ -77,7 +77,7 @@ class TuningCampaignReconciler : public kube::Reconciler {
   TuningCampaignReconciler(kube::KubeClient* client, CampaignInformers informers,
                            MessagePoolStore* store, kube::EventRecorder* recorder,
                            std::shared_ptr<const FailureAnalyzer> analyzer,
-                           EngineFactory engine_factory, kube::TimeSource* time,
+                           EngineFactory engine_factory, TimeSource* time,
                            CampaignReconcilerOptions opts);
   Result<kube::ReconcileResult> Reconcile(const kube::ObjectKey& key) override;
 
@@ -108,7 +108,7 @@ class TuningCampaignReconciler : public kube::Reconciler {
   kube::EventRecorder* recorder_;
   std::shared_ptr<const FailureAnalyzer> analyzer_;
   EngineFactory engine_factory_;
-  kube::TimeSource* time_;
+  TimeSource* time_;
   CampaignReconcilerOptions opts_;
   std::unique_ptr<ConfigMapCache> own_configmaps_;  // live reads when none was given
   const ConfigMapCache* configmaps_;

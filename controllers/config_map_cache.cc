@@ -30,7 +30,7 @@ Result<kube::Json> ConfigMapCache::GetLive(const std::string& ns, const std::str
 }
 
 bool ConfigMapCache::AwaitChange(const std::string& ns, const std::string& name,
-                                 const std::string& stale_rv, kube::Millis timeout) const {
+                                 const std::string& stale_rv, Millis timeout) const {
   const kube::Informer* inf = Serving(ns);
   if (inf == nullptr) return false;
   const auto deadline = std::chrono::steady_clock::now() + timeout;

@@ -41,7 +41,7 @@ class ConfigMapCache {
   // `timeout` (real time) until the cache holds another version of it (or none). True when it
   // did (read again with Get); false when it did not or no informer serves `ns` (read live).
   bool AwaitChange(const std::string& ns, const std::string& name, const std::string& stale_rv,
-                   kube::Millis timeout = kube::Millis(2000)) const;
+                   Millis timeout = Millis(2000)) const;
   // Get, or GetLive when `live`: what a retry after AwaitChange reads.
   Result<kube::Json> Read(const std::string& ns, const std::string& name, bool live) const {
     return live ? GetLive(ns, name) : Get(ns, name);

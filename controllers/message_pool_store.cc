@@ -9,10 +9,10 @@
 #include <set>
 #include <vector>
 
+#include "base/time_source.h"
 #include "controllers/conditions.h"
 #include "controllers/job_renderer.h"
 #include "controllers/status_writer.h"
-#include "operator/time_source.h"
 
 namespace paratune::controllers {
 
@@ -178,6 +178,7 @@ struct ConfigMapPoolStore::Cache {
 ConfigMapPoolStore::ConfigMapPoolStore(kube::KubeClient* client, ConfigMapPoolStoreOptions opts)
     : client_(client), opts_(opts), cache_(std::make_unique<Cache>()) {
   cache_->limit = opts_.cache_bytes;
+  if (opts_.clock == nullptr) opts_.clock = RealTimeSource::Get();
 }
 
 ConfigMapPoolStore::~ConfigMapPoolStore() = default;
@@ -289,7 +290,7 @@ Status ConfigMapPoolStore::RefuseTooLarge(const Json& campaign, size_t limit) {
   if (!updated["status"].is_object()) updated["status"] = Json::object();
   const int64_t generation = campaign["metadata"].value("generation", int64_t{0});
   SetCondition(&updated["status"]["conditions"], kPoolCompacted, false, "PoolFull", message,
-               generation, kube::FormatRfc3339(std::chrono::system_clock::now()));
+               generation, FormatRfc3339(opts_.clock->SystemNow()));
   (void)PatchStatus(client_, res::kTuningCampaigns, updated, old_status);
   return Status::Invalid("message pool of " + kube::NameOf(campaign) + ": " + message);
 }
@@ -305,7 +306,7 @@ void ConfigMapPoolStore::DecorateStatus(const Json& campaign, Json* status) cons
                "the message pool outgrew " + limit + " bytes: " +
                    (records ? "older trials keep their configuration and results, not their prose"
                             : "older LLM exchanges and failure evidence were shortened"),
-               generation, kube::FormatRfc3339(std::chrono::system_clock::now()));
+               generation, FormatRfc3339(opts_.clock->SystemNow()));
 }
 
 Result<std::string> ConfigMapPoolStore::Save(const Json& campaign, const MessagePool& pool,

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "agents/loop/message_pool.h"
+#include "base/time_source.h"
 #include "controllers/config_map_cache.h"
 #include "operator/kube_client.h"
 
@@ -62,6 +63,9 @@ struct ConfigMapPoolStoreOptions {
   // it has synced: an informer's list is current when it syncs, and a head it lags behind on
   // makes the next Save conflict (resourceVersion), never overwrite. Borrowed; null: GETs.
   const ConfigMapCache* configmaps = nullptr;
+  // The clock of the PoolCompacted condition's lastTransitionTime. Borrowed; null: the process
+  // clock.
+  TimeSource* clock = nullptr;
 };
 
 // How much CompactPoolJsonLevel had to take out.

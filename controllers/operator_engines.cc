@@ -30,7 +30,7 @@ class SharedKnowledge {
   std::shared_ptr<const KnowledgeBase> kb_;
 };
 
-Result<std::unique_ptr<StrategyEngine>> MakeLlmEngine(kube::KubeClient* client,
+Result<std::unique_ptr<StrategyEngine>> MakeLlmEngine(kube::KubeClient* client, TimeSource* clock,
                                                       const LlmAccessOptions& llm,
                                                       SharedKnowledge* knowledge, uint64_t seed,
                                                       const CampaignSpec& spec, MessagePool* pool) {
@@ -42,6 +42,7 @@ Result<std::unique_ptr<StrategyEngine>> MakeLlmEngine(kube::KubeClient* client,
   llm::ChatClientOptions co = cfg->ChatOptions();
   co.max_response_bytes = llm.max_response_bytes;
   co.include_error_body = false;  // status codes only reach Events and the pool
+  co.clock = clock;
   auto chat = llm::OpenAiChatClient::Create(co);
   if (!chat.ok()) return chat.status();
   LlmEngineDeps deps;
@@ -58,14 +59,15 @@ Result<std::unique_ptr<StrategyEngine>> MakeLlmEngine(kube::KubeClient* client,
 
 }  // namespace
 
-EngineFactory MakeOperatorEngineFactory(kube::KubeClient* client, LlmAccessOptions llm,
-                                        std::string knowledge_dir, uint64_t seed) {
+EngineFactory MakeOperatorEngineFactory(kube::KubeClient* client, TimeSource* clock,
+                                        LlmAccessOptions llm, std::string knowledge_dir,
+                                        uint64_t seed) {
   auto knowledge = std::make_shared<SharedKnowledge>(std::move(knowledge_dir));
   return
-      [client, llm = std::move(llm), knowledge, seed](
+      [client, clock, llm = std::move(llm), knowledge, seed](
           const CampaignSpec& spec, MessagePool* pool) -> Result<std::unique_ptr<StrategyEngine>> {
         if (spec.agents.engine == "llm" || spec.agents.engine == "hybrid") {
-          return MakeLlmEngine(client, llm, knowledge.get(), seed, spec, pool);
+          return MakeLlmEngine(client, clock, llm, knowledge.get(), seed, spec, pool);
         }
         EngineOptions o;
         o.spec = &spec;

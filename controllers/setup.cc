@@ -114,6 +114,7 @@ Result<std::unique_ptr<ControllerSet>> SetupControllers(kube::Manager* mgr,
   set->configmaps = std::make_unique<ConfigMapCache>(client, cm_informers);
   ConfigMapPoolStoreOptions pool_opts;
   pool_opts.configmaps = set->configmaps.get();
+  pool_opts.clock = mgr->time();
   set->store = std::make_unique<ConfigMapPoolStore>(client, pool_opts);
   const std::string probe_ns = !opts.watch_namespace.empty() ? opts.watch_namespace
                                : opts.namespaces.empty()     ? ""
@@ -162,7 +163,7 @@ Result<std::unique_ptr<ControllerSet>> SetupControllers(kube::Manager* mgr,
   EngineFactory factory =
       opts.engine_factory
           ? opts.engine_factory
-          : MakeOperatorEngineFactory(client, opts.llm, opts.knowledge_dir, opts.seed);
+          : MakeOperatorEngineFactory(client, mgr->time(), opts.llm, opts.knowledge_dir, opts.seed);
   // The policy is read from a copy the lambdas own: the caller's options may not outlive Run.
   auto policy = std::make_shared<const ControllerSetupOptions>(opts);
   copts.admit = [client, policy](const Json& campaign, const CampaignSpec& spec) {

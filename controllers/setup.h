@@ -38,7 +38,7 @@ struct ControllerSetupOptions {
   std::string diagnostics = "nvidia";  // off | nvidia | simulated (--diagnostics)
   std::string operator_namespace = kDefaultOperatorNamespace;  // where the ledger lives
   // How often a running trial's log is read for early stopping (issue 13); 0: never.
-  kube::Millis trial_log_poll{30000};
+  Millis trial_log_poll{30000};
   // Multi-tenant safety (docs/security.md). Campaigns in operator_namespace are refused.
   TrialPodPolicy pod_policy;  // what trial pods may ask for
   LlmAccessOptions llm;       // LLM endpoints and keys; used when engine_factory is null

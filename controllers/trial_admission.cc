@@ -2,8 +2,8 @@
 
 #include <chrono>
 
+#include "base/time_source.h"
 #include "controllers/conditions.h"
-#include "operator/time_source.h"
 
 namespace paratune::controllers {
 
@@ -38,11 +38,11 @@ AdmissionUpdate ObserveAdmission(const json& workload, const std::string& queue,
   // suspension is Kubernetes >= 1.21) drops it, and the Job started at once.
   const bool unsupported = !suspend.is_boolean();
   std::string admitted = unsupported ? created : StringAt(workload, "status", "startTime");
-  kube::SystemTime t_created, t_admitted;
-  const bool have_created = kube::ParseRfc3339(created, &t_created);
-  if (!kube::ParseRfc3339(admitted, &t_admitted) || (have_created && t_admitted < t_created)) {
+  SystemTime t_created, t_admitted;
+  const bool have_created = ParseRfc3339(created, &t_created);
+  if (!ParseRfc3339(admitted, &t_admitted) || (have_created && t_admitted < t_created)) {
     admitted = now;
-    kube::ParseRfc3339(now, &t_admitted);
+    ParseRfc3339(now, &t_admitted);
   }
   int64_t queued_s = 0;
   if (have_created) {

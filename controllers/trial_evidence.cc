@@ -93,8 +93,8 @@ PodEvidence ReadPods(const std::vector<json>& pods) {
       out.node_names.push_back(node);
     }
     out.any_running |= Str(Get(pod, "status"), "phase") == "Running";
-    kube::SystemTime t;
-    if (kube::ParseRfc3339(Str(Get(pod, "status"), "startTime"), &t)) {
+    SystemTime t;
+    if (ParseRfc3339(Str(Get(pod, "status"), "startTime"), &t)) {
       if (!out.start_time || t < *out.start_time) out.start_time = t;
     }
     if (lead == nullptr || (IsLead(pod) && !IsLead(*lead))) lead = &pod;
@@ -134,19 +134,19 @@ std::string TerminationMessageOf(const json& pod) {
   return "";
 }
 
-double PodsWallSeconds(const std::vector<json>& pods, kube::SystemTime now) {
-  std::optional<kube::SystemTime> start, end;
+double PodsWallSeconds(const std::vector<json>& pods, SystemTime now) {
+  std::optional<SystemTime> start, end;
   bool running = false;
   for (const auto& pod : pods) {
-    kube::SystemTime t;
-    if (!kube::ParseRfc3339(Str(Get(pod, "status"), "startTime"), &t)) continue;
+    SystemTime t;
+    if (!ParseRfc3339(Str(Get(pod, "status"), "startTime"), &t)) continue;
     if (!start || t < *start) start = t;
     bool finished = false;
     const json& statuses = Get(Get(pod, "status"), "containerStatuses");
     if (statuses.is_array()) {
       for (const auto& cs : statuses) {
-        kube::SystemTime f;
-        if (kube::ParseRfc3339(Str(Get(Get(cs, "state"), "terminated"), "finishedAt"), &f)) {
+        SystemTime f;
+        if (ParseRfc3339(Str(Get(Get(cs, "state"), "terminated"), "finishedAt"), &f)) {
           finished = true;
           if (!end || f > *end) end = f;
         }
@@ -155,14 +155,13 @@ double PodsWallSeconds(const std::vector<json>& pods, kube::SystemTime now) {
     running |= !finished;
   }
   if (!start) return 0;
-  const kube::SystemTime stop = running || !end ? now : *end;
+  const SystemTime stop = running || !end ? now : *end;
   const double s = std::chrono::duration<double>(stop - *start).count();
   return s > 0 ? s : 0;
 }
 
-kube::Millis UnschedulableFor(const std::vector<json>& pods, kube::SystemTime now,
-                              std::string* message) {
-  kube::Millis longest{0};
+Millis UnschedulableFor(const std::vector<json>& pods, SystemTime now, std::string* message) {
+  Millis longest{0};
   for (const auto& pod : pods) {
     if (Str(Get(pod, "status"), "phase") != "Pending") continue;
     const json& conditions = Get(Get(pod, "status"), "conditions");
@@ -172,9 +171,9 @@ kube::Millis UnschedulableFor(const std::vector<json>& pods, kube::SystemTime no
           Str(c, "reason") != "Unschedulable") {
         continue;
       }
-      kube::SystemTime since;
-      if (!kube::ParseRfc3339(Str(c, "lastTransitionTime"), &since)) continue;
-      auto d = std::chrono::duration_cast<kube::Millis>(now - since);
+      SystemTime since;
+      if (!ParseRfc3339(Str(c, "lastTransitionTime"), &since)) continue;
+      auto d = std::chrono::duration_cast<Millis>(now - since);
       if (d >= longest) {
         longest = d;
         *message = Str(c, "message");

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "operator/time_source.h"
+#include "base/time_source.h"
 
 namespace paratune::controllers {
 
@@ -32,7 +32,7 @@ struct PodEvidence {
   std::string container;   // its first container's name
   std::vector<std::string> node_names;
   bool any_running = false;
-  std::optional<kube::SystemTime> start_time;  // earliest pod start
+  std::optional<SystemTime> start_time;  // earliest pod start
 };
 
 // Reads the trial's pods (any order). Prefers a failed pod for the failure evidence and the
@@ -45,12 +45,12 @@ std::string TerminationMessageOf(const nlohmann::json& pod);
 
 // How long the trial's pods held their devices, in seconds: from the earliest pod start to the
 // latest container finish, or to `now` while a pod has not finished (0 when no pod started).
-double PodsWallSeconds(const std::vector<nlohmann::json>& pods, kube::SystemTime now);
+double PodsWallSeconds(const std::vector<nlohmann::json>& pods, SystemTime now);
 
 // The longest time a pod has been Pending with PodScheduled=False/Unschedulable, as of `now`
 // (zero when none is), and the scheduler's message.
-kube::Millis UnschedulableFor(const std::vector<nlohmann::json>& pods, kube::SystemTime now,
-                              std::string* message);
+Millis UnschedulableFor(const std::vector<nlohmann::json>& pods, SystemTime now,
+                        std::string* message);
 
 }  // namespace paratune::controllers
 

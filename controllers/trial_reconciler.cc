@@ -39,7 +39,7 @@ bool IsTerminalTrialPhase(const std::string& phase) {
 
 TrialRunReconciler::TrialRunReconciler(kube::KubeClient* client, TrialInformers informers,
                                        kube::EventRecorder* recorder,
-                                       const FailureAnalyzer* analyzer, kube::TimeSource* time,
+                                       const FailureAnalyzer* analyzer, TimeSource* time,
                                        TrialReconcilerOptions opts)
     : client_(client),
       informers_(informers),
@@ -69,13 +69,13 @@ Result<kube::ReconcileResult> TrialRunReconciler::Reconcile(const kube::ObjectKe
     }
   }
   if (IsTerminalTrialPhase(phase)) return kube::ReconcileResult{};
-  ctx.now = kube::FormatRfc3339(time_->SystemNow());
+  ctx.now = FormatRfc3339(time_->SystemNow());
   const Json& spec = ctx.trial.value("spec", Json::object());
   std::string campaign_name = spec.value("campaignRef", Json::object()).value("name", "");
   kube::ObjectPtr campaign = informers_.campaigns->Get({key.ns, campaign_name});
   if (!campaign) {
     // Not in the cache yet (or being deleted, then garbage collection takes the trial too).
-    return kube::ReconcileResult{false, kube::Millis(5000)};
+    return kube::ReconcileResult{false, Millis(5000)};
   }
   auto parsed = CampaignFromJson(*campaign, opts_.parse);
   if (!parsed.ok()) return Fail(ctx, "InvalidCampaign", parsed.status().message());
@@ -190,7 +190,7 @@ Result<kube::ReconcileResult> TrialRunReconciler::Observe(Context& ctx, const Js
     status["nodeNames"] = pods.node_names;
   }
   if (pods.start_time && !status.contains("startTime")) {
-    status["startTime"] = kube::FormatRfc3339(*pods.start_time);
+    status["startTime"] = FormatRfc3339(*pods.start_time);
   }
   // Queued (Kueue): pending until admitted; admission time and queue time go to status. The
   // trial timeout (the Job's activeDeadlineSeconds) counts from admission.
@@ -206,7 +206,7 @@ Result<kube::ReconcileResult> TrialRunReconciler::Observe(Context& ctx, const Js
     PARATUNE_RETURN_IF_ERROR(WriteStatus(ctx));
     kube::ReconcileResult queued;  // JobSets are not watched: look again
     if (opts_.jobset_available && ctx.campaign.hardware.nodes > 1) {
-      queued.requeue_after = kube::Millis(10000);
+      queued.requeue_after = Millis(10000);
     }
     return queued;
   }
@@ -214,7 +214,7 @@ Result<kube::ReconcileResult> TrialRunReconciler::Observe(Context& ctx, const Js
   if (state.phase == WorkloadState::Phase::kFailed) {
     return Fail(ctx, state.reason.empty() ? "JobFailed" : state.reason, state.message);
   }
-  const kube::Millis deadline_in = DeadlineIn(ctx, workload);
+  const Millis deadline_in = DeadlineIn(ctx, workload);
   if (deadline_in.count() <= 0) {
     PARATUNE_RETURN_IF_ERROR(
         DeleteWorkload(ctx, workload.value("kind", "Job"), kube::NameOf(workload)));
@@ -225,7 +225,7 @@ Result<kube::ReconcileResult> TrialRunReconciler::Observe(Context& ctx, const Js
                     workload.value("kind", "Job") + " was deleted");
   }
   std::string why;
-  kube::Millis stuck = UnschedulableFor(ctx.pods, time_->SystemNow(), &why);
+  Millis stuck = UnschedulableFor(ctx.pods, time_->SystemNow(), &why);
   if (stuck >= opts_.unschedulable_after) {
     (void)client_->Delete(res::kJobs, kube::NamespaceOf(ctx.trial), kube::NameOf(workload),
                           kube::DeleteOptions{"Background", {}, "", ""});
@@ -253,32 +253,32 @@ Result<kube::ReconcileResult> TrialRunReconciler::Observe(Context& ctx, const Js
   PARATUNE_RETURN_IF_ERROR(WriteStatus(ctx));
   kube::ReconcileResult r;
   if (poll) r.requeue_after = opts_.early_stop_interval;
-  if (stuck.count() > 0) r.requeue_after = opts_.unschedulable_after - stuck + kube::Millis(1000);
+  if (stuck.count() > 0) r.requeue_after = opts_.unschedulable_after - stuck + Millis(1000);
   if (deadline_in.count() < kNoDeadline.count() &&
       (r.requeue_after.count() == 0 || deadline_in < r.requeue_after)) {
-    r.requeue_after = deadline_in + kube::Millis(500);
+    r.requeue_after = deadline_in + Millis(500);
   }
   if (opts_.jobset_available && ctx.campaign.hardware.nodes > 1 &&
-      (r.requeue_after.count() == 0 || r.requeue_after > kube::Millis(10000))) {
-    r.requeue_after = kube::Millis(10000);
+      (r.requeue_after.count() == 0 || r.requeue_after > Millis(10000))) {
+    r.requeue_after = Millis(10000);
   }
   return r;
 }
 
-kube::Millis TrialRunReconciler::DeadlineIn(const Context& ctx, const Json& workload) const {
+Millis TrialRunReconciler::DeadlineIn(const Context& ctx, const Json& workload) const {
   const int64_t timeout = ctx.campaign.budget.trial_timeout_seconds;
   if (timeout <= 0) return kNoDeadline;
   const Json& status = ctx.trial.value("status", Json::object());
   std::string from = status.value("admissionTime", "");
   if (from.empty()) from = workload["metadata"].value("creationTimestamp", "");
-  kube::SystemTime start;
-  if (!kube::ParseRfc3339(from, &start)) return kNoDeadline;
+  SystemTime start;
+  if (!ParseRfc3339(from, &start)) return kNoDeadline;
   const auto deadline = start + std::chrono::seconds(timeout) + opts_.deadline_grace;
-  return std::chrono::duration_cast<kube::Millis>(deadline - time_->SystemNow());
+  return std::chrono::duration_cast<Millis>(deadline - time_->SystemNow());
 }
 
 Result<kube::ReconcileResult> TrialRunReconciler::Succeed(Context& ctx) {
-  if (ctx.pods.empty()) return kube::ReconcileResult{false, kube::Millis(2000)};
+  if (ctx.pods.empty()) return kube::ReconcileResult{false, Millis(2000)};
   const collectors::CollectorContext cctx = CollectorContextFor(ctx.campaign);
   auto read = ReadTrialMetrics(
       ctx.pods, ctx.campaign.metrics_collector, cctx,

@@ -33,12 +33,12 @@
 #include "agents/collectors/metric_collector.h"
 #include "agents/core/campaign.h"
 #include "agents/loop/failure_analyzer.h"
+#include "base/time_source.h"
 #include "controllers/early_stopping.h"
 #include "operator/controller.h"
 #include "operator/event_recorder.h"
-#include "operator/object_reader.h"
 #include "operator/kube_client.h"
-#include "operator/time_source.h"
+#include "operator/object_reader.h"
 
 namespace paratune::controllers {
 
@@ -46,12 +46,12 @@ struct TrialReconcilerOptions {
   bool jobset_available = false;
   std::string default_image = "paratune/paratune:latest";
   // A trial whose pods cannot be scheduled for this long fails as Unschedulable.
-  kube::Millis unschedulable_after{180000};
+  Millis unschedulable_after{180000};
   // The operator's own bound on a trial: spec.budget.trialTimeout counted from admission
   // (status.admissionTime; the workload's creation when unqueued) plus this grace. The Job's
   // activeDeadlineSeconds normally ends it first; this one also ends a JobSet, a resumed Job
   // on a cluster that does not restart its deadline, and a workload nobody runs.
-  kube::Millis deadline_grace{10000};
+  Millis deadline_grace{10000};
   int64_t log_tail_lines = 400;
   // Bytes of one pod log read at most (the pod log API's limitBytes).
   int64_t log_limit_bytes = 256 * 1024;
@@ -59,7 +59,7 @@ struct TrialReconcilerOptions {
   size_t max_log_reads = 8;
   // Early stopping (spec.budget.earlyStopping): a running trial's log is read this often, and
   // the rule of early_stopping.h decides. Zero turns polling off for every campaign.
-  kube::Millis early_stop_interval{30000};
+  Millis early_stop_interval{30000};
   EarlyStopOptions early_stop;
   // The node ledger's suspect nodes at launch time (every new Job gets a required node
   // anti-affinity against them). Null: none. An error is logged and launches without them.
@@ -84,7 +84,7 @@ class TrialRunReconciler : public kube::Reconciler {
   // Borrows everything; `recorder` may be null.
   TrialRunReconciler(kube::KubeClient* client, TrialInformers informers,
                      kube::EventRecorder* recorder, const FailureAnalyzer* analyzer,
-                     kube::TimeSource* time, TrialReconcilerOptions opts);
+                     TimeSource* time, TrialReconcilerOptions opts);
   Result<kube::ReconcileResult> Reconcile(const kube::ObjectKey& key) override;
 
  private:
@@ -99,8 +99,8 @@ class TrialRunReconciler : public kube::Reconciler {
   Status DeleteWorkload(const Context& ctx, const std::string& kind, const std::string& name);
   // Time left before the trial's own deadline (TrialReconcilerOptions::deadline_grace);
   // kNoDeadline without a timeout or a start time.
-  static constexpr kube::Millis kNoDeadline = kube::Millis::max();
-  kube::Millis DeadlineIn(const Context& ctx, const kube::Json& workload) const;
+  static constexpr Millis kNoDeadline = Millis::max();
+  Millis DeadlineIn(const Context& ctx, const kube::Json& workload) const;
   // The bounded, UTF-8 safe log of the trial container of `pod`.
   std::string PodLog(const kube::Json& pod);
   Result<kube::ReconcileResult> Fail(Context& ctx, const std::string& reason,
@@ -115,7 +115,7 @@ class TrialRunReconciler : public kube::Reconciler {
   TrialInformers informers_;
   kube::EventRecorder* recorder_;
   const FailureAnalyzer* analyzer_;
-  kube::TimeSource* time_;
+  TimeSource* time_;
   TrialReconcilerOptions opts_;
 };
 

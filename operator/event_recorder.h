@@ -23,8 +23,8 @@
 #include <string>
 #include <thread>
 
+#include "base/time_source.h"
 #include "operator/kube_client.h"
-#include "operator/time_source.h"
 
 namespace paratune::kube {
 

@@ -14,9 +14,9 @@
 #include <stop_token>
 #include <string>
 
+#include "base/time_source.h"
 #include "operator/kube_client.h"
 #include "operator/metrics.h"
-#include "operator/time_source.h"
 
 namespace paratune::kube {
 

@@ -271,7 +271,7 @@ int Run(const Flags& flags) {
   config->burst = flags.kube_api_burst;
   config->rate_limit_always = flags.kube_api_limit_given;
   kube::MetricsRegistry metrics;
-  kube::TimeSource* time = kube::RealTimeSource::Get();
+  paratune::TimeSource* time = paratune::RealTimeSource::Get();
   auto client = kube::RestKubeClient::Create(*config, time, &metrics);
   if (!client.ok()) {
     spdlog::error("client: {}", client.status().message());

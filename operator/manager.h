@@ -18,13 +18,13 @@
 #include <string>
 #include <vector>
 
+#include "base/time_source.h"
 #include "operator/controller.h"
 #include "operator/event_recorder.h"
 #include "operator/informer.h"
 #include "operator/kube_client.h"
 #include "operator/leader_election.h"
 #include "operator/metrics.h"
-#include "operator/time_source.h"
 
 namespace paratune::kube {
 

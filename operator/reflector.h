@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "base/time_source.h"
 #include "operator/kube_client.h"
 #include "operator/metrics.h"
-#include "operator/time_source.h"
 
 namespace paratune::kube {
 

@@ -10,10 +10,10 @@
 
 #include <memory>
 
+#include "base/time_source.h"
 #include "operator/kube_client.h"
 #include "operator/metrics.h"
 #include "operator/rest_config.h"
-#include "operator/time_source.h"
 
 namespace paratune::kube {
 

@@ -4,7 +4,7 @@
 #ifndef PARATUNE_OPERATOR_TOKEN_BUCKET_H_
 #define PARATUNE_OPERATOR_TOKEN_BUCKET_H_
 
-#include "operator/time_source.h"
+#include "base/time_source.h"
 
 namespace paratune::kube {
 

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "operator/time_source.h"
+#include "base/time_source.h"
 #include "operator/token_bucket.h"
 
 namespace paratune::kube {

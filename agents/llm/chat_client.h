@@ -58,9 +58,6 @@ class ChatClient {
   virtual Result<ChatReply> Complete(const ChatRequest& request) = 0;
 };
 
-// Injected time, so retries and budgets are deterministic in tests.
-using SteadyNow = std::function<std::chrono::steady_clock::time_point()>;
-using Sleeper = std::function<void(std::chrono::milliseconds)>;
 // Uniform in [0, 1); jitter source.
 using UnitRandom = std::function<double()>;
 

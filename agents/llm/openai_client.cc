@@ -6,7 +6,6 @@
 #include <boost/asio/ssl.hpp>
 #include <mutex>
 #include <random>
-#include <thread>
 
 #include "agents/llm/endpoint_policy.h"
 #include "agents/llm/openai_wire.h"
@@ -108,9 +107,7 @@ Result<std::unique_ptr<OpenAiChatClient>> OpenAiChatClient::Create(ChatClientOpt
   } catch (const std::exception& e) {
     return Status::Invalid("spec.agents.llm.endpoint: " + Redact(e.what(), {options.api_key}));
   }
-  if (!options.now) options.now = [] { return std::chrono::steady_clock::now(); };
-  if (!options.sleep)
-    options.sleep = [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); };
+  if (options.clock == nullptr) options.clock = RealTimeSource::Get();
   Impl* raw = impl.get();
   if (!options.random) {
     options.random = [raw] {
@@ -147,7 +144,7 @@ OpenAiChatClient::Attempt OpenAiChatClient::Post(const ChatRequest& request, boo
 }
 
 Result<ChatReply> OpenAiChatClient::Complete(const ChatRequest& request) {
-  const auto start = options_.now();
+  const auto start = options_.clock->Now();
   bool with_schema = request.json_schema.has_value() && !schema_unsupported_.load();
   Status last;
   int attempts = 0;
@@ -170,7 +167,7 @@ Result<ChatReply> OpenAiChatClient::Complete(const ChatRequest& request) {
       auto reply = ParseChatBody(a.body);
       if (!reply.ok()) return reply.status().WithPrefix("LLM endpoint " + url_);
       reply->latency =
-          std::chrono::duration_cast<std::chrono::milliseconds>(options_.now() - start);
+          std::chrono::duration_cast<std::chrono::milliseconds>(options_.clock->Now() - start);
       reply->http_status = a.http_status;
       reply->attempts = attempts;
       reply->structured = with_schema;
@@ -187,10 +184,10 @@ Result<ChatReply> OpenAiChatClient::Complete(const ChatRequest& request) {
           StatusForHttp(a.http_status, options_.include_error_body ? a.body : "", options_.api_key);
       if (!IsRetryableHttp(a.http_status)) return last;
       server_delay =
-          ParseRetryAfter(a.retry_after, std::chrono::system_clock::now(), options_.backoff_cap);
+          ParseRetryAfter(a.retry_after, options_.clock->SystemNow(), options_.backoff_cap);
     }
     if (retry == options_.max_retries) break;
-    options_.sleep(server_delay.value_or(
+    options_.clock->SleepFor(server_delay.value_or(
         BackoffDelay(retry, options_.backoff_base, options_.backoff_cap, options_.random())));
   }
   return Status(last.code(), last.message() + " (after " + std::to_string(attempts) + " attempts)");

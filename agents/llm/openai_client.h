@@ -16,6 +16,7 @@
 #include <string>
 
 #include "agents/llm/chat_client.h"
+#include "base/time_source.h"
 
 namespace paratune::llm {
 
@@ -37,9 +38,9 @@ struct ChatClientOptions {
   // false (the operator): a non-2xx reply's body is not copied into the error, only the HTTP
   // status, so an endpoint cannot echo text into Events or the pool.
   bool include_error_body = true;
-  // Injected; defaults are the real clock, std::this_thread::sleep_for and std::mt19937_64.
-  SteadyNow now;
-  Sleeper sleep;
+  // Injected; defaults are the process clock (RealTimeSource) and std::mt19937_64. The clock
+  // times the call, sleeps between retries and reads a Retry-After date against its wall time.
+  TimeSource* clock = nullptr;
   UnitRandom random;
 };
 

@@ -85,7 +85,7 @@ int main(int argc, char** argv) {
   }
   cfg->qps = 100;
   cfg->burst = 200;
-  kube::TimeSource* time = kube::RealTimeSource::Get();
+  paratune::TimeSource* time = paratune::RealTimeSource::Get();
   auto client = kube::RestKubeClient::Create(*cfg, time, nullptr);
   if (!client.ok()) {
     spdlog::error("client: {}", kube::StatusText(client.status()));

@@ -38,14 +38,14 @@ std::vector<NodeSpec> DefaultPools(int gpu_nodes, int tpu_hosts) {
   return out;
 }
 
-NodePool::NodePool(kube::KubeClient* client, std::vector<NodeSpec> nodes, kube::TimeSource* time,
+NodePool::NodePool(kube::KubeClient* client, std::vector<NodeSpec> nodes, TimeSource* time,
                    int kubelet_port)
     : client_(client), nodes_(std::move(nodes)), time_(time), kubelet_port_(kubelet_port) {
   for (const NodeSpec& n : nodes_) names_.insert(n.name);
 }
 
 Json NodePool::NodeStatus(const NodeSpec& n) const {
-  std::string now = kube::FormatRfc3339(time_->SystemNow());
+  std::string now = FormatRfc3339(time_->SystemNow());
   auto cond = [&](const char* type, const char* status, const char* reason) {
     return Json{{"type", type},
                 {"status", status},
@@ -121,7 +121,7 @@ Status NodePool::Heartbeat(const NodeSpec& n) {
              {"spec",
               {{"holderIdentity", n.name},
                {"leaseDurationSeconds", 40},
-               {"renewTime", kube::FormatMicroTime(time_->SystemNow())}}}};
+               {"renewTime", FormatMicroTime(time_->SystemNow())}}}};
   kube::WriteOptions wo;
   wo.field_manager = "paratune-kubelet-sim";
   wo.force = true;
@@ -161,7 +161,7 @@ void NodePool::Run(std::stop_token stop) {
       if (!s.ok()) spdlog::warn("node {}: {}", n.name, kube::StatusText(s));
     }
     registered = true;
-    if (!time_->SleepFor(kube::Millis(10000), stop)) return;
+    if (!time_->SleepFor(Millis(10000), stop)) return;
   }
 }
 

@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "base/time_source.h"
 #include "operator/kube_client.h"
-#include "operator/time_source.h"
 
 namespace paratune::kubelet {
 
@@ -33,7 +33,7 @@ std::vector<NodeSpec> DefaultPools(int gpu_nodes, int tpu_hosts);
 
 class NodePool {
  public:
-  NodePool(kube::KubeClient* client, std::vector<NodeSpec> nodes, kube::TimeSource* time,
+  NodePool(kube::KubeClient* client, std::vector<NodeSpec> nodes, TimeSource* time,
            int kubelet_port);
   // Creates or refreshes every node, then heartbeats every 10 s until stop.
   void Run(std::stop_token stop);
@@ -51,7 +51,7 @@ class NodePool {
   kube::KubeClient* client_;
   std::vector<NodeSpec> nodes_;
   std::set<std::string> names_;
-  kube::TimeSource* time_;
+  TimeSource* time_;
   int kubelet_port_;
   mutable std::mutex mu_;
   std::set<std::string> deleted_;  // guarded by mu_

@@ -103,7 +103,7 @@ std::string PodRunner::CompletionIndex(const Json& pod) {
 }
 
 PodRunner::PodRunner(kube::KubeClient* client, const kube::Informer* pods, const NodePool* nodes,
-                     kube::TimeSource* time, RunnerOptions opts)
+                     TimeSource* time, RunnerOptions opts)
     : client_(client), pods_(pods), nodes_(nodes), time_(time), opts_(std::move(opts)) {}
 
 PodRunner::~PodRunner() {

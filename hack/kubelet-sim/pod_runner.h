@@ -40,7 +40,7 @@ std::string LogTail(const std::string& log);
 class PodRunner : public kube::Reconciler {
  public:
   PodRunner(kube::KubeClient* client, const kube::Informer* pods, const NodePool* nodes,
-            kube::TimeSource* time, RunnerOptions opts);
+            TimeSource* time, RunnerOptions opts);
   ~PodRunner() override;
 
   Result<kube::ReconcileResult> Reconcile(const kube::ObjectKey& key) override;
@@ -61,7 +61,7 @@ class PodRunner : public kube::Reconciler {
   kube::KubeClient* client_;
   const kube::Informer* pods_;
   const NodePool* nodes_;
-  kube::TimeSource* time_;
+  TimeSource* time_;
   RunnerOptions opts_;
   mutable std::mutex mu_;
   std::set<std::string> handled_;                  // pod uids already acted on; guarded by mu_

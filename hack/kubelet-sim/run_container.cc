@@ -69,7 +69,7 @@ void PodRunner::RunContainer(Json pod, std::vector<std::string> argv,
   std::string term = dir + "/termination-log";
   std::filesystem::remove(term);
   env["PARATUNE_TERMINATION_LOG"] = term;
-  std::string started = kube::FormatRfc3339(time_->SystemNow());
+  std::string started = FormatRfc3339(time_->SystemNow());
   std::string cid = "paratune://" + kube::UidOf(pod);
   Json base{{"name", name},
             {"image", c.value("image", "")},
@@ -109,7 +109,7 @@ void PodRunner::RunContainer(Json pod, std::vector<std::string> argv,
       c.value("terminationMessagePolicy", "File") == "FallbackToLogsOnError") {
     message = LogTail(ReadFile(log, 64 << 20));
   }
-  std::string finished = kube::FormatRfc3339(time_->SystemNow());
+  std::string finished = FormatRfc3339(time_->SystemNow());
   Json done = base;
   done["ready"] = false;
   done["started"] = false;

@@ -2,7 +2,7 @@
 
 #include <chrono>
 
-#include "operator/time_source.h"
+#include "base/time_source.h"
 
 namespace paratune::kube {
 

@@ -17,6 +17,12 @@ hits=$(grep -rn 'getenv' --include=*.cc --include=*.h base agents controllers op
 [ -n "$hits" ] && breach "only the programs read the environment" "$hits"
 hits=$(grep -rnE '^(static )?std::string (Trim|Lower|ToLower|Num|Fixed)\(|Base64Decode\(const|DecodeBase64\(|ParseMiniYaml' --include=*.cc base agents controllers operator cli hack 2>/dev/null | grep -v '^base/')
 [ -n "$hits" ] && breach "one copy of each helper, in base/" "$hits"
+# One clock (base/time_source.h). Allowed direct reads: the programs, the test doubles, waits
+# for another thread's I/O (an informer's first sync, a cached write showing up, a token file
+# re-read) and timing the code itself (reconcile metrics, the simulation's wall time).
+hits=$(grep -rnE 'std::this_thread::sleep_for|std::chrono::(steady|system)_clock::now\(\)' --include=*.cc --include=*.h agents controllers operator 2>/dev/null |
+  grep -vE '^(operator/main\.cc|operator/testing/[^:]*|operator/informer\.cc|operator/controller\.cc|operator/rest_config\.cc|controllers/config_map_cache\.cc|agents/loop/simulation\.cc):')
+[ -n "$hits" ] && breach "time is read from the TimeSource a component is given" "$hits"
 # A private number formatter by another name (printf of one double into a buffer).
 hits=$(grep -rnE 'snprintf\(buf, sizeof\(buf\), "%[+.0-9*]*[fg]", (digits, )?v\);' --include=*.cc agents controllers operator cli hack 2>/dev/null)
 [ -n "$hits" ] && breach "numbers are formatted with base/strings (Fixed, SignedFixed, Significant)" "$hits"

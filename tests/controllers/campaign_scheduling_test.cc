@@ -190,9 +190,9 @@ TEST(QueueAdmissionTest, QueuedTrialWaitsSuspendedAndRecordsItsQueueTime) {
   EXPECT_EQ((*queued)["reason"], "Queued");
   EXPECT_FALSE(tr["status"].contains("admissionTime"));
   // Kueue admits: spec.suspend false; the Job controller sets startTime on resume.
-  kube::SystemTime created;
-  ASSERT_TRUE(kube::ParseRfc3339(job["metadata"].value("creationTimestamp", ""), &created));
-  const std::string admitted = kube::FormatRfc3339(created + std::chrono::seconds(95));
+  SystemTime created;
+  ASSERT_TRUE(ParseRfc3339(job["metadata"].value("creationTimestamp", ""), &created));
+  const std::string admitted = FormatRfc3339(created + std::chrono::seconds(95));
   job["spec"]["suspend"] = false;
   auto updated = c.client.Update(res::kJobs, job);
   ASSERT_TRUE(updated.ok());

@@ -42,7 +42,7 @@ class RunningInformer {
     ro.label_selector = selector;
     ro.seed = 3;
     informer_ = std::make_unique<kube::Informer>(client, res::kConfigMaps, ro,
-                                                 kube::RealTimeSource::Get(), nullptr);
+                                                 RealTimeSource::Get(), nullptr);
     thread_ = std::jthread([this](std::stop_token st) { informer_->Run(st); });
     EXPECT_TRUE(WaitUntil([&] { return informer_->HasSynced(); }));
   }

@@ -86,8 +86,7 @@ class FakeCluster {
   // detect_anomalies=false: the session learns from every success (tests whose made-up metrics
   // have nothing to do with the performance model's predictions).
   // `time`: the reconcilers' clock (the informers keep the real one).
-  explicit FakeCluster(bool detect_anomalies = true,
-                       kube::TimeSource* time = kube::RealTimeSource::Get()) {
+  explicit FakeCluster(bool detect_anomalies = true, TimeSource* time = RealTimeSource::Get()) {
     for (const auto* gvr : {&res::kTuningCampaigns, &res::kTrialRuns, &res::kJobs, &res::kPods}) {
       readers_.push_back(std::make_unique<kube::testing::ClientReader>(&client, *gvr));
     }

@@ -44,23 +44,23 @@ kube::ReconcileResult Reconcile(FakeCluster& c) {
 Json Status(FakeCluster& c) { return c.Get(res::kTrialRuns, kTrial).value("status", Json()); }
 
 // Plays Kueue: admits the Job now (spec.suspend false; the Job controller sets startTime).
-void Admit(FakeCluster& c, kube::TimeSource& clock) {
+void Admit(FakeCluster& c, TimeSource& clock) {
   Json job = c.Get(res::kJobs, kTrial);
   job["spec"]["suspend"] = false;
   ASSERT_TRUE(c.client.Update(res::kJobs, job).ok());
   job = c.Get(res::kJobs, kTrial);
-  job["status"] = {{"startTime", kube::FormatRfc3339(clock.SystemNow())}, {"active", 1}};
+  job["status"] = {{"startTime", FormatRfc3339(clock.SystemNow())}, {"active", 1}};
   ASSERT_TRUE(c.client.UpdateStatus(res::kJobs, job).ok());
 }
 
 TEST(TrialDeadlineTest, QueueTimeDoesNotCountAndTheTimeoutEndsTheTrialAfterAdmission) {
-  kube::FakeTimeSource clock;
+  FakeTimeSource clock;
   FakeCluster c(/*detect_anomalies=*/false, &clock);
   CreateQueuedTrial(c);
   Reconcile(c);  // launches the Job, suspended for Kueue
   ASSERT_EQ(c.Get(res::kJobs, kTrial)["spec"].value("suspend", false), true);
 
-  clock.Advance(kube::Millis(600000));  // ten minutes in the queue: ten timeouts
+  clock.Advance(Millis(600000));  // ten minutes in the queue: ten timeouts
   Reconcile(c);
   EXPECT_EQ(Status(c).value("phase", ""), "Pending") << Status(c);
 
@@ -70,13 +70,13 @@ TEST(TrialDeadlineTest, QueueTimeDoesNotCountAndTheTimeoutEndsTheTrialAfterAdmis
   EXPECT_FALSE(Status(c).value("admissionTime", "").empty());
   // It looks again when the timeout (60 s) and the grace have passed, not later.
   EXPECT_GT(admitted.requeue_after.count(), 0);
-  EXPECT_LE(admitted.requeue_after, kube::Millis(71000));
+  EXPECT_LE(admitted.requeue_after, Millis(71000));
 
-  clock.Advance(kube::Millis(30000));  // half the timeout: runs on
+  clock.Advance(Millis(30000));  // half the timeout: runs on
   Reconcile(c);
   EXPECT_NE(Status(c).value("phase", ""), "Failed") << Status(c);
 
-  clock.Advance(kube::Millis(41000));  // 71 s after admission: past 60 s + 10 s grace
+  clock.Advance(Millis(41000));  // 71 s after admission: past 60 s + 10 s grace
   Reconcile(c);
   const Json st = Status(c);
   ASSERT_EQ(st.value("phase", ""), "Failed") << st;

@@ -208,8 +208,8 @@ TEST(AcceleratorHoursTest, SumsTrialsAndStopsACampaignThatWouldExceedItsBudget) 
   spec.hardware.nodes = 2;
   spec.hardware.devices_per_node = 8;
   EXPECT_DOUBLE_EQ(AcceleratorHoursOf(16, 1800), 8.0);
-  kube::SystemTime now;
-  ASSERT_TRUE(kube::ParseRfc3339("2026-11-21T06:00:00Z", &now));
+  SystemTime now;
+  ASSERT_TRUE(ParseRfc3339("2026-11-21T06:00:00Z", &now));
   std::map<std::string, json> trs = {{"a", TrialRun("Succeeded", 4.0)},
                                      {"b", TrialRun("Succeeded", 2.0)},
                                      {"c", TrialRun("EarlyStopped", 1.0)},

@@ -9,8 +9,8 @@
 #include <filesystem>
 #include <mutex>
 
+#include "base/time_source.h"
 #include "operator/rest_client.h"
-#include "operator/time_source.h"
 
 namespace paratune::kube::testing {
 

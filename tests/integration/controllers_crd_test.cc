@@ -6,8 +6,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "base/time_source.h"
 #include "operator/rest_client.h"
-#include "operator/time_source.h"
 #include "tests/integration/cluster_fixture.h"
 
 namespace paratune::kube {

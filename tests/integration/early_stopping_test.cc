@@ -13,11 +13,11 @@
 #include <thread>
 
 #include "agents/loop/failure_analyzer.h"
+#include "base/time_source.h"
 #include "controllers/job_renderer.h"
 #include "controllers/trial_reconciler.h"
 #include "operator/manager.h"
 #include "operator/rest_client.h"
-#include "operator/time_source.h"
 #include "tests/integration/cluster_fixture.h"
 #include "tests/integration/reliability_harness.h"
 

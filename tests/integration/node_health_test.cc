@@ -14,11 +14,11 @@
 #include <string>
 #include <thread>
 
+#include "base/time_source.h"
 #include "controllers/node_ledger_store.h"
 #include "controllers/setup.h"
 #include "operator/manager.h"
 #include "operator/rest_client.h"
-#include "operator/time_source.h"
 #include "tests/integration/cluster_fixture.h"
 #include "tests/integration/reliability_harness.h"
 

@@ -10,7 +10,7 @@
 
 #include <chrono>
 
-#include "operator/time_source.h"
+#include "base/time_source.h"
 #include "tests/integration/reliability_harness.h"
 
 namespace paratune::kube::testing {

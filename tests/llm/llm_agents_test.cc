@@ -43,7 +43,7 @@ class LlmAgentsTest : public ::testing::Test {
     o.model = "scripted";
     o.api_key = kKey;
     o.max_retries = 1;
-    o.sleep = [](std::chrono::milliseconds) {};
+    o.clock = &clock_;  // a retry's backoff moves the fake clock, no real sleep
     auto c = OpenAiChatClient::Create(o);
     ASSERT_TRUE(c.ok());
     client_ = std::make_unique<BudgetedChatClient>(std::move(*c), LlmBudget{10, 100000});
@@ -59,6 +59,7 @@ class LlmAgentsTest : public ::testing::Test {
     return body["messages"][1]["content"].get<std::string>();
   }
   std::unique_ptr<ScriptedServer> server_;
+  FakeTimeSource clock_{FakeSleep::kAdvancesClock};
   std::unique_ptr<BudgetedChatClient> client_;
   CampaignSpec spec_;
   PromptContext ctx_;

@@ -18,8 +18,7 @@ ChatClientOptions Options(const std::string& endpoint) {
   ChatClientOptions o;
   o.endpoint = endpoint;
   o.model = "m";
-  o.max_retries = 0;
-  o.sleep = [](std::chrono::milliseconds) {};
+  o.max_retries = 0;  // no retry, so no backoff sleep
   return o;
 }
 

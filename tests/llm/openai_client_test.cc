@@ -32,7 +32,7 @@ class OpenAiClientTest : public ::testing::Test {
     o.max_retries = max_retries;
     o.backoff_base = milliseconds(100);
     o.backoff_cap = milliseconds(10000);
-    o.sleep = [this](milliseconds d) { sleeps_.push_back(d); };
+    o.clock = &clock_;
     o.random = [] { return 0.5; };
     auto c = OpenAiChatClient::Create(o);
     EXPECT_TRUE(c.ok()) << c.status().ToString();
@@ -45,7 +45,7 @@ class OpenAiClientTest : public ::testing::Test {
     return r;
   }
   std::unique_ptr<ScriptedServer> server_;
-  std::vector<milliseconds> sleeps_;
+  FakeTimeSource clock_{FakeSleep::kAdvancesClock};
 };
 
 TEST_F(OpenAiClientTest, WellFormedReplySendsKeyOnlyInHeaderAndRecordsUsage) {
@@ -73,8 +73,8 @@ TEST_F(OpenAiClientTest, HonoursRetryAfterOn429) {
   auto reply = Client()->Complete(Request());
   ASSERT_TRUE(reply.ok()) << reply.status().ToString();
   EXPECT_EQ(reply->attempts, 2);
-  ASSERT_EQ(sleeps_.size(), 1u);
-  EXPECT_EQ(sleeps_[0], milliseconds(3000));
+  ASSERT_EQ(clock_.sleeps().size(), 1u);
+  EXPECT_EQ(clock_.sleeps()[0], milliseconds(3000));
 }
 
 TEST_F(OpenAiClientTest, BacksOffExponentiallyWithJitterOn5xx) {
@@ -85,9 +85,9 @@ TEST_F(OpenAiClientTest, BacksOffExponentiallyWithJitterOn5xx) {
   ASSERT_TRUE(reply.ok());
   EXPECT_EQ(reply->attempts, 3);
   // Equal jitter with u = 0.5: 3/4 of 100 ms, then of 200 ms.
-  ASSERT_EQ(sleeps_.size(), 2u);
-  EXPECT_EQ(sleeps_[0], milliseconds(75));
-  EXPECT_EQ(sleeps_[1], milliseconds(150));
+  ASSERT_EQ(clock_.sleeps().size(), 2u);
+  EXPECT_EQ(clock_.sleeps()[0], milliseconds(75));
+  EXPECT_EQ(clock_.sleeps()[1], milliseconds(150));
 }
 
 TEST_F(OpenAiClientTest, GivesUpAfterMaxRetriesWithoutLeakingTheKey) {
@@ -108,7 +108,7 @@ TEST_F(OpenAiClientTest, UnauthorizedIsNotRetried) {
   auto reply = Client()->Complete(Request());
   EXPECT_EQ(reply.status().code(), StatusCode::kUnauthenticated);
   EXPECT_EQ(server_->requests().size(), 1u);
-  EXPECT_TRUE(sleeps_.empty());
+  EXPECT_TRUE(clock_.sleeps().empty());
 }
 
 TEST_F(OpenAiClientTest, SlowReplyTimesOut) {
@@ -179,15 +179,15 @@ TEST(OpenAiClientCreateTest, ConnectionRefusedIsUnavailable) {
   o.endpoint = "http://127.0.0.1:" + std::to_string(port) + "/v1";
   o.model = "m";
   o.max_retries = 1;
-  std::vector<milliseconds> sleeps;
-  o.sleep = [&](milliseconds d) { sleeps.push_back(d); };
+  FakeTimeSource clock(FakeSleep::kAdvancesClock);
+  o.clock = &clock;
   auto c = OpenAiChatClient::Create(o);
   ASSERT_TRUE(c.ok());
   ChatRequest r;
   r.messages = {{"user", "hi"}};
   auto reply = (*c)->Complete(r);
   EXPECT_EQ(reply.status().code(), StatusCode::kUnavailable);
-  EXPECT_EQ(sleeps.size(), 1u);
+  EXPECT_EQ(clock.sleeps().size(), 1u);
 }
 
 }  // namespace

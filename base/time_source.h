@@ -1,16 +1,18 @@
-// TimeSource: the clock every runtime component reads, injected so tests are deterministic
-// (Envoy's TimeSource). RealTimeSource is thread-safe and stateless; FakeTimeSource is
-// thread-safe and only moves when a test calls Advance().
-#ifndef PARATUNE_OPERATOR_TIME_SOURCE_H_
-#define PARATUNE_OPERATOR_TIME_SOURCE_H_
+// TimeSource: the one clock everything reads (the runtime, the reconcilers, the LLM client's
+// retries), injected so tests are deterministic (Envoy's TimeSource). RealTimeSource is
+// thread-safe and stateless; FakeTimeSource is thread-safe and only moves when a test calls
+// Advance() or, when built with FakeSleep::kAdvancesClock, when someone sleeps on it.
+#ifndef PARATUNE_BASE_TIME_SOURCE_H_
+#define PARATUNE_BASE_TIME_SOURCE_H_
 
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <stop_token>
 #include <string>
+#include <vector>
 
-namespace paratune::kube {
+namespace paratune {
 
 using SteadyTime = std::chrono::steady_clock::time_point;
 using SystemTime = std::chrono::system_clock::time_point;
@@ -25,6 +27,8 @@ class TimeSource {
   virtual SystemTime SystemNow() const = 0;
   // Blocks until `d` has passed on this clock or `stop` is requested. Returns false when stopped.
   virtual bool SleepFor(Millis d, std::stop_token stop) = 0;
+  // Blocks until `d` has passed on this clock (nothing can stop it).
+  void SleepFor(Millis d) { SleepFor(d, std::stop_token{}); }
 };
 
 // The process clocks. Process-wide singleton; thread-safe.
@@ -36,21 +40,35 @@ class RealTimeSource final : public TimeSource {
   bool SleepFor(Millis d, std::stop_token stop) override;
 };
 
-// A clock that stands still until Advance(). SleepFor returns once enough fake time has passed
-// (another thread must Advance) or the stop is requested. Thread-safe.
+// What a sleep on a FakeTimeSource does.
+enum class FakeSleep {
+  // Waits until other threads Advance() the clock far enough (tests of threads that wait).
+  kWaitsForAdvance,
+  // Moves the clock forward by the sleep at once and records it (tests of single-threaded
+  // retry loops: the LLM client's backoff).
+  kAdvancesClock,
+};
+
+// A clock that stands still until Advance() (or, with FakeSleep::kAdvancesClock, a sleep).
+// Starts at 2026-01-01T00:00:00Z. Thread-safe.
 class FakeTimeSource final : public TimeSource {
  public:
-  FakeTimeSource();
+  explicit FakeTimeSource(FakeSleep sleep = FakeSleep::kWaitsForAdvance);
   SteadyTime Now() const override;
   SystemTime SystemNow() const override;
+  using TimeSource::SleepFor;
   bool SleepFor(Millis d, std::stop_token stop) override;
   void Advance(Millis d);
+  // Every sleep asked of this clock, in order.
+  std::vector<Millis> sleeps() const;
 
  private:
+  const FakeSleep sleep_mode_;
   mutable std::mutex mu_;
   std::condition_variable_any cv_;
-  SteadyTime steady_;  // guarded by mu_
-  SystemTime system_;  // guarded by mu_
+  SteadyTime steady_;           // guarded by mu_
+  SystemTime system_;           // guarded by mu_
+  std::vector<Millis> sleeps_;  // guarded by mu_
 };
 
 // RFC 3339 with second precision ("2026-01-02T03:04:05Z") and with microseconds
@@ -60,6 +78,6 @@ std::string FormatMicroTime(SystemTime t);
 // Parses both forms above; false on malformed input.
 bool ParseRfc3339(const std::string& s, SystemTime* out);
 
-}  // namespace paratune::kube
+}  // namespace paratune
 
-#endif  // PARATUNE_OPERATOR_TIME_SOURCE_H_
+#endif  // PARATUNE_BASE_TIME_SOURCE_H_

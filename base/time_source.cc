@@ -1,10 +1,10 @@
-#include "operator/time_source.h"
+#include "base/time_source.h"
 
 #include <cstdio>
 #include <ctime>
 #include <thread>
 
-namespace paratune::kube {
+namespace paratune {
 
 RealTimeSource* RealTimeSource::Get() {
   static RealTimeSource instance;
@@ -18,8 +18,10 @@ bool RealTimeSource::SleepFor(Millis d, std::stop_token stop) {
   return !cv.wait_for(lock, stop, d, [] { return false; }) && !stop.stop_requested();
 }
 
-FakeTimeSource::FakeTimeSource()
-    : steady_(std::chrono::hours(1000)), system_(std::chrono::seconds(1767225600)) {}
+FakeTimeSource::FakeTimeSource(FakeSleep sleep)
+    : sleep_mode_(sleep),
+      steady_(std::chrono::hours(1000)),
+      system_(std::chrono::seconds(1767225600)) {}
 
 SteadyTime FakeTimeSource::Now() const {
   std::lock_guard lock(mu_);
@@ -33,9 +35,22 @@ SystemTime FakeTimeSource::SystemNow() const {
 
 bool FakeTimeSource::SleepFor(Millis d, std::stop_token stop) {
   std::unique_lock lock(mu_);
+  sleeps_.push_back(d);
+  if (sleep_mode_ == FakeSleep::kAdvancesClock) {
+    steady_ += d;
+    system_ += d;
+    lock.unlock();
+    cv_.notify_all();
+    return !stop.stop_requested();
+  }
   SteadyTime until = steady_ + d;
   cv_.wait(lock, stop, [&] { return steady_ >= until; });
   return !stop.stop_requested();
+}
+
+std::vector<Millis> FakeTimeSource::sleeps() const {
+  std::lock_guard lock(mu_);
+  return sleeps_;
 }
 
 void FakeTimeSource::Advance(Millis d) {
@@ -88,4 +103,4 @@ bool ParseRfc3339(const std::string& s, SystemTime* out) {
   return true;
 }
 
-}  // namespace paratune::kube
+}  // namespace paratune
