@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "controllers/campaign_status.h"
+
 namespace paratune::controllers {
 namespace {
 
@@ -192,6 +194,21 @@ TEST(TrialRunStatusTest, WholeNumbersFromTheApiServerCompareEqual) {
   ASSERT_TRUE(st.ok()) << st.status().message();
   EXPECT_EQ(st->accelerator_hours, 2.0);
   EXPECT_EQ(ToJson(*st), in);
+}
+
+TEST(CampaignPhaseTest, EveryPhaseNameParsesBack) {
+  for (CampaignPhase p :
+       {CampaignPhase::kPending, CampaignPhase::kRunning, CampaignPhase::kSucceeded,
+        CampaignPhase::kFailed, CampaignPhase::kStopped}) {
+    EXPECT_EQ(ParseCampaignPhase(CampaignPhaseName(p)), p);
+    json status;
+    SetCampaignPhase(&status, p);
+    EXPECT_EQ(CampaignPhaseIn(status), p);
+  }
+  EXPECT_EQ(CampaignPhaseName(CampaignPhase::kSucceeded), "Succeeded");
+  EXPECT_FALSE(CampaignPhaseIn(json{{"phase", "Done"}}).has_value());
+  EXPECT_FALSE(CampaignPhaseIn(json{{"phase", 1}}).has_value());
+  EXPECT_FALSE(CampaignPhaseIn(json()).has_value());
 }
 
 }  // namespace
