@@ -3,7 +3,9 @@
 #include <cmath>
 
 #include "base/strings.h"
+#include "controllers/campaign_status.h"
 #include "controllers/conditions.h"
+#include "controllers/trial_run_status.h"
 
 namespace paratune::controllers {
 
@@ -12,12 +14,6 @@ namespace {
 using nlohmann::json;
 
 double Round6(double v) { return std::round(v * 1e6) / 1e6; }
-
-const json& StatusOf(const json& tr) {
-  static const json kEmpty = json::object();
-  return tr.is_object() && tr.contains("status") && tr["status"].is_object() ? tr["status"]
-                                                                             : kEmpty;
-}
 
 }  // namespace
 
@@ -35,28 +31,30 @@ AcceleratorHours SumAcceleratorHours(const CampaignSpec& spec,
   int64_t finished = 0;
   std::vector<double> stopped;
   for (const auto& [name, tr] : trial_runs) {
-    const json& st = StatusOf(tr);
-    const std::string phase = st.value("phase", "");
+    auto parsed = TrialRunStatusOf(tr);
+    if (!parsed.ok()) continue;  // not a status the operator wrote: nothing to count
+    const TrialRunStatus& st = *parsed;
+    const bool open = st.phase == TrialRunPhase::kRunning || st.phase == TrialRunPhase::kPending;
     double h = 0;
-    if (st.contains("acceleratorHours") && st["acceleratorHours"].is_number()) {
-      h = st["acceleratorHours"].get<double>();
-    } else if (phase == "Running" || phase == "Pending") {
+    if (st.accelerator_hours) {
+      h = *st.accelerator_hours;
+    } else if (open) {
       SystemTime start;
-      if (ParseRfc3339(st.value("startTime", ""), &start)) {
+      if (ParseRfc3339(st.start_time.value_or(""), &start)) {
         h = AcceleratorHoursOf(devices, std::chrono::duration<double>(now - start).count());
       }
     }
     if (!(h >= 0) || !std::isfinite(h)) h = 0;
-    if (st.contains("acceleratorHours")) {
+    if (st.accelerator_hours) {
       out.per_trial[name] = Round6(h);
       out.recorded += h;
     }
     out.spent += h;
-    if (phase == "Succeeded" && h > 0) {
+    if (st.phase == TrialRunPhase::kSucceeded && h > 0) {
       finished_sum += h;
       ++finished;
     }
-    if (phase == "EarlyStopped") {
+    if (st.phase == TrialRunPhase::kEarlyStopped) {
       ++out.early_stopped;
       stopped.push_back(h);
     }
@@ -97,15 +95,14 @@ void ApplyAcceleratorHours(const CampaignSpec& spec, const AcceleratorHours& hou
   if ((*status)["trials"].is_object()) (*status)["trials"]["earlyStopped"] = hours.early_stopped;
   // With no proposal asked for, the loop reads an empty queue as SpaceExhausted: the budget is
   // the reason then. A stop of the loop's own (maxTrials, target, ...) is kept.
-  const std::string phase = status->value("phase", "");
-  if (budget_message.empty() ||
-      (phase != "Running" && status->value("stopReason", "") != "SpaceExhausted")) {
+  if (budget_message.empty() || (CampaignPhaseIn(*status) != CampaignPhase::kRunning &&
+                                 status->value("stopReason", "") != "SpaceExhausted")) {
     return;
   }
   const json& trials = status->value("trials", json::object());
   if (trials.is_object() && trials.value("running", int64_t{0}) > 0) return;
   const bool has_best = !status->value("best", json::object()).value("trialName", "").empty();
-  (*status)["phase"] = has_best ? "Succeeded" : "Failed";
+  SetCampaignPhase(status, has_best ? CampaignPhase::kSucceeded : CampaignPhase::kFailed);
   (*status)["stopReason"] = "AcceleratorHoursExhausted";
   (*status)["message"] = budget_message;
   json& c = (*status)["conditions"];

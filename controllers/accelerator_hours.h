@@ -29,7 +29,8 @@ struct AcceleratorHours {
 double AcceleratorHoursOf(int64_t devices, double wall_seconds);
 
 // Sums the TrialRuns (by name) of a campaign as of `now`. An early-stopped trial is counted as
-// saving what the mean finished trial took beyond it (0 when no trial ran to its end).
+// saving what the mean finished trial took beyond it (0 when no trial ran to its end). A
+// TrialRun whose status does not read (TrialRunStatusOf) counts nothing.
 AcceleratorHours SumAcceleratorHours(const CampaignSpec& spec,
                                      const std::map<std::string, nlohmann::json>& trial_runs,
                                      SystemTime now);

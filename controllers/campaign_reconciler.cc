@@ -15,6 +15,7 @@
 #include "controllers/knowledge_records.h"
 #include "controllers/status_writer.h"
 #include "controllers/trial_reconciler.h"
+#include "controllers/trial_run_status.h"
 
 namespace paratune::controllers {
 
@@ -164,7 +165,7 @@ Result<kube::ReconcileResult> TuningCampaignReconciler::Reconcile(const kube::Ob
   FlushEvents(ctx);  // what was decided is told even when a later step failed
   PARATUNE_RETURN_IF_ERROR(done);
   kube::ReconcileResult r;
-  if (CampaignPhase(*ctx.session).find("Running") == 0) r.requeue_after = opts_.resync;
+  if (CampaignPhaseOf(*ctx.session) == CampaignPhase::kRunning) r.requeue_after = opts_.resync;
   return r;
 }
 
@@ -186,7 +187,7 @@ Status TuningCampaignReconciler::MarkInvalid(const Json& campaign, const Status&
                               why.message(), generation, now);
   changed |= SetCondition(&status["conditions"], kProgressing, false, "InvalidSpec",
                           "nothing runs until the spec is fixed", generation, now);
-  status["phase"] = "Failed";
+  SetCampaignPhase(&status, CampaignPhase::kFailed);
   status["observedGeneration"] = generation;
   status["message"] = why.message();
   if (status == ObjectField(campaign, "status")) return Status::Ok();
@@ -206,9 +207,15 @@ Status TuningCampaignReconciler::Ingest(Context& ctx) {
   for (const auto& name : open) {
     auto it = ctx.trial_runs.find(name);
     if (it == ctx.trial_runs.end()) continue;
-    const std::string phase = ObjectField(it->second, "status").value("phase", "");
-    if (!IsTerminalTrialPhase(phase)) continue;
-    TrialOutcome outcome = OutcomeFromTrialRun(it->second);
+    auto status = TrialRunStatusOf(it->second);
+    if (!status.ok()) {
+      spdlog::warn("campaign {}/{}: trial {} left open: {}", kube::NamespaceOf(ctx.campaign),
+                   kube::NameOf(ctx.campaign), name, status.status().message());
+      continue;
+    }
+    if (!status->phase || !IsTerminal(*status->phase)) continue;
+    const TrialRunPhase phase = *status->phase;
+    TrialOutcome outcome = OutcomeFromTrialRun(name, *status);
     Status s = ctx.session->RecordOutcome(outcome);
     if (!s.ok() && s.code() != StatusCode::kNotFound) return s;
     ctx.pool_changed = true;
@@ -221,7 +228,9 @@ Status TuningCampaignReconciler::Ingest(Context& ctx) {
                         : 0.0);
       const bool anomalous = rec != nullptr && rec->anomaly.has_value();
       Emit(ctx, anomalous ? "Warning" : "Normal", reasons::kTrialSucceeded,
-           name + (phase == "EarlyStopped" ? " stopped early, losing: " : " succeeded: ") +
+           name +
+               (phase == TrialRunPhase::kEarlyStopped ? " stopped early, losing: "
+                                                      : " succeeded: ") +
                ObjectiveMetricName(ctx.spec.objective.metric) + " " + buf +
                (anomalous ? " but is anomalous (" +
                                 std::string(health::AnomalyKindName(rec->anomaly->kind)) +
@@ -230,7 +239,7 @@ Status TuningCampaignReconciler::Ingest(Context& ctx) {
     } else {
       std::string why = rec != nullptr && rec->failure
                             ? rec->failure->category + ": " + rec->failure->summary
-                            : phase;
+                            : std::string(TrialRunPhaseName(phase));
       Emit(ctx, "Warning", reasons::kTrialFailed, name + " failed: " + why);
     }
   }
@@ -394,8 +403,11 @@ Status TuningCampaignReconciler::WriteStatus(Context& ctx) {
   Json status = BuildCampaignStatus(ctx.campaign, *ctx.session, ctx.now);
   ApplyAcceleratorHours(ctx.spec, ctx.hours, ctx.budget_message,
                         ctx.campaign["metadata"].value("generation", int64_t{0}), ctx.now, &status);
-  const std::string old_phase = old_status.value("phase", "");
-  const std::string phase = status.value("phase", "");
+  const std::optional<CampaignPhase> old_phase = CampaignPhaseIn(old_status);
+  const std::optional<CampaignPhase> phase = CampaignPhaseIn(status);
+  const auto finished = [](std::optional<CampaignPhase> p) {
+    return p == CampaignPhase::kSucceeded || p == CampaignPhase::kFailed;
+  };
   const std::string old_best = old_status.value("best", Json::object()).value("trialName", "");
   const std::string best = status["best"].value("trialName", "");
   if (!best.empty() && best != old_best) {
@@ -404,13 +416,13 @@ Status TuningCampaignReconciler::WriteStatus(Context& ctx) {
              status["best"]["objective"].dump() + " (" +
              status["best"]["improvementOverBaseline"].dump() + " over baseline)");
   }
-  if (phase == "Succeeded" || phase == "Failed") {
+  if (finished(phase)) {
     PARATUNE_RETURN_IF_ERROR(PublishBest(ctx, &status));
     if (phase != old_phase) {
-      Emit(ctx, phase == "Succeeded" ? "Normal" : "Warning", reasons::kConverged,
+      Emit(ctx, phase == CampaignPhase::kSucceeded ? "Normal" : "Warning", reasons::kConverged,
            status.value("message", ""));
     }
-  } else if ((old_phase == "Succeeded" || old_phase == "Failed") && phase == "Running") {
+  } else if (finished(old_phase) && phase == CampaignPhase::kRunning) {
     Emit(ctx, "Normal", reasons::kResumed, "the spec changed: the campaign resumes");
   }
   if (ctx.health_checked) {
@@ -452,18 +464,17 @@ Json TrialRunFor(const Json& campaign, const TrialRecord& trial) {
           {"spec", spec}};
 }
 
-TrialOutcome OutcomeFromTrialRun(const Json& trial_run) {
+TrialOutcome OutcomeFromTrialRun(const std::string& name, const TrialRunStatus& status) {
   TrialOutcome o;
-  o.name = kube::NameOf(trial_run);
-  const Json& status = ObjectField(trial_run, "status");
+  o.name = name;
   // An early-stopped trial is a measured (losing) one: its partial metrics calibrate the model.
-  const std::string phase = status.value("phase", "");
-  o.succeeded = phase == "Succeeded" || phase == "EarlyStopped";
-  if (o.succeeded && status.contains("metrics")) {
-    auto m = TrialMetrics::FromJson(status["metrics"]);
+  o.succeeded =
+      status.phase == TrialRunPhase::kSucceeded || status.phase == TrialRunPhase::kEarlyStopped;
+  if (o.succeeded && !status.metrics.is_null()) {
+    auto m = TrialMetrics::FromJson(status.metrics);
     if (m.ok()) o.metrics = *m;
   }
-  const Json& observed = status.value("observed", Json::object());
+  const Json& observed = status.observed;
   if (observed.is_object()) {
     o.termination_message = observed.value("terminationMessage", "");
     o.log = observed.value("logTail", "");
@@ -474,21 +485,14 @@ TrialOutcome OutcomeFromTrialRun(const Json& trial_run) {
       if (e.is_string()) o.events.push_back(e.get<std::string>());
     }
   }
-  if (status.contains("acceleratorHours") && status["acceleratorHours"].is_number()) {
-    o.accelerator_hours = std::max(0.0, status["acceleratorHours"].get<double>());
-  }
-  const Json& nodes = status.value("nodeNames", Json::array());
-  if (nodes.is_array()) {
-    for (const auto& n : nodes) {
-      if (n.is_string()) o.node_names.push_back(n.get<std::string>());
-    }
-  }
-  if (o.succeeded && status.contains("anomaly")) {
-    auto anomaly = health::Anomaly::FromJson(status["anomaly"]);
+  if (status.accelerator_hours) o.accelerator_hours = std::max(0.0, *status.accelerator_hours);
+  if (status.node_names) o.node_names = *status.node_names;
+  if (o.succeeded && !status.anomaly.is_null()) {
+    auto anomaly = health::Anomaly::FromJson(status.anomaly);
     if (anomaly.ok()) o.anomaly = std::move(*anomaly);
   }
-  if (!o.succeeded && o.log.empty()) {
-    o.log = status.value("failure", Json::object()).value("evidence", "");
+  if (!o.succeeded && o.log.empty() && status.failure.is_object()) {
+    o.log = status.failure.value("evidence", "");
   }
   return o;
 }

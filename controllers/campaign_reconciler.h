@@ -33,6 +33,7 @@
 #include "controllers/config_map_cache.h"
 #include "controllers/message_pool_store.h"
 #include "controllers/node_health.h"
+#include "controllers/trial_run_status.h"
 #include "operator/controller.h"
 #include "operator/event_recorder.h"
 #include "operator/kube_client.h"
@@ -117,8 +118,8 @@ class TuningCampaignReconciler : public kube::Reconciler {
 // The TrialRun object for a trial of the pool (spec per contract section 5), owned by the
 // campaign.
 kube::Json TrialRunFor(const kube::Json& campaign, const TrialRecord& trial);
-// The outcome the session ingests, from a finished TrialRun's status.
-TrialOutcome OutcomeFromTrialRun(const kube::Json& trial_run);
+// The outcome the session ingests, from the status of the finished TrialRun `name`.
+TrialOutcome OutcomeFromTrialRun(const std::string& name, const TrialRunStatus& status);
 
 }  // namespace paratune::controllers
 

@@ -25,23 +25,23 @@ int64_t OpenTrials(const TuningSession& s) {
   return n;
 }
 
-json Conditions(const json& old_conditions, const TuningSession& s, const std::string& phase,
+json Conditions(const json& old_conditions, const TuningSession& s, CampaignPhase phase,
                 const std::string& reason, const std::string& message, int64_t generation,
                 const std::string& now) {
   json c = old_conditions.is_array() ? old_conditions : json::array();
   const SessionSummary sum = s.Summary();
-  const bool done = phase != "Running";
+  const bool done = phase != CampaignPhase::kRunning;
   SetCondition(&c, kSpecValid, true, "Valid", "the spec is valid", generation, now);
   SetCondition(&c, kProgressing, !done, done ? reason : "TrialsRunning",
                done ? message
                     : std::to_string(OpenTrials(s)) + " trial(s) running, iteration " +
                           std::to_string(s.pool().LastIteration()),
                generation, now);
-  const bool converged = done && sum.best.has_value() && phase == "Succeeded";
+  const bool converged = done && sum.best.has_value() && phase == CampaignPhase::kSucceeded;
   SetCondition(&c, kConverged, converged, converged ? reason : "Searching",
                converged ? message : "the search goes on", generation, now);
   const int64_t max_failed = s.spec().budget.max_failed_trials;
-  const bool degraded = phase == "Failed" || sum.counts.failed * 2 >= max_failed;
+  const bool degraded = phase == CampaignPhase::kFailed || sum.counts.failed * 2 >= max_failed;
   SetCondition(&c, kDegraded, degraded, degraded ? "TrialFailures" : "AsExpected",
                std::to_string(sum.counts.failed) + " trial(s) failed (limit " +
                    std::to_string(max_failed) + ")",
@@ -49,10 +49,51 @@ json Conditions(const json& old_conditions, const TuningSession& s, const std::s
   return c;
 }
 
+constexpr const char* kPhase = "phase";
+
+constexpr CampaignPhase kCampaignPhases[] = {CampaignPhase::kPending, CampaignPhase::kRunning,
+                                             CampaignPhase::kSucceeded, CampaignPhase::kFailed,
+                                             CampaignPhase::kStopped};
+
 }  // namespace
 
-std::string CampaignPhase(const TuningSession& session, std::string* message,
-                          std::string* stop_reason) {
+std::string_view CampaignPhaseName(CampaignPhase phase) {
+  switch (phase) {
+    case CampaignPhase::kPending:
+      return "Pending";
+    case CampaignPhase::kRunning:
+      return "Running";
+    case CampaignPhase::kSucceeded:
+      return "Succeeded";
+    case CampaignPhase::kFailed:
+      return "Failed";
+    case CampaignPhase::kStopped:
+      return "Stopped";
+  }
+  return "Pending";
+}
+
+std::optional<CampaignPhase> ParseCampaignPhase(std::string_view name) {
+  for (CampaignPhase p : kCampaignPhases) {
+    if (name == CampaignPhaseName(p)) return p;
+  }
+  return std::nullopt;
+}
+
+std::optional<CampaignPhase> CampaignPhaseIn(const json& status) {
+  if (!status.is_object()) return std::nullopt;
+  auto it = status.find(kPhase);
+  if (it == status.end() || !it->is_string()) return std::nullopt;
+  return ParseCampaignPhase(it->get<std::string>());
+}
+
+void SetCampaignPhase(json* status, CampaignPhase phase) {
+  if (!status->is_object()) *status = json::object();
+  (*status)[kPhase] = std::string(CampaignPhaseName(phase));
+}
+
+CampaignPhase CampaignPhaseOf(const TuningSession& session, std::string* message,
+                              std::string* stop_reason) {
   std::string ignored_msg, ignored_reason;
   if (message == nullptr) message = &ignored_msg;
   if (stop_reason == nullptr) stop_reason = &ignored_reason;
@@ -60,22 +101,22 @@ std::string CampaignPhase(const TuningSession& session, std::string* message,
   auto stop = session.ShouldStop();
   if (open > 0) {
     *message = std::to_string(open) + " trial(s) running";
-    return "Running";
+    return CampaignPhase::kRunning;
   }
   const bool has_best = session.Summary().best.has_value();
   if (!stop) {
     if (session.pool().trials().empty()) {
       *message = "waiting for the first proposal";
-      return "Running";
+      return CampaignPhase::kRunning;
     }
     *stop_reason = "SpaceExhausted";
     *message = "no further configuration is worth a trial";
-    return has_best ? "Succeeded" : "Failed";
+    return has_best ? CampaignPhase::kSucceeded : CampaignPhase::kFailed;
   }
   *stop_reason = StopReasonName(stop->reason);
   *message = stop->message;
-  if (stop->reason == StopReason::kMaxFailedTrials) return "Failed";
-  return has_best ? "Succeeded" : "Failed";
+  if (stop->reason == StopReason::kMaxFailedTrials) return CampaignPhase::kFailed;
+  return has_best ? CampaignPhase::kSucceeded : CampaignPhase::kFailed;
 }
 
 json BuildCampaignStatus(const json& campaign, const TuningSession& session,
@@ -83,10 +124,9 @@ json BuildCampaignStatus(const json& campaign, const TuningSession& session,
   const json old = ObjectField(campaign, "status");
   const int64_t generation = campaign["metadata"].value("generation", int64_t{0});
   std::string message, reason;
-  const std::string phase = CampaignPhase(session, &message, &reason);
+  const CampaignPhase phase = CampaignPhaseOf(session, &message, &reason);
   const SessionSummary sum = session.Summary();
-  json status = {{"phase", phase},
-                 {"observedGeneration", generation},
+  json status = {{"observedGeneration", generation},
                  {"iteration", session.pool().LastIteration()},
                  {"message", message},
                  {"stopReason", reason},
@@ -97,6 +137,7 @@ json BuildCampaignStatus(const json& campaign, const TuningSession& session,
                    {"failed", sum.counts.failed},
                    {"rejected", sum.counts.rejected},
                    {"anomalous", sum.counts.anomalous}}}};
+  SetCampaignPhase(&status, phase);
   status["baseline"] = {
       {"trialName", sum.baseline ? sum.baseline->name : ""},
       {"objective", sum.baseline ? Round6(session.ObjectiveOf(*sum.baseline)) : 0.0}};

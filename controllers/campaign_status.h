@@ -4,17 +4,32 @@
 #define PARATUNE_CONTROLLERS_CAMPAIGN_STATUS_H_
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "agents/loop/tuning_session.h"
 
 namespace paratune::controllers {
 
-// "Running" while trials are open or more will be proposed; "Succeeded" once the coordinator
-// stops with a best trial; "Failed" when it stops without one or on too many failures.
-// `message` (optional) gets one sentence saying why.
-std::string CampaignPhase(const TuningSession& session, std::string* message = nullptr,
-                          std::string* stop_reason = nullptr);
+// status.phase of a TuningCampaign (the CRD's enum). The operator writes Running, Succeeded
+// and Failed; Pending and Stopped are the contract's too and read back like the others.
+enum class CampaignPhase { kPending, kRunning, kSucceeded, kFailed, kStopped };
+
+// The wire name ("Pending", ..., "Stopped").
+std::string_view CampaignPhaseName(CampaignPhase phase);
+// The phase of a wire name; nullopt for any other string.
+std::optional<CampaignPhase> ParseCampaignPhase(std::string_view name);
+// The phase a campaign status object holds; nullopt when it has none (or not one of the enum).
+std::optional<CampaignPhase> CampaignPhaseIn(const nlohmann::json& status);
+// Sets the phase of a campaign status object (made an object when it is not one).
+void SetCampaignPhase(nlohmann::json* status, CampaignPhase phase);
+
+// Running while trials are open or more will be proposed; Succeeded once the coordinator stops
+// with a best trial; Failed when it stops without one or on too many failures. `message`
+// (optional) gets one sentence saying why.
+CampaignPhase CampaignPhaseOf(const TuningSession& session, std::string* message = nullptr,
+                              std::string* stop_reason = nullptr);
 
 // The whole status object: phase, observedGeneration, iteration, trials, baseline, best,
 // lastAnalysis, stopReason, message and the four conditions. Condition transition times are

@@ -11,6 +11,7 @@
 #include "base/strings.h"
 #include "controllers/conditions.h"
 #include "controllers/status_writer.h"
+#include "controllers/trial_run_status.h"
 #include "operator/kube_client.h"
 
 namespace paratune::controllers {
@@ -20,11 +21,11 @@ namespace {
 using kube::Json;
 namespace res = kube::resources;
 
-std::vector<std::string> Strings(const Json& arr) {
+// The non-empty names of a TrialRun's status.nodeNames.
+std::vector<std::string> NodeNamesOf(const TrialRunStatus& status) {
   std::vector<std::string> out;
-  if (!arr.is_array()) return out;
-  for (const auto& v : arr) {
-    if (v.is_string() && !v.get<std::string>().empty()) out.push_back(v.get<std::string>());
+  for (const auto& n : status.node_names.value_or(std::vector<std::string>{})) {
+    if (!n.empty()) out.push_back(n);
   }
   return out;
 }
@@ -45,33 +46,35 @@ std::string CampaignKey(const Json& campaign) {
 std::vector<std::string> NodesUsed(const std::map<std::string, Json>& trial_runs) {
   std::set<std::string> nodes;
   for (const auto& [name, tr] : trial_runs) {
-    for (const auto& n : Strings(ObjectField(tr, "status").value("nodeNames", Json()))) {
-      nodes.insert(n);
-    }
+    auto status = TrialRunStatusOf(tr);
+    if (!status.ok()) continue;
+    for (const auto& n : NodeNamesOf(*status)) nodes.insert(n);
   }
   return {nodes.begin(), nodes.end()};
 }
 
 std::optional<health::TrialObservation> ObservationOf(const std::string& campaign_key,
                                                       const Json& trial_run) {
-  const Json& status = ObjectField(trial_run, "status");
-  if (!status.is_object()) return std::nullopt;
-  const std::string phase = status.value("phase", "");
-  if (phase != "Succeeded" && phase != "Failed") return std::nullopt;
+  auto parsed = TrialRunStatusOf(trial_run);
+  if (!parsed.ok()) return std::nullopt;
+  const TrialRunStatus& status = *parsed;
+  if (status.phase != TrialRunPhase::kSucceeded && status.phase != TrialRunPhase::kFailed) {
+    return std::nullopt;
+  }
   health::TrialObservation obs;
   obs.campaign = campaign_key;
   obs.trial = kube::NameOf(trial_run);
-  obs.nodes = Strings(status.value("nodeNames", Json()));
+  obs.nodes = NodeNamesOf(status);
   if (obs.nodes.empty()) return std::nullopt;  // never scheduled: no node to credit or blame
-  if (phase == "Failed") {
-    const Json& failure = status.value("failure", Json::object());
+  if (status.phase == TrialRunPhase::kFailed) {
+    const Json& failure = status.failure;
     obs.failure_category = failure.is_object() ? failure.value("category", "Unknown") : "Unknown";
     if (failure.is_object() && failure.contains("confidence") &&
         failure["confidence"].is_number()) {
       obs.failure_confidence = failure["confidence"].get<double>();
     }
-  } else if (status.contains("anomaly")) {
-    auto anomaly = health::Anomaly::FromJson(status["anomaly"]);
+  } else if (!status.anomaly.is_null()) {
+    auto anomaly = health::Anomaly::FromJson(status.anomaly);
     if (anomaly.ok()) obs.anomaly = std::move(*anomaly);
   }
   return obs;
@@ -125,17 +128,16 @@ void CampaignHealth::EmitOnce(const HealthContext& ctx, const std::string& key,
 
 Status CampaignHealth::WriteBackAnomalies(HealthContext& ctx, const HealthEmit& emit) {
   for (auto& [name, tr] : *ctx.trial_runs) {
-    const Json& status = ObjectField(tr, "status");
-    if (!status.is_object() || status.value("phase", "") != "Succeeded" ||
-        status.contains("anomaly")) {
+    auto status = TrialRunStatusOf(tr);
+    if (!status.ok() || status->phase != TrialRunPhase::kSucceeded || !status->anomaly.is_null()) {
       continue;
     }
     auto anomaly = ctx.session->AnomalyOf(name);
     if (!anomaly) continue;
-    if (anomaly->node_names.empty())
-      anomaly->node_names = Strings(status.value("nodeNames", Json()));
+    if (anomaly->node_names.empty()) anomaly->node_names = NodeNamesOf(*status);
+    status->anomaly = anomaly->ToJson();
     Json updated = tr;
-    updated["status"]["anomaly"] = anomaly->ToJson();
+    updated["status"] = ToJson(*status);
     auto written = controllers::WriteStatus(client_, res::kTrialRuns, updated);
     if (!written.ok()) return written.status().WithPrefix("trialrun " + name + " anomaly");
     tr = *written;

@@ -20,7 +20,7 @@ std::string StringAt(const json& obj, const char* section, const char* key) {
 }  // namespace
 
 AdmissionUpdate ObserveAdmission(const json& workload, const std::string& queue,
-                                 const std::string& now, json* status) {
+                                 const std::string& now, TrialRunStatus* status) {
   AdmissionUpdate u;
   if (queue.empty()) return u;
   const json& spec = ObjectField(workload, "spec");
@@ -30,10 +30,10 @@ AdmissionUpdate ObserveAdmission(const json& workload, const std::string& queue,
     u.queued = true;
     u.message = "waiting for Kueue to admit it from LocalQueue " + queue +
                 (created.empty() ? "" : " (queued since " + created + ")");
-    SetCondition(&(*status)["conditions"], kAdmitted, false, "Queued", u.message, 0, now);
+    SetCondition(&status->conditions, kAdmitted, false, "Queued", u.message, 0, now);
     return u;
   }
-  if (status->contains("admissionTime")) return u;
+  if (status->admission_time) return u;
   // We create it with spec.suspend: true; an API server that does not know the field (Job
   // suspension is Kubernetes >= 1.21) drops it, and the Job started at once.
   const bool unsupported = !suspend.is_boolean();
@@ -49,8 +49,8 @@ AdmissionUpdate ObserveAdmission(const json& workload, const std::string& queue,
     queued_s = std::chrono::duration_cast<std::chrono::seconds>(t_admitted - t_created).count();
     if (queued_s < 0) queued_s = 0;
   }
-  (*status)["admissionTime"] = admitted;
-  (*status)["queueSeconds"] = queued_s;
+  status->admission_time = admitted;
+  status->queue_seconds = queued_s;
   u.admitted_now = true;
   u.suspend_unsupported = unsupported;
   u.message = unsupported
@@ -59,7 +59,7 @@ AdmissionUpdate ObserveAdmission(const json& workload, const std::string& queue,
                         "Kubernetes >= 1.21), so it started when created"
                   : "admitted from LocalQueue " + queue + " after " + std::to_string(queued_s) +
                         " s in the queue; the trial timeout counts from " + admitted;
-  SetCondition(&(*status)["conditions"], kAdmitted, true,
+  SetCondition(&status->conditions, kAdmitted, true,
                unsupported ? "SuspendUnsupported" : "Admitted", u.message, 0, now);
   return u;
 }

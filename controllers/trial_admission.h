@@ -2,12 +2,15 @@
 // JobSets) suspended; Kueue admits one by setting spec.suspend false. This reads that from the
 // workload and keeps the TrialRun status in step: condition Admitted, status.admissionTime and
 // status.queueSeconds (the time between the workload's creation and its admission, which the
-// trial timeout does not count). Pure function on wire JSON; thread-safe.
+// trial timeout does not count). Pure function of the workload's wire JSON and the typed
+// TrialRun status; thread-safe.
 #ifndef PARATUNE_CONTROLLERS_TRIAL_ADMISSION_H_
 #define PARATUNE_CONTROLLERS_TRIAL_ADMISSION_H_
 
 #include <nlohmann/json.hpp>
 #include <string>
+
+#include "controllers/trial_run_status.h"
 
 namespace paratune::controllers {
 
@@ -23,14 +26,14 @@ struct AdmissionUpdate {
   std::string message;  // for the Event / condition
 };
 
-// `queue` is the campaign's queue ("" none: no-op). Updates `trial_status` (the TrialRun's
-// status object) in place: while the workload is suspended, Admitted=False/Queued; once it is
-// not, admissionTime (the Job's status.startTime, which Kubernetes sets on resume, else
-// `now_rfc3339`), queueSeconds (admissionTime - the workload's creationTimestamp, >= 0) and
-// Admitted=True/Admitted, each recorded once. A workload without spec.suspend at all comes from
-// an API server that does not know the field: recorded as suspend_unsupported.
+// `queue` is the campaign's queue ("" none: no-op). Updates `trial_status` in place: while the
+// workload is suspended, Admitted=False/Queued; once it is not, admissionTime (the Job's
+// status.startTime, which Kubernetes sets on resume, else `now_rfc3339`), queueSeconds
+// (admissionTime - the workload's creationTimestamp, >= 0) and Admitted=True/Admitted, each
+// recorded once. A workload without spec.suspend at all comes from an API server that does
+// not know the field: recorded as suspend_unsupported.
 AdmissionUpdate ObserveAdmission(const nlohmann::json& workload, const std::string& queue,
-                                 const std::string& now_rfc3339, nlohmann::json* trial_status);
+                                 const std::string& now_rfc3339, TrialRunStatus* trial_status);
 
 }  // namespace paratune::controllers
 

@@ -54,18 +54,18 @@ Result<bool> TrialRunReconciler::MaybeStopEarly(Context& ctx, const Json& worklo
   in.maximize = ctx.campaign.objective.Maximize();
   EarlyStopDecision d = DecideEarlyStop(in, opts_.early_stop);
   if (!d.stop) return false;
-  Json& status = ctx.trial["status"];
+  TrialRunStatus& status = ctx.status;
   Json evidence = d.ToJson();
   evidence["bestTrial"] = best_trial;
-  status["phase"] = "EarlyStopped";
-  status["metrics"] = m.ToJson();
-  status["objective"] = in.objective;
-  status["metricsSource"] = read->source.ToJson();
-  status["earlyStop"] = evidence;
-  status["completionTime"] = ctx.now;
-  status["acceleratorHours"] = AcceleratorHoursOf(ctx.campaign.hardware.TotalDevices(),
-                                                  PodsWallSeconds(ctx.pods, time_->SystemNow()));
-  SetCondition(&status["conditions"], kCompleted, true, "EarlyStopped", d.summary, 0, ctx.now);
+  status.phase = TrialRunPhase::kEarlyStopped;
+  status.metrics = m.ToJson();
+  status.objective = in.objective;
+  status.metrics_source = read->source.ToJson();
+  status.early_stop = evidence;
+  status.completion_time = ctx.now;
+  status.accelerator_hours = AcceleratorHoursOf(ctx.campaign.hardware.TotalDevices(),
+                                                PodsWallSeconds(ctx.pods, time_->SystemNow()));
+  SetCondition(&status.conditions, kCompleted, true, "EarlyStopped", d.summary, 0, ctx.now);
   PARATUNE_RETURN_IF_ERROR(WriteStatus(ctx));
   spdlog::info("trial {}/{}: stopped early: {}", kube::NamespaceOf(ctx.trial),
                kube::NameOf(ctx.trial), d.summary);

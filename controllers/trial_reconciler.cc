@@ -32,11 +32,6 @@ constexpr char kPodsByTrial[] = "pods-by-trial";
 
 }  // namespace
 
-bool IsTerminalTrialPhase(const std::string& phase) {
-  return phase == "Succeeded" || phase == "Failed" || phase == "Rejected" ||
-         phase == "EarlyStopped";
-}
-
 TrialRunReconciler::TrialRunReconciler(kube::KubeClient* client, TrialInformers informers,
                                        kube::EventRecorder* recorder,
                                        const FailureAnalyzer* analyzer, TimeSource* time,
@@ -59,16 +54,20 @@ Result<kube::ReconcileResult> TrialRunReconciler::Reconcile(const kube::ObjectKe
   Context ctx;
   ctx.trial = *cached;
   ctx.original_status = ObjectField(ctx.trial, "status");
-  if (!ctx.trial["status"].is_object()) ctx.trial["status"] = Json::object();
-  const std::string phase = ctx.trial["status"].value("phase", "");
-  if (phase == "EarlyStopped") {
+  auto status = TrialRunStatusOf(ctx.trial);
+  // Not a status this operator wrote (the CRD's schema admits none): left alone, retried.
+  if (!status.ok()) return status.status().WithPrefix("trialrun " + key.String());
+  ctx.original = std::move(*status);
+  ctx.status = ctx.original;
+  const std::optional<TrialRunPhase> phase = ctx.status.phase;
+  if (phase == TrialRunPhase::kEarlyStopped) {
     // Stopped: make sure the Job is gone (its delete may have failed after the status landed).
     kube::ObjectPtr job = informers_.jobs->Get(key);
     if (job && !(*job)["metadata"].contains("deletionTimestamp")) {
       PARATUNE_RETURN_IF_ERROR(DeleteWorkload(ctx, "Job", key.name));
     }
   }
-  if (IsTerminalTrialPhase(phase)) return kube::ReconcileResult{};
+  if (phase && IsTerminal(*phase)) return kube::ReconcileResult{};
   ctx.now = FormatRfc3339(time_->SystemNow());
   const Json& spec = ctx.trial.value("spec", Json::object());
   std::string campaign_name = spec.value("campaignRef", Json::object()).value("name", "");
@@ -106,7 +105,7 @@ Result<Json> TrialRunReconciler::GetWorkload(const Context& ctx) {
   kube::ObjectPtr job = informers_.jobs->Get({ns, name});
   if (job) return *job;
   // The cache may lag our own create; ask the server before creating a second time.
-  if (ctx.trial["status"].value("jobName", "").empty()) return Status::NotFound("job " + name);
+  if (ctx.status.job_name.value_or("").empty()) return Status::NotFound("job " + name);
   return client_->Get(res::kJobs, ns, name);
 }
 
@@ -171,10 +170,9 @@ Result<kube::ReconcileResult> TrialRunReconciler::Launch(Context& ctx) {
       }
     }
   }
-  Json& status = ctx.trial["status"];
-  status["phase"] = "Pending";
-  status["jobName"] = in.trial_name;
-  SetCondition(&status["conditions"], kJobCreated, true, "Created",
+  ctx.status.phase = TrialRunPhase::kPending;
+  ctx.status.job_name = in.trial_name;
+  SetCondition(&ctx.status.conditions, kJobCreated, true, "Created",
                rendered->kind + " " + in.trial_name + " created", 0, ctx.now);
   PARATUNE_RETURN_IF_ERROR(WriteStatus(ctx));
   return kube::ReconcileResult{};
@@ -183,14 +181,12 @@ Result<kube::ReconcileResult> TrialRunReconciler::Launch(Context& ctx) {
 Result<kube::ReconcileResult> TrialRunReconciler::Observe(Context& ctx, const Json& workload) {
   WorkloadState state = ReadWorkloadState(workload);
   PodEvidence pods = ReadPods(ctx.pods);
-  Json& status = ctx.trial["status"];
-  status["jobName"] = kube::NameOf(workload);
+  TrialRunStatus& status = ctx.status;
+  status.job_name = kube::NameOf(workload);
   // No pods placed yet: nothing to say (an empty list written was a status write of its own).
-  if (!pods.node_names.empty() || status.contains("nodeNames")) {
-    status["nodeNames"] = pods.node_names;
-  }
-  if (pods.start_time && !status.contains("startTime")) {
-    status["startTime"] = FormatRfc3339(*pods.start_time);
+  if (!pods.node_names.empty() || status.node_names) status.node_names = pods.node_names;
+  if (pods.start_time && !status.start_time) {
+    status.start_time = FormatRfc3339(*pods.start_time);
   }
   // Queued (Kueue): pending until admitted; admission time and queue time go to status. The
   // trial timeout (the Job's activeDeadlineSeconds) counts from admission.
@@ -202,7 +198,7 @@ Result<kube::ReconcileResult> TrialRunReconciler::Observe(Context& ctx, const Js
                      admission.message);
   }
   if (admission.queued) {
-    status["phase"] = "Pending";
+    status.phase = TrialRunPhase::kPending;
     PARATUNE_RETURN_IF_ERROR(WriteStatus(ctx));
     kube::ReconcileResult queued;  // JobSets are not watched: look again
     if (opts_.jobset_available && ctx.campaign.hardware.nodes > 1) {
@@ -221,7 +217,7 @@ Result<kube::ReconcileResult> TrialRunReconciler::Observe(Context& ctx, const Js
     return Fail(ctx, "DeadlineExceeded",
                 std::to_string(ctx.campaign.budget.trial_timeout_seconds) +
                     " s counted from admission at " +
-                    status.value("admissionTime", "the workload's creation") + "; its " +
+                    status.admission_time.value_or("the workload's creation") + "; its " +
                     workload.value("kind", "Job") + " was deleted");
   }
   std::string why;
@@ -231,17 +227,12 @@ Result<kube::ReconcileResult> TrialRunReconciler::Observe(Context& ctx, const Js
                           kube::DeleteOptions{"Background", {}, "", ""});
     return Fail(ctx, "Unschedulable", why);
   }
-  status["phase"] = pods.any_running ? "Running" : "Pending";
-  if (!pods.any_running && ctx.original_status.value("phase", "") == "Pending") {
+  status.phase = pods.any_running ? TrialRunPhase::kRunning : TrialRunPhase::kPending;
+  if (!pods.any_running && ctx.original.phase == TrialRunPhase::kPending) {
     // Still Pending: where its pods were placed and when they started go out with the next
     // phase (Running or the outcome, both from the pods) instead of as status writes of their own.
-    for (const char* field : {"nodeNames", "startTime"}) {
-      if (ctx.original_status.contains(field)) {
-        status[field] = ctx.original_status[field];
-      } else {
-        status.erase(field);
-      }
-    }
+    status.node_names = ctx.original.node_names;
+    status.start_time = ctx.original.start_time;
   }
   const bool poll = pods.any_running && ctx.campaign.budget.early_stopping &&
                     opts_.early_stop_interval.count() > 0;
@@ -268,8 +259,7 @@ Result<kube::ReconcileResult> TrialRunReconciler::Observe(Context& ctx, const Js
 Millis TrialRunReconciler::DeadlineIn(const Context& ctx, const Json& workload) const {
   const int64_t timeout = ctx.campaign.budget.trial_timeout_seconds;
   if (timeout <= 0) return kNoDeadline;
-  const Json& status = ctx.trial.value("status", Json::object());
-  std::string from = status.value("admissionTime", "");
+  std::string from = ctx.status.admission_time.value_or("");
   if (from.empty()) from = workload["metadata"].value("creationTimestamp", "");
   SystemTime start;
   if (!ParseRfc3339(from, &start)) return kNoDeadline;
@@ -290,21 +280,20 @@ Result<kube::ReconcileResult> TrialRunReconciler::Succeed(Context& ctx) {
   const collectors::CollectedMetrics* collected = &read->collected;
   const std::vector<double>& step_times = collected->step_times;
   const TrialMetrics* metrics = &collected->metrics;
-  Json& status = ctx.trial["status"];
-  status["phase"] = "Succeeded";
-  status["metrics"] = metrics->ToJson();
-  status["objective"] = metrics->Objective(ctx.campaign.objective.metric);
-  status["metricsSource"] = read->source.ToJson();
+  TrialRunStatus& status = ctx.status;
+  status.phase = TrialRunPhase::kSucceeded;
+  status.metrics = metrics->ToJson();
+  status.objective = metrics->Objective(ctx.campaign.objective.metric);
+  status.metrics_source = read->source.ToJson();
   DetectStepTimeAnomaly(ctx, step_times);
-  status["completionTime"] = ctx.now;
-  status["acceleratorHours"] = AcceleratorHoursOf(ctx.campaign.hardware.TotalDevices(),
-                                                  PodsWallSeconds(ctx.pods, time_->SystemNow()));
-  SetCondition(&status["conditions"], kCompleted, true, "Succeeded", "the trial finished", 0,
-               ctx.now);
+  status.completion_time = ctx.now;
+  status.accelerator_hours = AcceleratorHoursOf(ctx.campaign.hardware.TotalDevices(),
+                                                PodsWallSeconds(ctx.pods, time_->SystemNow()));
+  SetCondition(&status.conditions, kCompleted, true, "Succeeded", "the trial finished", 0, ctx.now);
   spdlog::info("trial {}/{}: succeeded, {} = {} (from the {} of pod {})",
                kube::NamespaceOf(ctx.trial), kube::NameOf(ctx.trial),
-               ObjectiveMetricName(ctx.campaign.objective.metric),
-               status["objective"].get<double>(), read->source.from, read->source.pod);
+               ObjectiveMetricName(ctx.campaign.objective.metric), *status.objective,
+               read->source.from, read->source.pod);
   PARATUNE_RETURN_IF_ERROR(WriteStatus(ctx));
   return kube::ReconcileResult{};
 }
@@ -337,20 +326,19 @@ Result<kube::ReconcileResult> TrialRunReconciler::Fail(Context& ctx, const std::
   }
   if (d.category.empty()) d.category = "Unknown";
   if (d.summary.empty()) d.summary = reason + (message.empty() ? "" : ": " + message);
-  Json& status = ctx.trial["status"];
-  status["phase"] = "Failed";
-  status["failure"] = d.ToJson();
-  status["failure"]["evidence"] = Utf8Tail(d.evidence, kMaxObservedText);
-  status["observed"] = {
-      {"podReason", evidence.pod_reason},
-      {"exitCode", evidence.exit_code},
-      {"terminationMessage", Utf8Tail(pods.termination_message, kMaxObservedText)},
-      {"logTail", Utf8Tail(log, kMaxObservedText)},
-      {"events", evidence.events}};
-  status["completionTime"] = ctx.now;
-  status["acceleratorHours"] = AcceleratorHoursOf(ctx.campaign.hardware.TotalDevices(),
-                                                  PodsWallSeconds(ctx.pods, time_->SystemNow()));
-  SetCondition(&status["conditions"], kCompleted, true, "Failed", d.summary, 0, ctx.now);
+  TrialRunStatus& status = ctx.status;
+  status.phase = TrialRunPhase::kFailed;
+  status.failure = d.ToJson();
+  status.failure["evidence"] = Utf8Tail(d.evidence, kMaxObservedText);
+  status.observed = {{"podReason", evidence.pod_reason},
+                     {"exitCode", evidence.exit_code},
+                     {"terminationMessage", Utf8Tail(pods.termination_message, kMaxObservedText)},
+                     {"logTail", Utf8Tail(log, kMaxObservedText)},
+                     {"events", evidence.events}};
+  status.completion_time = ctx.now;
+  status.accelerator_hours = AcceleratorHoursOf(ctx.campaign.hardware.TotalDevices(),
+                                                PodsWallSeconds(ctx.pods, time_->SystemNow()));
+  SetCondition(&status.conditions, kCompleted, true, "Failed", d.summary, 0, ctx.now);
   spdlog::warn("trial {}/{}: failed ({}): {}", kube::NamespaceOf(ctx.trial),
                kube::NameOf(ctx.trial), d.category, d.summary);
   PARATUNE_RETURN_IF_ERROR(WriteStatus(ctx));
@@ -384,7 +372,7 @@ void TrialRunReconciler::DetectStepTimeAnomaly(Context& ctx,
   if (!anomaly) return;
   PodEvidence pods = ReadPods(ctx.pods);
   anomaly->node_names = pods.node_names;
-  ctx.trial["status"]["anomaly"] = anomaly->ToJson();
+  ctx.status.anomaly = anomaly->ToJson();
   spdlog::warn("trial {}/{}: anomaly {}: {}", kube::NamespaceOf(ctx.trial), kube::NameOf(ctx.trial),
                health::AnomalyKindName(anomaly->kind), anomaly->summary);
   if (recorder_ != nullptr) {
@@ -420,8 +408,10 @@ std::vector<std::string> TrialRunReconciler::PodEvents(const Json& pod) {
 }
 
 Status TrialRunReconciler::WriteStatus(Context& ctx) {
-  DropEmptyStrings(&ctx.trial["status"]);
-  if (ctx.trial["status"] == ctx.original_status) return Status::Ok();
+  Json status = ToJson(ctx.status);
+  DropEmptyStrings(&status);
+  if (status == ctx.original_status) return Status::Ok();
+  ctx.trial["status"] = std::move(status);
   auto written = PatchStatus(client_, kube::resources::kTrialRuns, ctx.trial, ctx.original_status);
   return written.status();
 }

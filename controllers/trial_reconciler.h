@@ -35,6 +35,7 @@
 #include "agents/loop/failure_analyzer.h"
 #include "base/time_source.h"
 #include "controllers/early_stopping.h"
+#include "controllers/trial_run_status.h"
 #include "operator/controller.h"
 #include "operator/event_recorder.h"
 #include "operator/kube_client.h"
@@ -121,8 +122,10 @@ class TrialRunReconciler : public kube::Reconciler {
 
 // Everything one reconcile of one trial knows.
 struct TrialRunReconciler::Context {
-  kube::Json trial;  // the cached TrialRun (a copy we edit the status of)
-  kube::Json original_status;
+  kube::Json trial;                 // the cached TrialRun (a copy; WriteStatus sets its status)
+  kube::Json original_status;       // its status as read (the base of the status patch)
+  TrialRunStatus original;          // the same, typed
+  TrialRunStatus status;            // what this reconcile writes (starts as `original`)
   kube::Json campaign_status;       // the campaign's status (best objective for early stopping)
   kube::ObjectPtr campaign_object;  // the cached TuningCampaign (Events about all its trials)
   CampaignSpec campaign;
@@ -134,9 +137,6 @@ struct TrialRunReconciler::Context {
 // JobSet API (jobset.x-k8s.io/v1alpha2 jobsets), used when discovery finds it.
 inline const kube::GroupVersionResource kJobSets{"jobset.x-k8s.io", "v1alpha2", "jobsets", true,
                                                  "JobSet"};
-
-// True for the phases a trial never leaves (Succeeded, Failed, Rejected, EarlyStopped).
-bool IsTerminalTrialPhase(const std::string& phase);
 
 }  // namespace paratune::controllers
 

@@ -26,5 +26,9 @@ hits=$(grep -rnE 'std::this_thread::sleep_for|std::chrono::(steady|system)_clock
 # A private number formatter by another name (printf of one double into a buffer).
 hits=$(grep -rnE 'snprintf\(buf, sizeof\(buf\), "%[+.0-9*]*[fg]", (digits, )?v\);' --include=*.cc agents controllers operator cli hack 2>/dev/null)
 [ -n "$hits" ] && breach "numbers are formatted with base/strings (Fixed, SignedFixed, Significant)" "$hits"
+# A TrialRun's or TuningCampaign's phase only through its typed mapping; trial_evidence.cc reads
+# Pods' own phase (Kubernetes').
+hits=$(grep -rn '"phase"' controllers 2>/dev/null | grep -v '^controllers/\(trial_run_status\|campaign_status\|trial_evidence\)\.cc:')
+[ -n "$hits" ] && breach "status phases are read and written through trial_run_status.h / campaign_status.h" "$hits"
 [ "$fail" = 0 ] && echo "layers: OK"
 exit $fail

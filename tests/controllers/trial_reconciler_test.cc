@@ -150,7 +150,9 @@ TEST(TrialReconcilerTest, ALosingTrialIsStoppedEarlyWithItsEvidence) {
   EXPECT_GT(st["acceleratorHours"].get<double>(), 0);
   // The Job is gone, and the trial counts as measured for the campaign.
   EXPECT_TRUE(c.Get(res::kJobs, kTrial).is_null());
-  TrialOutcome o = OutcomeFromTrialRun(c.Get(res::kTrialRuns, kTrial));
+  auto stopped = TrialRunStatusOf(c.Get(res::kTrialRuns, kTrial));
+  ASSERT_TRUE(stopped.ok()) << stopped.status().message();
+  TrialOutcome o = OutcomeFromTrialRun(kTrial, *stopped);
   EXPECT_TRUE(o.succeeded);
   ASSERT_TRUE(o.metrics.has_value());
   EXPECT_NEAR(o.metrics->tflops_per_device, 300, 1e-6);
