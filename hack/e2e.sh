@@ -213,9 +213,15 @@ for c in "$sim" "$tpu" "$gpu2"; do
     && pass "$c: $trs TrialRuns = status total = $jobs Jobs + $stopped early-stopped, no duplicate iteration" \
     || fail "$c: status total $total, TrialRuns $trs, Jobs $jobs, early-stopped $stopped, duplicate iterations $dup (phases: $(echo $phases))"
   events=$(kubectl -n "$ns" get events --field-selector involvedObject.name="$c" -o jsonpath='{range .items[*]}{.reason}{" "}{end}')
-  for r in Proposed Launched TrialSucceeded NewBest Converged; do
+  for r in Proposed TrialSucceeded NewBest Converged; do
     case " $events " in *" $r "*) ;; *) fail "$c: no $r event (saw: $events)" ;; esac
   done
+  # A launch is announced in the Proposed Event of the reconcile that launched it (a Launched
+  # Event only when the launch came in a later reconcile): some Event must say "launched:".
+  launches=$(kubectl -n "$ns" get events --field-selector involvedObject.name="$c" \
+    -o jsonpath='{range .items[*]}{.message}{"\n"}{end}' | grep -c ' launched: ' || true)
+  [ "$launches" -gt 0 ] && pass "$c: $launches Events announce a launch" \
+    || fail "$c: no Event announces a launch (reasons: $events)"
 done
 
 # 3b. Metrics from the right rank, with termination messages off (issue 13): every Succeeded
