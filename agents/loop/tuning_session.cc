@@ -536,6 +536,9 @@ Status TuningSession::RecordOutcome(const TrialOutcome& outcome) {
   if (t->phase != TrialPhase::kPending && t->phase != TrialPhase::kRunning) {
     return Status::Precondition("trial \"" + outcome.name + "\" already finished");
   }
+  // "Nothing left to propose" held for what was known then; an outcome is new evidence (a
+  // baseline that ran alone gives the engine its first reference), so the engine is asked again.
+  s.engine_exhausted = false;
   std::optional<TrialMetrics> metrics = outcome.metrics;
   if (outcome.succeeded && !metrics) {
     auto collected = collectors::CollectTrialMetrics(

@@ -58,6 +58,23 @@ TEST(SimulationTest, JsonHasTheContractShape) {
   EXPECT_LT(r->wall_seconds, 1.0);
 }
 
+// parallelTrials 2: the first batch is the baseline alone (the engine has nothing measured to
+// move from), which must not end the campaign as SpaceExhausted once the baseline is in.
+TEST(SimulationTest, ParallelTrialsGoOnAfterABaselineThatRanAlone) {
+  FakeRunner runner;
+  CampaignSpec spec = FakeCampaign();
+  spec.budget.parallel_trials = 2;
+  SessionDeps deps;
+  deps.model = std::make_shared<FakeModel>();
+  deps.diagnostician = MakeFallbackFailureAnalyzer();
+  auto r = RunSimulation(spec, SimulationOptions{}, &runner, {}, std::move(deps));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_GT(r->json["trials"].size(), 2u) << r->json["stopReason"];
+  EXPECT_NE(r->json["stopReason"], "SpaceExhausted") << r->json["stopMessage"];
+  EXPECT_GT(r->json["best"]["objective"].get<double>(),
+            r->json["baseline"]["objective"].get<double>());
+}
+
 TEST(SimulationTest, BaselinesAndAblationsRunAndUnknownOnesAreRejected) {
   for (const char* s : {"random", "grid", "greedy"}) {
     auto r = Simulate(s);
