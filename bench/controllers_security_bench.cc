@@ -11,7 +11,7 @@
 #include <string>
 
 #include "base/time_source.h"
-#include "controllers/node_ledger_store.h"
+#include "controllers/node_health/node_ledger_store.h"
 #include "operator/event_recorder.h"
 #include "operator/testing/fake_kube_client.h"
 

@@ -15,7 +15,7 @@
 //      spec.output.deleteWithCampaign).
 // With a CampaignHealth (options.health), between 1 and 2 it also records the finished trials
 // in the node ledger, runs diagnostics on suspect nodes and proposes / applies approved
-// remediations; status gains nodeHealth and remediations (see controllers/node_health.h).
+// remediations; status gains nodeHealth and remediations (see controllers/node_health/node_health.h).
 // An invalid spec sets SpecValid=False naming the field and creates nothing (not retried). A
 // finished campaign whose spec is edited (a larger budget) resumes. Every decision is an Event.
 // Thread-safe for different keys; the Controller serializes each key.
@@ -32,7 +32,7 @@
 #include "base/time_source.h"
 #include "controllers/config_map_cache.h"
 #include "controllers/message_pool_store.h"
-#include "controllers/node_health.h"
+#include "controllers/node_health/node_health.h"
 #include "controllers/trial_run_status.h"
 #include "operator/controller.h"
 #include "operator/event_recorder.h"

@@ -2,7 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "controllers/diagnostic_jobs.h"
+#include "controllers/node_health/diagnostic_jobs.h"
 #include "controllers/operator_engines.h"
 
 namespace paratune::controllers {

@@ -43,8 +43,8 @@
 
 #include "agents/llm/endpoint_policy.h"
 #include "base/strings.h"
-#include "controllers/diagnostic_jobs.h"
-#include "controllers/node_ledger_store.h"
+#include "controllers/node_health/diagnostic_jobs.h"
+#include "controllers/node_health/node_ledger_store.h"
 #include "controllers/setup.h"
 #include "operator/manager.h"
 #include "operator/rest_client.h"

@@ -1,10 +1,10 @@
-#include "agents/health/sim_placement.h"
+#include "agents/loop/sim_placement.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <random>
 
-namespace paratune::health {
+namespace paratune {
 
 namespace {
 
@@ -30,7 +30,7 @@ std::vector<std::string> Pick(std::vector<std::string> candidates, size_t want, 
 }  // namespace
 
 Result<SimNodePool> SimNodePool::Create(int64_t count, int64_t per_trial, const std::string& prefix,
-                                        uint64_t seed, LedgerOptions ledger) {
+                                        uint64_t seed, health::LedgerOptions ledger) {
   if (count < 1 || count > 100000) {
     return Status::Invalid("--nodes: must be between 1 and 100000, got " + std::to_string(count));
   }
@@ -44,7 +44,7 @@ Result<SimNodePool> SimNodePool::Create(int64_t count, int64_t per_trial, const 
   for (int64_t i = 0; i < count; ++i) p.names_.push_back(prefix + std::to_string(i));
   p.per_trial_ = per_trial;
   p.seed_ = seed;
-  p.ledger_ = NodeLedger(std::move(ledger));
+  p.ledger_ = health::NodeLedger(std::move(ledger));
   return p;
 }
 
@@ -73,4 +73,4 @@ std::string SimTime(int64_t index) {
   return buf;
 }
 
-}  // namespace paratune::health
+}  // namespace paratune

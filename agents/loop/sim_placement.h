@@ -6,8 +6,8 @@
 // the pod Pending; the simulation must go on).
 //
 // Thread-safety: none. Deterministic for a seed.
-#ifndef PARATUNE_AGENTS_HEALTH_SIM_PLACEMENT_H_
-#define PARATUNE_AGENTS_HEALTH_SIM_PLACEMENT_H_
+#ifndef PARATUNE_AGENTS_LOOP_SIM_PLACEMENT_H_
+#define PARATUNE_AGENTS_LOOP_SIM_PLACEMENT_H_
 
 #include <cstdint>
 #include <set>
@@ -17,14 +17,14 @@
 #include "agents/health/node_ledger.h"
 #include "base/status.h"
 
-namespace paratune::health {
+namespace paratune {
 
 class SimNodePool {
  public:
   // `count` nodes named PREFIX0..PREFIX{count-1}; each trial needs `per_trial` of them.
   // kInvalidArgument naming --nodes when count < per_trial or count < 1.
   static Result<SimNodePool> Create(int64_t count, int64_t per_trial, const std::string& prefix,
-                                    uint64_t seed, LedgerOptions ledger = {});
+                                    uint64_t seed, health::LedgerOptions ledger = {});
 
   // The nodes for trial `trial` (deterministic in seed and trial name), avoiding suspects,
   // `avoid` and, when possible, `busy` (nodes of trials running alongside).
@@ -33,20 +33,20 @@ class SimNodePool {
 
   const std::vector<std::string>& names() const { return names_; }
   int64_t per_trial() const { return per_trial_; }
-  NodeLedger& ledger() { return ledger_; }
-  const NodeLedger& ledger() const { return ledger_; }
+  health::NodeLedger& ledger() { return ledger_; }
+  const health::NodeLedger& ledger() const { return ledger_; }
 
  private:
   std::vector<std::string> names_;
   int64_t per_trial_ = 1;
   uint64_t seed_ = 1;
-  NodeLedger ledger_;
+  health::NodeLedger ledger_;
 };
 
 // A synthetic RFC 3339 time for simulated event `index` (one minute apart from
 // 2026-11-21T00:00:00Z), for the ledger's timestamps.
 std::string SimTime(int64_t index);
 
-}  // namespace paratune::health
+}  // namespace paratune
 
-#endif  // PARATUNE_AGENTS_HEALTH_SIM_PLACEMENT_H_
+#endif  // PARATUNE_AGENTS_LOOP_SIM_PLACEMENT_H_

@@ -5,7 +5,7 @@
 #include <map>
 #include <set>
 
-#include "agents/health/sim_placement.h"
+#include "agents/loop/sim_placement.h"
 #include "agents/loop/baseline_preflight.h"
 #include "agents/model/workload.h"
 
@@ -38,12 +38,12 @@ nlohmann::json RecordSummary(const TrialRecord& t, double objective) {
 }
 
 // The node pool of --nodes: devices per node from the campaign's hardware.
-Result<health::SimNodePool> MakeNodePool(const CampaignSpec& spec, const SimulationOptions& o) {
+Result<SimNodePool> MakeNodePool(const CampaignSpec& spec, const SimulationOptions& o) {
   auto w = ResolveWorkload(spec);
   if (!w.ok()) return w.status();
   const int64_t per_node = std::max<int64_t>(1, w->DevicesPerNode());
   const int64_t per_trial = std::max<int64_t>(1, (w->devices + per_node - 1) / per_node);
-  return health::SimNodePool::Create(
+  return SimNodePool::Create(
       o.nodes, per_trial, w->IsTpu() ? "paratune-tpu-" : "paratune-gpu-", o.seed, o.ledger);
 }
 
@@ -51,7 +51,7 @@ Result<health::SimNodePool> MakeNodePool(const CampaignSpec& spec, const Simulat
 // its RetryTrial remediation approved at once (the simulation has no person to ask; the operator
 // waits for the approval annotation), away from the trial's nodes and every suspect. Retries
 // are not re-run again. `suspect_after` records the trial after which each node became suspect.
-void AttributeTrial(TuningSession& s, const TrialRecord& t, health::SimNodePool* nodes,
+void AttributeTrial(TuningSession& s, const TrialRecord& t, SimNodePool* nodes,
                     int64_t index, std::map<std::string, std::string>* suspect_after) {
   health::TrialObservation obs;
   obs.campaign = s.spec().name;
@@ -62,7 +62,7 @@ void AttributeTrial(TuningSession& s, const TrialRecord& t, health::SimNodePool*
     obs.failure_confidence = t.failure->confidence;
   }
   obs.anomaly = t.anomaly;
-  for (const auto& n : nodes->ledger().RecordTrial(obs, health::SimTime(index))) {
+  for (const auto& n : nodes->ledger().RecordTrial(obs, SimTime(index))) {
     (*suspect_after)[n] = t.name;
   }
   const bool node_failure =
@@ -199,7 +199,7 @@ Result<SimulationResult> RunSimulation(const CampaignSpec& spec_in,
   if (!session.ok()) return session.status();
   TuningSession& s = **session;
   SimulationResult result;
-  std::optional<health::SimNodePool> nodes;
+  std::optional<SimNodePool> nodes;
   std::map<std::string, std::string> suspect_after;
   if (options.nodes > 0) {
     auto p = MakeNodePool(spec, options);

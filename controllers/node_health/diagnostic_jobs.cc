@@ -1,4 +1,4 @@
-#include "controllers/diagnostic_jobs.h"
+#include "controllers/node_health/diagnostic_jobs.h"
 
 #include <algorithm>
 #include <cctype>

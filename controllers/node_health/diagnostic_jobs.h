@@ -2,8 +2,8 @@
 // suspect node, and their simulated counterpart. The command always comes from the whitelist
 // (health::DiagnosticWhitelist) or, in simulated mode, is `paratune node-check CHECK`; nothing
 // from the campaign's spec reaches it. Pure: no I/O, deterministic, thread-safe.
-#ifndef PARATUNE_CONTROLLERS_DIAGNOSTIC_JOBS_H_
-#define PARATUNE_CONTROLLERS_DIAGNOSTIC_JOBS_H_
+#ifndef PARATUNE_CONTROLLERS_NODE_HEALTH_DIAGNOSTIC_JOBS_H_
+#define PARATUNE_CONTROLLERS_NODE_HEALTH_DIAGNOSTIC_JOBS_H_
 
 #include <functional>
 #include <optional>
@@ -78,4 +78,4 @@ std::optional<health::CheckResult> InterpretDiagnosticJob(
 
 }  // namespace paratune::controllers
 
-#endif  // PARATUNE_CONTROLLERS_DIAGNOSTIC_JOBS_H_
+#endif  // PARATUNE_CONTROLLERS_NODE_HEALTH_DIAGNOSTIC_JOBS_H_

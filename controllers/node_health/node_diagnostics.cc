@@ -4,8 +4,8 @@
 #include <algorithm>
 
 #include "controllers/conditions.h"
-#include "controllers/diagnostic_jobs.h"
-#include "controllers/node_health.h"
+#include "controllers/node_health/diagnostic_jobs.h"
+#include "controllers/node_health/node_health.h"
 
 namespace paratune::controllers {
 

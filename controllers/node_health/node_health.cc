@@ -1,4 +1,4 @@
-#include "controllers/node_health.h"
+#include "controllers/node_health/node_health.h"
 
 #include <spdlog/spdlog.h>
 

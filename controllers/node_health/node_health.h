@@ -18,8 +18,8 @@
 //               State lives in status, so an applied remediation is never applied twice, even
 //               across restarts.
 // Thread-safe for different campaigns (the Controller serializes one campaign's reconciles).
-#ifndef PARATUNE_CONTROLLERS_NODE_HEALTH_H_
-#define PARATUNE_CONTROLLERS_NODE_HEALTH_H_
+#ifndef PARATUNE_CONTROLLERS_NODE_HEALTH_NODE_HEALTH_H_
+#define PARATUNE_CONTROLLERS_NODE_HEALTH_NODE_HEALTH_H_
 
 #include <deque>
 #include <functional>
@@ -33,7 +33,7 @@
 #include "agents/health/diagnostic_checks.h"
 #include "agents/health/node_ledger.h"
 #include "agents/loop/tuning_session.h"
-#include "controllers/node_ledger_store.h"
+#include "controllers/node_health/node_ledger_store.h"
 #include "operator/object_reader.h"
 #include "operator/kube_client.h"
 
@@ -130,4 +130,4 @@ std::string ClusterApproveCommand(const std::string& operator_ns, const std::str
 
 }  // namespace paratune::controllers
 
-#endif  // PARATUNE_CONTROLLERS_NODE_HEALTH_H_
+#endif  // PARATUNE_CONTROLLERS_NODE_HEALTH_NODE_HEALTH_H_

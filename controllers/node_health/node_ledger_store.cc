@@ -1,4 +1,4 @@
-#include "controllers/node_ledger_store.h"
+#include "controllers/node_health/node_ledger_store.h"
 
 #include <cstdlib>
 

@@ -13,8 +13,8 @@
 // under the API server's object limit, so a cluster of thousands of nodes never makes the
 // ConfigMap unwritable; a ledger that still does not fit is not written (kResourceExhausted).
 // Thread-safe when the client is; the setters are for before first use.
-#ifndef PARATUNE_CONTROLLERS_NODE_LEDGER_STORE_H_
-#define PARATUNE_CONTROLLERS_NODE_LEDGER_STORE_H_
+#ifndef PARATUNE_CONTROLLERS_NODE_HEALTH_NODE_LEDGER_STORE_H_
+#define PARATUNE_CONTROLLERS_NODE_HEALTH_NODE_LEDGER_STORE_H_
 
 #include <functional>
 #include <memory>
@@ -86,4 +86,4 @@ class NodeLedgerStore {
 
 }  // namespace paratune::controllers
 
-#endif  // PARATUNE_CONTROLLERS_NODE_LEDGER_STORE_H_
+#endif  // PARATUNE_CONTROLLERS_NODE_HEALTH_NODE_LEDGER_STORE_H_

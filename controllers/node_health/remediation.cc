@@ -15,7 +15,7 @@
 
 #include "base/strings.h"
 #include "controllers/conditions.h"
-#include "controllers/node_health.h"
+#include "controllers/node_health/node_health.h"
 
 namespace paratune::controllers {
 

@@ -10,7 +10,7 @@
 
 #include "controllers/job_renderer.h"
 #include "controllers/message_pool_store.h"
-#include "controllers/node_ledger_store.h"
+#include "controllers/node_health/node_ledger_store.h"
 #include "operator/informer.h"
 #include "operator/testing/fake_kube_client.h"
 #include "tests/controllers/reconciler_fixture.h"

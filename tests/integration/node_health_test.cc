@@ -5,7 +5,7 @@
 // node. The campaign must find the sick node, list it as suspect, keep later trials off it,
 // propose a cordon, and cordon the Node only once a cluster administrator approves: neither the
 // campaign's annotations nor a namespace editor ("alice", `kubectl --as`) can.
-#include "controllers/node_health.h"
+#include "controllers/node_health/node_health.h"
 
 #include <gtest/gtest.h>
 
@@ -15,7 +15,7 @@
 #include <thread>
 
 #include "base/time_source.h"
-#include "controllers/node_ledger_store.h"
+#include "controllers/node_health/node_ledger_store.h"
 #include "controllers/setup.h"
 #include "operator/manager.h"
 #include "operator/rest_client.h"

@@ -1,7 +1,7 @@
 // Cluster health in the controllers (contract section 10) against the fake API server: step-time
 // anomalies set aside, the node ledger ConfigMap (written once per trial, 409 retried), suspect
 // nodes avoided by later Jobs, diagnostic Jobs created once, and remediation only with approval.
-#include "controllers/node_health.h"
+#include "controllers/node_health/node_health.h"
 
 #include <gtest/gtest.h>
 
@@ -12,8 +12,8 @@
 
 #include "agents/core/campaign.h"
 #include "controllers/conditions.h"
-#include "controllers/diagnostic_jobs.h"
-#include "controllers/node_ledger_store.h"
+#include "controllers/node_health/diagnostic_jobs.h"
+#include "controllers/node_health/node_ledger_store.h"
 #include "tests/controllers/reconciler_fixture.h"
 
 namespace paratune::controllers {
