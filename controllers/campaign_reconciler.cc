@@ -15,6 +15,7 @@
 #include "controllers/knowledge_records.h"
 #include "controllers/status_writer.h"
 #include "controllers/trial_reconciler.h"
+#include "controllers/trial_run_spec.h"
 #include "controllers/trial_run_status.h"
 
 namespace paratune::controllers {
@@ -442,18 +443,16 @@ Status TuningCampaignReconciler::WriteStatus(Context& ctx) {
 }
 
 Json TrialRunFor(const Json& campaign, const TrialRecord& trial) {
-  Json spec = {{"campaignRef", {{"name", kube::NameOf(campaign)}}},
-               {"iteration", trial.iteration},
-               {"config", ConfigToJson(trial.config)},
-               {"proposal", trial.proposal.ToJson()},
-               {"prediction", trial.prediction.ToJson()}};
-  if (!trial.retry_of.empty()) spec["retryOf"] = trial.retry_of;
-  if (!trial.avoid_nodes.empty()) spec["avoidNodes"] = trial.avoid_nodes;
+  TrialRunSpec typed;
+  typed.campaign_name = kube::NameOf(campaign);
+  typed.iteration = trial.iteration;
+  typed.config = trial.config;
+  typed.proposal = trial.proposal.ToJson();
+  typed.prediction = trial.prediction.ToJson();
+  typed.retry_of = trial.retry_of;
+  typed.avoid_nodes = trial.avoid_nodes;
+  Json spec = ToJson(typed);
   DropEmptyStrings(&spec);
-  // The schema types these as numbers: leave out what the model could not predict.
-  for (auto it = spec["prediction"].begin(); it != spec["prediction"].end();) {
-    it = it->is_number() ? std::next(it) : spec["prediction"].erase(it);
-  }
   return {{"apiVersion", kApiVersion},
           {"kind", "TrialRun"},
           {"metadata",

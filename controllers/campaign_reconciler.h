@@ -15,10 +15,11 @@
 //      spec.output.deleteWithCampaign).
 // With a CampaignHealth (options.health), between 1 and 2 it also records the finished trials
 // in the node ledger, runs diagnostics on suspect nodes and proposes / applies approved
-// remediations; status gains nodeHealth and remediations (see controllers/node_health/node_health.h).
-// An invalid spec sets SpecValid=False naming the field and creates nothing (not retried). A
-// finished campaign whose spec is edited (a larger budget) resumes. Every decision is an Event.
-// Thread-safe for different keys; the Controller serializes each key.
+// remediations; status gains nodeHealth and remediations (see
+// controllers/node_health/node_health.h). An invalid spec sets SpecValid=False naming the field and
+// creates nothing (not retried). A finished campaign whose spec is edited (a larger budget)
+// resumes. Every decision is an Event. Thread-safe for different keys; the Controller serializes
+// each key.
 #ifndef PARATUNE_CONTROLLERS_CAMPAIGN_RECONCILER_H_
 #define PARATUNE_CONTROLLERS_CAMPAIGN_RECONCILER_H_
 

@@ -69,8 +69,10 @@ Result<kube::ReconcileResult> TrialRunReconciler::Reconcile(const kube::ObjectKe
   }
   if (phase && IsTerminal(*phase)) return kube::ReconcileResult{};
   ctx.now = FormatRfc3339(time_->SystemNow());
-  const Json& spec = ctx.trial.value("spec", Json::object());
-  std::string campaign_name = spec.value("campaignRef", Json::object()).value("name", "");
+  auto spec = TrialRunSpecFromJson(ctx.trial.value("spec", Json()));
+  if (!spec.ok()) return Fail(ctx, "InvalidSpec", spec.status().message());
+  ctx.spec = std::move(*spec);
+  const std::string& campaign_name = ctx.spec.campaign_name;
   kube::ObjectPtr campaign = informers_.campaigns->Get({key.ns, campaign_name});
   if (!campaign) {
     // Not in the cache yet (or being deleted, then garbage collection takes the trial too).
@@ -82,9 +84,6 @@ Result<kube::ReconcileResult> TrialRunReconciler::Reconcile(const kube::ObjectKe
   ctx.campaign.name = campaign_name;
   ctx.campaign_status = ObjectField(*campaign, "status");
   ctx.campaign_object = campaign;
-  auto config = ConfigFromJson(spec.value("config", Json::object()), "spec.config");
-  if (!config.ok()) return Fail(ctx, "InvalidConfig", config.status().message());
-  ctx.config = std::move(*config);
   for (const auto& pod : informers_.pods->ByIndex(kPodsByTrial, key.String())) {
     ctx.pods.push_back(*pod);
   }
@@ -115,8 +114,8 @@ Result<kube::ReconcileResult> TrialRunReconciler::Launch(Context& ctx) {
   in.namespace_ = kube::NamespaceOf(ctx.trial);
   in.trial_name = kube::NameOf(ctx.trial);
   in.trial_uid = kube::UidOf(ctx.trial);
-  in.iteration = ctx.trial["spec"].value("iteration", int64_t{0});
-  in.config = ctx.config;
+  in.iteration = ctx.spec.iteration;
+  in.config = ctx.spec.config;
   in.jobset_available = opts_.jobset_available;
   in.default_image = opts_.default_image;
   in.avoid_nodes = AvoidList(ctx);
@@ -157,8 +156,7 @@ Result<kube::ReconcileResult> TrialRunReconciler::Launch(Context& ctx) {
         std::string list;
         for (const auto& n : in.avoid_nodes) list += (list.empty() ? "" : ", ") + n;
         const std::string why = " (suspect or excluded nodes; required node anti-affinity)";
-        const Json& own = ctx.trial["spec"].value("avoidNodes", Json::array());
-        if ((own.is_array() && !own.empty()) || !ctx.campaign_object) {  // this trial's own list
+        if (!ctx.spec.avoid_nodes.empty() || !ctx.campaign_object) {  // this trial's own list
           recorder_->Event(ctx.trial, "Normal", reasons::kAvoidingNodes,
                            in.trial_name + " will not run on " + list + why);
         } else {
@@ -315,7 +313,7 @@ Result<kube::ReconcileResult> TrialRunReconciler::Fail(Context& ctx, const std::
   if (!message.empty()) evidence.events.push_back(reason + ": " + message);
   auto workload = ResolveWorkload(ctx.campaign);
   FailureDiagnosis d =
-      analyzer_->Diagnose(evidence, ctx.config, workload.ok() ? &*workload : nullptr);
+      analyzer_->Diagnose(evidence, ctx.spec.config, workload.ok() ? &*workload : nullptr);
   if (reason == "DeadlineExceeded" && (d.category.empty() || d.category == "Unknown")) {
     d.category = "Timeout";
     d.summary = "the trial ran past spec.budget.trialTimeout (" + message + ")";
@@ -347,12 +345,7 @@ Result<kube::ReconcileResult> TrialRunReconciler::Fail(Context& ctx, const std::
 
 std::vector<std::string> TrialRunReconciler::AvoidList(const Context& ctx) {
   std::set<std::string> avoid;
-  const Json& spec_avoid = ctx.trial["spec"].value("avoidNodes", Json::array());
-  if (spec_avoid.is_array()) {
-    for (const auto& n : spec_avoid) {
-      if (n.is_string() && !n.get<std::string>().empty()) avoid.insert(n.get<std::string>());
-    }
-  }
+  avoid.insert(ctx.spec.avoid_nodes.begin(), ctx.spec.avoid_nodes.end());
   if (opts_.suspect_nodes) {
     auto suspects = opts_.suspect_nodes();
     if (suspects.ok()) {

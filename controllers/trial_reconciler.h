@@ -35,6 +35,7 @@
 #include "agents/loop/failure_analyzer.h"
 #include "base/time_source.h"
 #include "controllers/early_stopping.h"
+#include "controllers/trial_run_spec.h"
 #include "controllers/trial_run_status.h"
 #include "operator/controller.h"
 #include "operator/event_recorder.h"
@@ -129,7 +130,7 @@ struct TrialRunReconciler::Context {
   kube::Json campaign_status;       // the campaign's status (best objective for early stopping)
   kube::ObjectPtr campaign_object;  // the cached TuningCampaign (Events about all its trials)
   CampaignSpec campaign;
-  Config config;
+  TrialRunSpec spec;  // the TrialRun's spec, typed
   std::vector<kube::Json> pods;
   std::string now;
 };

@@ -5,8 +5,8 @@
 #include <map>
 #include <set>
 
-#include "agents/loop/sim_placement.h"
 #include "agents/loop/baseline_preflight.h"
+#include "agents/loop/sim_placement.h"
 #include "agents/model/workload.h"
 
 namespace paratune {
@@ -43,16 +43,16 @@ Result<SimNodePool> MakeNodePool(const CampaignSpec& spec, const SimulationOptio
   if (!w.ok()) return w.status();
   const int64_t per_node = std::max<int64_t>(1, w->DevicesPerNode());
   const int64_t per_trial = std::max<int64_t>(1, (w->devices + per_node - 1) / per_node);
-  return SimNodePool::Create(
-      o.nodes, per_trial, w->IsTpu() ? "paratune-tpu-" : "paratune-gpu-", o.seed, o.ledger);
+  return SimNodePool::Create(o.nodes, per_trial, w->IsTpu() ? "paratune-tpu-" : "paratune-gpu-",
+                             o.seed, o.ledger);
 }
 
 // After a trial on simulated nodes: the ledger scores its nodes; a node fault or an anomaly gets
 // its RetryTrial remediation approved at once (the simulation has no person to ask; the operator
 // waits for the approval annotation), away from the trial's nodes and every suspect. Retries
 // are not re-run again. `suspect_after` records the trial after which each node became suspect.
-void AttributeTrial(TuningSession& s, const TrialRecord& t, SimNodePool* nodes,
-                    int64_t index, std::map<std::string, std::string>* suspect_after) {
+void AttributeTrial(TuningSession& s, const TrialRecord& t, SimNodePool* nodes, int64_t index,
+                    std::map<std::string, std::string>* suspect_after) {
   health::TrialObservation obs;
   obs.campaign = s.spec().name;
   obs.trial = t.name;

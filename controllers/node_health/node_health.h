@@ -34,8 +34,8 @@
 #include "agents/health/node_ledger.h"
 #include "agents/loop/tuning_session.h"
 #include "controllers/node_health/node_ledger_store.h"
-#include "operator/object_reader.h"
 #include "operator/kube_client.h"
+#include "operator/object_reader.h"
 
 namespace paratune::controllers {
 

@@ -179,7 +179,6 @@ TEST(TrialReconcilerTest, ATrialWithinNoiseOfTheBestOrWithEarlyStoppingOffRunsOn
     EXPECT_FALSE(c.Get(res::kJobs, kTrial).is_null());
   }
 }
-
 }  // namespace
 }  // namespace paratune::controllers
 
@@ -213,6 +212,21 @@ TEST(TrialReconcilerTest, StatusIsPatchedOnlyWhenThePhaseMoves) {
   c.client.ResetCalls();
   ReconcileTrial(c);
   EXPECT_EQ(c.client.Calls("patch"), 0) << "a second look at an unchanged trial writes nothing";
+}
+
+// A TrialRun whose spec a user edited into the wrong shape fails with the field named, and no
+// Job is created for it.
+TEST(TrialReconcilerTest, ASpecOfTheWrongShapeFailsTheTrialNamingTheField) {
+  FakeCluster c;
+  CreateCampaign(c, 0.0);
+  Json trial = c.Get(res::kTrialRuns, kTrial);
+  trial["spec"]["avoidNodes"] = {"gpu-1", 7};
+  ASSERT_TRUE(c.client.Update(res::kTrialRuns, trial).ok());
+  c.client.ResetCalls();
+  Json st = ReconcileTrial(c);
+  EXPECT_EQ(st.value("phase", ""), "Failed") << st.dump();
+  EXPECT_NE(st.dump().find("spec.avoidNodes[1]"), std::string::npos) << st.dump();
+  EXPECT_EQ(c.client.Calls("create"), 0);
 }
 
 }  // namespace
