@@ -14,6 +14,7 @@
 #include <boost/asio/ssl.hpp>
 #include <mutex>
 
+#include "base/tls_library.h"
 #include "operator/rest_request.h"
 #include "operator/token_bucket.h"
 
@@ -23,6 +24,12 @@ namespace http = web::http;
 namespace client = web::http::client;
 
 namespace {
+
+// Before main, before any TLS connection (base/tls_library.h).
+[[maybe_unused]] const bool kTlsKeptUntilExit = [] {
+  KeepTlsLibraryUntilExit();
+  return true;
+}();
 
 client::http_client_config MakeConfig(const RestConfig& cfg, int timeout_s) {
   client::http_client_config config;

@@ -10,6 +10,7 @@
 #include "agents/llm/endpoint_policy.h"
 #include "agents/llm/openai_wire.h"
 #include "agents/llm/redact.h"
+#include "base/tls_library.h"
 
 namespace paratune::llm {
 
@@ -32,6 +33,12 @@ struct OpenAiChatClient::Attempt {
 };
 
 namespace {
+
+// Before main, before any TLS connection (base/tls_library.h).
+[[maybe_unused]] const bool kTlsKeptUntilExit = [] {
+  KeepTlsLibraryUntilExit();
+  return true;
+}();
 
 bool IsHttpUrl(const std::string& url) {
   return url.rfind("http://", 0) == 0 || url.rfind("https://", 0) == 0;
