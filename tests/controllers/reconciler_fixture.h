@@ -133,6 +133,33 @@ class FakeCluster {
     return r.ok() ? r->items : std::vector<Json>{};
   }
 
+  // Reconciles the campaign once, then every TrialRun once.
+  void ReconcileCampaignAndTrials(const std::string& campaign) {
+    Sync();
+    auto r = campaign_reconciler->Reconcile({"ns", campaign});
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    ReconcileTrials();
+  }
+
+  void ReconcileTrials() {
+    Sync();
+    for (const auto& tr : List(res::kTrialRuns)) {
+      auto r = trial_reconciler->Reconcile(kube::ObjectKey::Of(tr));
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+    }
+    Sync();
+  }
+
+  // Calls `finish(trial)` for every TrialRun whose Job exists and has no pod yet (the trials a
+  // test has to play).
+  void ForEachJobWithoutPod(const std::function<void(const Json& trial)>& finish) {
+    for (const auto& tr : List(res::kTrialRuns)) {
+      std::string name = kube::NameOf(tr);
+      if (Get(res::kJobs, name).is_null() || !Get(res::kPods, name + "-abcde").is_null()) continue;
+      finish(tr);
+    }
+  }
+
   // Plays the Job controller and kubelet: the Job's pod terminated with `exit_code`,
   // `reason` and `message`, and the Job condition follows.
   void FinishJob(const std::string& name, int exit_code, const std::string& reason,

@@ -30,29 +30,17 @@ std::string Phase(FakeCluster& c, const std::string& name) {
 // testing::MadeUpMetrics (the baseline tp 1 is refused by pre-flight, so the campaign starts at
 // tp 2 and must find a better configuration by changing something else).
 void Step(FakeCluster& c, const std::string& campaign, int fail_iteration = -1) {
-  c.Sync();
-  auto r = c.campaign_reconciler->Reconcile({"ns", campaign});
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
-  c.Sync();
-  for (const auto& tr : c.List(res::kTrialRuns)) {
-    ASSERT_TRUE(c.trial_reconciler->Reconcile(kube::ObjectKey::Of(tr)).ok());
-  }
-  c.Sync();
-  for (const auto& tr : c.List(res::kTrialRuns)) {
+  c.ReconcileCampaignAndTrials(campaign);
+  c.ForEachJobWithoutPod([&](const Json& tr) {
     std::string name = kube::NameOf(tr);
-    if (c.Get(res::kJobs, name).is_null() || !c.Get(res::kPods, name + "-abcde").is_null())
-      continue;
     if (tr["spec"].value("iteration", 0) == fail_iteration) {
       c.FinishJob(name, 1, "Error", "",
                   "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB");
     } else {
       c.FinishJob(name, 0, "Completed", testing::MadeUpMetrics(tr));
     }
-  }
-  c.Sync();
-  for (const auto& tr : c.List(res::kTrialRuns)) {
-    ASSERT_TRUE(c.trial_reconciler->Reconcile(kube::ObjectKey::Of(tr)).ok());
-  }
+  });
+  c.ReconcileTrials();
 }
 
 TEST(CampaignReconcilerTest, RunsToSucceededAndPublishesTheBest) {

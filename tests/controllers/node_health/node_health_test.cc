@@ -50,30 +50,17 @@ std::string Message(const TrialPlay& r) {
 // says for that trial name.
 void Step(FakeCluster& c, const std::string& campaign,
           const std::function<TrialPlay(const std::string&)>& plan) {
-  c.Sync();
-  auto r = c.campaign_reconciler->Reconcile({"ns", campaign});
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
-  c.Sync();
-  for (const auto& tr : c.List(res::kTrialRuns)) {
-    ASSERT_TRUE(c.trial_reconciler->Reconcile(kube::ObjectKey::Of(tr)).ok());
-  }
-  c.Sync();
-  for (const auto& tr : c.List(res::kTrialRuns)) {
+  c.ReconcileCampaignAndTrials(campaign);
+  c.ForEachJobWithoutPod([&](const Json& tr) {
     std::string name = kube::NameOf(tr);
-    if (c.Get(res::kJobs, name).is_null() || !c.Get(res::kPods, name + "-abcde").is_null())
-      continue;
     TrialPlay run = plan(name);
     if (run.mfu == 0.0) {
       run.mfu = tr["spec"].value("prediction", Json::object()).value("mfu", 0.40);
     }
     c.FinishJob(name, 0, "Completed", Message(run), "", run.node);
-  }
-  c.Sync();
-  for (const auto& tr : c.List(res::kTrialRuns)) {
-    ASSERT_TRUE(c.trial_reconciler->Reconcile(kube::ObjectKey::Of(tr)).ok());
-  }
-  c.Sync();
-  r = c.campaign_reconciler->Reconcile({"ns", campaign});
+  });
+  c.ReconcileTrials();
+  auto r = c.campaign_reconciler->Reconcile({"ns", campaign});
   ASSERT_TRUE(r.ok()) << r.status().ToString();
 }
 
