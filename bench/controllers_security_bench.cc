@@ -1,19 +1,23 @@
 // Bounded state in a shared cluster (issue 16, `make bench`): the node ledger of a 1,000-node
 // cluster with full histories, written through NodeLedgerStore (compacted before every write)
 // into the ConfigMap of a fake API server; the EventRecorder's de-duplication memory after
-// 20,000 distinct Events. Reports sizes against the ConfigMap limit (1 MiB of data), the time
+// 20,000 distinct Events; campaigns of up to 10,000 trials saved through ConfigMapPoolStore.
+// Reports sizes against the ConfigMap limit (1 MiB of data), the time
 // each write takes, what compaction kept, and this process's peak RSS.
 // Prints Markdown to stdout; exit 1 only when it could not measure.
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <string>
 
 #include "base/time_source.h"
+#include "controllers/message_pool_store.h"
 #include "controllers/node_health/node_ledger_store.h"
 #include "operator/event_recorder.h"
 #include "operator/testing/fake_kube_client.h"
+#include "tests/controllers/long_campaign_pool.h"
 
 namespace paratune {
 namespace {
@@ -118,6 +122,57 @@ int Events() {
   return 0;
 }
 
+
+int Pools() {
+  std::printf(
+      "Message pools of long campaigns, saved once through ConfigMapPoolStore into a fake API "
+      "server (the API server refuses a ConfigMap over 1 MiB):\n\n"
+      "| trials | pool JSON | ConfigMaps | largest ConfigMap data | condition | trials after "
+      "reload | save |\n|---|---|---|---|---|---|---|\n");
+  for (int trials : {1000, 2500, 5000, 10000}) {
+    kube::FakeKubeClient client;
+    kube::Json campaign = {{"apiVersion", "tuning.paratune.dev/v1alpha1"},
+                           {"kind", "TuningCampaign"},
+                           {"metadata", {{"name", "llama"}, {"namespace", "ns"}}},
+                           {"spec", kube::Json::object()}};
+    auto created = client.Create(res::kTuningCampaigns, "ns", campaign);
+    if (!created.ok()) return 1;
+    const MessagePool pool = testing::LongCampaignPool(trials);
+    controllers::ConfigMapPoolStore store(&client);
+    const auto t0 = Clock::now();
+    auto saved = store.Save(*created, pool, "");
+    const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    if (!saved.ok()) {
+      std::fprintf(stderr, "pool of %d trials not saved: %s\n", trials,
+                   saved.status().ToString().c_str());
+      return 1;
+    }
+    auto all = client.List(res::kConfigMaps, "ns", {});
+    if (!all.ok()) return 1;
+    size_t largest = 0;
+    for (const auto& cm : all->items) {
+      size_t bytes = 0;
+      for (const auto& [key, value] : cm["data"].items()) bytes += value.get<std::string>().size();
+      largest = std::max(largest, bytes);
+    }
+    kube::Json status = kube::Json::object();
+    store.DecorateStatus(*created, &status);
+    std::string condition = "none";
+    if (status.contains("conditions") && !status["conditions"].empty()) {
+      const auto& c = status["conditions"][0];
+      condition = c.value("type", "") + "=" + c.value("status", "") + "/" + c.value("reason", "");
+    }
+    controllers::ConfigMapPoolStore fresh(&client);
+    auto loaded = fresh.Load(*created);
+    if (!loaded.ok()) return 1;
+    std::printf("| %d | %.0f KiB | %zu | %.0f KiB | %s | %zu | %.0f ms |\n", trials,
+                pool.ToJson().dump().size() / 1024.0, all->items.size(), largest / 1024.0,
+                condition.c_str(), loaded->pool.trials().size(), ms);
+  }
+  std::printf("\n");
+  return 0;
+}
+
 }  // namespace
 }  // namespace paratune
 
@@ -129,6 +184,7 @@ int main() {
       "a fake API server's ConfigMap.\n\n");
   if (paratune::Ledger() != 0) return 1;
   if (paratune::Events() != 0) return 1;
+  if (paratune::Pools() != 0) return 1;
   std::printf("Peak RSS of the benchmark process: %ld MiB.\n", paratune::PeakRssKiB() / 1024);
   return 0;
 }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "operator/testing/fake_kube_client.h"
+#include "tests/controllers/long_campaign_pool.h"
 
 namespace paratune::controllers {
 namespace {
@@ -181,27 +182,7 @@ TEST(ConfigMapPoolStoreTest, LoadsAndMigratesTheEarlierLayout) {
 TEST(ConfigMapPoolStoreTest, TenThousandTrialsFitWithAVisibleCondition) {
   kube::FakeKubeClient client;
   Json campaign = Campaign(&client);
-  MessagePool pool;
-  for (int i = 0; i < 10000; ++i) {
-    TrialRecord t;
-    t.iteration = i;
-    t.name = "llama-t" + std::to_string(i);
-    t.config = {{"tp", ParamValue::Int(1 + i % 8)}, {"pp", ParamValue::Int(1 + i % 4)}};
-    t.proposal.rationale = std::string(240, 'r');
-    t.proposal.proposed_by = "builtin";
-    t.change = "tp 1->2, pp 1->2, microBatchSize 2->1";
-    if (i % 5 == 0) {
-      t.phase = TrialPhase::kFailed;
-      FailureDiagnosis d;
-      d.category = "CudaOOM";
-      d.summary = std::string(300, 's');
-      d.evidence = std::string(2000, 'x');
-      t.failure = d;
-    } else {
-      t.phase = TrialPhase::kSucceeded;
-    }
-    pool.AddTrial(t);
-  }
+  const MessagePool pool = testing::LongCampaignPool(10000);
   ConfigMapPoolStore store(&client);
   auto v = store.Save(campaign, pool, "");
   ASSERT_TRUE(v.ok()) << v.status().ToString();
