@@ -122,7 +122,6 @@ int Events() {
   return 0;
 }
 
-
 int Pools() {
   std::printf(
       "Message pools of long campaigns, saved once through ConfigMapPoolStore into a fake API "
