@@ -38,7 +38,7 @@ TEST(PublicCorpusTest, EveryLogHasASourceAndTheSplitHasTwoHalves) {
             PublicCorpusSplit("https://github.com/a/b/issues/1"));
 }
 
-TEST(PublicCorpusTest, HeldOutHalfMeetsTheTargets) {
+TEST(PublicCorpusTest, HeldOutHalfHoldsItsMeasuredFloor) {
   auto kb = KnowledgeBase::LoadEmbedded();
   ASSERT_TRUE(kb.ok());
   auto d = Diagnostician::Create(kb->get());
