@@ -107,12 +107,16 @@ nlohmann::json YamlNodeToJson(const YAML::Node& n, int depth, YamlBudget* budget
 // after a node's anchor or tag ("&a ,b", "!t ,b": a plain scalar cannot start with ','), and
 // a block scalar header followed by text (">#{" then a quoted scalar and ',').
 // Whether position i of `line` (content starting at `content`) begins a node: the line's
-// content, or after a sequence entry "- " or a mapping value ": ".
+// content, or after a sequence entry "- " or a mapping value ": ", or after the node's
+// properties ("!!int >", "&a |") where those begin a node.
 bool AtNodeStart(const std::string& line, size_t content, size_t i) {
   if (i == content) return true;
   const size_t prev = line.find_last_not_of(" \t", i - 1);
   if (prev == std::string::npos || prev < content || prev + 1 == i) return false;
-  return line[prev] == '-' || line[prev] == ':' || line[prev] == '?';
+  if (line[prev] == '-' || line[prev] == ':' || line[prev] == '?') return true;
+  const size_t space = line.find_last_of(" \t", prev);
+  const size_t token = space == std::string::npos || space < content ? content : space + 1;
+  return (line[token] == '&' || line[token] == '!') && AtNodeStart(line, content, token);
 }
 
 // Whether a block scalar header ends well from `i` on: indentation and chomping indicators,
