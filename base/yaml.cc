@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstring>
@@ -196,6 +197,15 @@ Status CheckBlockCommas(const std::string& text) {
         return Status::Invalid("yaml: line " + std::to_string(line_no) +
                                ": ',' after an anchor or tag outside a flow collection "
                                "([...] or {...})");
+      }
+      // A tag or anchor never contains a flow indicator ("!t#{" is not YAML; yaml-cpp loops on
+      // it followed by '"",'): refuse it rather than count its '{' as a flow collection.
+      if ((c == '&' || c == '!') && depth == 0 && AtNodeStart(line, content, i)) {
+        const size_t end = std::min(line.size(), line.find_first_of(" \t\r", i));
+        if (line.find_first_of(",[]{}", i) < end) {
+          return Status::Invalid("yaml: line " + std::to_string(line_no) +
+                                 ": a flow indicator inside a tag or anchor");
+        }
       }
       if ((c == '"' || c == '\'') && (i == content || std::strchr(" [{,:", line[i - 1]))) {
         quote = c;

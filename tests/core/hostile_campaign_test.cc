@@ -345,6 +345,10 @@ TEST(HostileCampaignTest, CommaAfterAnAnchorOrTagIsRefusedNotAHang) {
   EXPECT_EQ((*fine)["f"], "x");
   EXPECT_EQ((*fine)["h"], "x > y");
   EXPECT_EQ((*fine)["i"], "z\n");
+  auto tag = YamlToJson("!t\xf3\xf3#{\n\"\",");  // session 9's CI run, after the fix above
+  ASSERT_FALSE(tag.ok());
+  EXPECT_NE(tag.status().message().find("inside a tag or anchor"), std::string::npos)
+      << tag.status().message();
 }
 
 }  // namespace
