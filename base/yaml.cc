@@ -1,13 +1,15 @@
 #include "base/yaml.h"
 
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
-#include <algorithm>
-#include <cctype>
 #include <cmath>
-#include <cstring>
+#include <cstdint>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "base/utf8.h"
@@ -16,7 +18,7 @@ namespace paratune {
 
 namespace {
 
-// What YAML may expand to. yaml-cpp shares aliased nodes, but turning them into JSON copies
+// What YAML may expand to. An alias names a node defined once, but turning it into JSON copies
 // them: a few hundred bytes of nested aliases ("billion laughs") would expand to gigabytes. The
 // output may hold at most kYamlNodesPerByte nodes and kYamlBytesPerByte scalar bytes per input
 // byte (plus a floor), which real manifests (anchors for a shared block or two) stay far below.
@@ -26,24 +28,22 @@ constexpr int64_t kYamlNodesPerByte = 4;
 constexpr int64_t kYamlBytesFloor = 64 << 10;
 constexpr int64_t kYamlBytesPerByte = 4;
 
-struct YamlBudget {
-  int64_t nodes_left;
-  int64_t bytes_left;
-};
+// "line 3, column 5: " for a position yaml-cpp knows; nothing for one it does not.
+std::string Position(const YAML::Mark& mark) {
+  if (mark.is_null()) return "";
+  return "line " + std::to_string(mark.line + 1) + ", column " + std::to_string(mark.column + 1) +
+         ": ";
+}
 
-// A YAML error with the position of the node it is about ("yaml: line 3, column 5: ...").
-[[noreturn]] void ThrowAt(const YAML::Node& n, const std::string& what) {
-  const YAML::Mark mark = n.Mark();
-  if (mark.is_null()) throw std::runtime_error(what);
-  throw std::runtime_error("line " + std::to_string(mark.line + 1) + ", column " +
-                           std::to_string(mark.column + 1) + ": " + what);
+// A YAML error at a position ("line 3, column 5: ..."); YamlToJson prefixes "yaml: ".
+[[noreturn]] void ThrowAt(const YAML::Mark& mark, const std::string& what) {
+  throw std::runtime_error(Position(mark) + what);
 }
 
 // A plain scalar typed the way Kubernetes' YAML reader types it: booleans, null, integers and
-// finite decimals; everything else (and anything quoted) stays a string.
-nlohmann::json ScalarToJson(const YAML::Node& n) {
-  const std::string& s = n.Scalar();
-  if (n.Tag() == "!") return s;  // quoted: always a string
+// finite decimals; everything else (and anything quoted, which yaml-cpp tags "!") stays a string.
+nlohmann::json ScalarToJson(const std::string& tag, const std::string& s) {
+  if (tag == "!") return s;
   if (s == "true" || s == "True" || s == "TRUE") return true;
   if (s == "false" || s == "False" || s == "FALSE") return false;
   if (s == "null" || s == "~" || s.empty()) return nullptr;
@@ -59,194 +59,175 @@ nlohmann::json ScalarToJson(const YAML::Node& n) {
   return s;
 }
 
-nlohmann::json YamlNodeToJson(const YAML::Node& n, int depth, YamlBudget* budget) {
-  if (depth > kYamlMaxDepth) {
-    ThrowAt(n, "nesting deeper than " + std::to_string(kYamlMaxDepth) + " levels");
-  }
-  if (--budget->nodes_left < 0) {
-    ThrowAt(n, "the document expands to too many nodes (aliases repeated too often?)");
-  }
-  switch (n.Type()) {
-    case YAML::NodeType::Null:
-    case YAML::NodeType::Undefined:
-      return nullptr;
-    case YAML::NodeType::Sequence: {
-      nlohmann::json a = nlohmann::json::array();
-      for (const auto& e : n) a.push_back(YamlNodeToJson(e, depth + 1, budget));
-      return a;
-    }
-    case YAML::NodeType::Map: {
-      nlohmann::json o = nlohmann::json::object();
-      for (const auto& kv : n) {
-        if (!kv.first.IsScalar()) ThrowAt(kv.first, "a map key must be a plain string");
-        const std::string& key = kv.first.Scalar();
-        if (!IsValidUtf8(key)) ThrowAt(kv.first, "a key is not valid UTF-8");
-        budget->bytes_left -= static_cast<int64_t>(key.size());
-        o[key] = YamlNodeToJson(kv.second, depth + 1, budget);
-      }
-      return o;
-    }
-    case YAML::NodeType::Scalar:
-      break;
-  }
-  budget->bytes_left -= static_cast<int64_t>(n.Scalar().size());
-  if (budget->bytes_left < 0) {
-    ThrowAt(n, "the document expands to too much text (aliases repeated too often?)");
-  }
-  if (!IsValidUtf8(n.Scalar())) ThrowAt(n, "a string is not valid UTF-8");
-  return ScalarToJson(n);
-}
+// Builds one document's JSON from yaml-cpp's parse events (no YAML::Node tree in between).
+// Aliases are copied, so what they expand to is charged to the budget before the copy is made.
+class JsonBuilder final : public YAML::EventHandler {
+ public:
+  JsonBuilder(int64_t max_nodes, int64_t max_bytes)
+      : max_nodes_(max_nodes), max_bytes_(max_bytes) {}
 
-// yaml-cpp 0.7 loops forever, allocating gigabytes, when a ',' (flow entry) token appears in
-// block context where a node or key is expected: the 3-byte document ",b\n", or "a:\n  b: 1\n ,c:"
-// (both found by campaign_yaml_fuzzer). Outside a flow collection ([...] or {...}) a ',' can
-// never begin a line's content (a plain scalar cannot start with ','), so such a line is never
-// valid YAML: refuse it, with its line, before yaml-cpp sees the text. Tracks the flow depth
-// (brackets outside quotes and comments) and skips the content of block scalars (| and >).
-// The same loop follows a ',' after a complete quoted scalar or flow collection at the top of
-// block context ("\"x\" ,y", "[a] ,b"; also across lines): never valid YAML, refused too. And
-// after a node's anchor or tag ("&a ,b", "!t ,b": a plain scalar cannot start with ','), and
-// a block scalar header followed by text (">#{" then a quoted scalar and ',').
-// Whether position i of `line` (content starting at `content`) begins a node: the line's
-// content, or after a sequence entry "- " or a mapping value ": ", or after the node's
-// properties ("!!int >", "&a |") where those begin a node.
-bool AtNodeStart(const std::string& line, size_t content, size_t i) {
-  if (i == content) return true;
-  const size_t prev = line.find_last_not_of(" \t", i - 1);
-  if (prev == std::string::npos || prev < content || prev + 1 == i) return false;
-  if (line[prev] == '-' || line[prev] == ':' || line[prev] == '?') return true;
-  const size_t space = line.find_last_of(" \t", prev);
-  const size_t token = space == std::string::npos || space < content ? content : space + 1;
-  return (line[token] == '&' || line[token] == '!') && AtNodeStart(line, content, token);
-}
+  // Where the last document began, and what it holds.
+  const YAML::Mark& document_start() const { return document_start_; }
+  nlohmann::json TakeDocument() { return std::move(document_); }
 
-// Whether a block scalar header ends well from `i` on: indentation and chomping indicators,
-// then nothing or a comment after a space (">#{" is not YAML, and yaml-cpp loops on it).
-bool BlockScalarHeaderEnds(const std::string& line, size_t i) {
-  while (i < line.size() &&
-         (line[i] == '+' || line[i] == '-' || std::isdigit(static_cast<unsigned char>(line[i])))) {
-    ++i;
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    document_start_ = mark;
+    document_ = nullptr;
+    open_.clear();
+    anchors_.clear();  // yaml-cpp numbers anchors per document
   }
-  const size_t next = line.find_first_not_of(" \t\r", i);
-  return next == std::string::npos || (line[next] == '#' && next > i);
-}
+  void OnDocumentEnd() override {}
 
-// Whether the node properties (anchors "&a", tags "!t") starting at `i` are followed by ','.
-bool CommaAfterProperties(const std::string& line, size_t i) {
-  while (i < line.size() && (line[i] == '&' || line[i] == '!')) {
-    i = line.find_first_of(" \t\r", i);  // the end of this property
-    if (i == std::string::npos) return false;
-    i = line.find_first_not_of(" \t\r", i);
-    if (i == std::string::npos) return false;
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    if (AwaitingKey()) ThrowAt(mark, "a map key must be a plain string");
+    Charge(mark, 1, 0);
+    Place(mark, nullptr, anchor, 1, 0);
   }
-  return i < line.size() && line[i] == ',';
-}
 
-Status CheckBlockCommas(const std::string& text) {
-  int depth = 0;                 // open [ and { so far
-  int block_scalar_indent = -1;  // indent of the line that opened a | or > scalar; -1: none
-  char quote = 0;                // the open quote, across lines (quoted scalars may span lines)
-  bool node_closed = false;      // a quoted scalar or flow collection just ended at depth 0
-  size_t line_no = 0;
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) {
-    ++line_no;
-    if (line_no == 1 && line.compare(0, 3, "\xEF\xBB\xBF") == 0) line.erase(0, 3);  // a BOM
-    const size_t first = line.find_first_not_of(" \t\r");
-    if (first == std::string::npos) continue;
-    const int indent = static_cast<int>(first);
-    if (block_scalar_indent >= 0 && quote == 0) {
-      if (indent > block_scalar_indent) continue;  // content of the block scalar
-      block_scalar_indent = -1;
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    const auto it = anchors_.find(anchor);
+    if (it == anchors_.end()) ThrowAt(mark, "an alias to an unknown anchor");
+    const Anchored& target = it->second;
+    if (AwaitingKey()) {
+      if (!target.value.is_string()) ThrowAt(mark, "a map key must be a plain string");
+      Charge(mark, 0, target.bytes);
+      open_.back().key = target.value.get<std::string>();
+      return;
     }
-    size_t pos = first;
-    if (line.compare(pos, 3, "---") == 0 || line.compare(pos, 3, "...") == 0) pos += 3;
-    const size_t content = line.find_first_not_of(" \t\r", pos);
-    if (content == std::string::npos) continue;
-    if (line[content] == ',' && depth == 0 && quote == 0) {
-      return Status::Invalid("yaml: line " + std::to_string(line_no) +
-                             ": ',' outside a flow collection ([...] or {...})");
+    Charge(mark, target.nodes, target.bytes);
+    Place(mark, target.value, YAML::NullAnchor, target.nodes, target.bytes);
+  }
+
+  void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
+                const std::string& value) override {
+    if (!IsValidUtf8(value)) {
+      ThrowAt(mark, AwaitingKey() ? "a key is not valid UTF-8" : "a string is not valid UTF-8");
     }
-    char last = 0;
-    for (size_t i = quote != 0 ? first : content; i < line.size(); ++i) {
-      const char c = line[i];
-      if (quote != 0) {
-        if (quote == '"' && c == '\\') {
-          ++i;  // an escaped character, the quote included
-        } else if (c == quote) {
-          quote = 0;
-          node_closed = depth == 0;
-        }
-        continue;
-      }
-      if (c == ',' && depth == 0 && node_closed) {
-        return Status::Invalid("yaml: line " + std::to_string(line_no) +
-                               ": ',' after a quoted scalar or flow collection outside a flow "
-                               "collection ([...] or {...})");
-      }
-      if (c != ' ' && c != '\t' && c != '\r') node_closed = false;
-      if (c == '#' && (i == 0 || line[i - 1] == ' ' || line[i - 1] == '\t')) break;
-      if ((c == '|' || c == '>') && depth == 0 && AtNodeStart(line, content, i) &&
-          !BlockScalarHeaderEnds(line, i + 1)) {
-        return Status::Invalid("yaml: line " + std::to_string(line_no) +
-                               ": a block scalar header ('|' or '>') followed by text");
-      }
-      if ((c == '&' || c == '!') && depth == 0 && AtNodeStart(line, content, i) &&
-          CommaAfterProperties(line, i)) {
-        return Status::Invalid("yaml: line " + std::to_string(line_no) +
-                               ": ',' after an anchor or tag outside a flow collection "
-                               "([...] or {...})");
-      }
-      // A tag or anchor never contains a flow indicator ("!t#{" is not YAML; yaml-cpp loops on
-      // it followed by '"",'): refuse it rather than count its '{' as a flow collection.
-      if ((c == '&' || c == '!') && depth == 0 && AtNodeStart(line, content, i)) {
-        const size_t end = std::min(line.size(), line.find_first_of(" \t\r", i));
-        if (line.find_first_of(",[]{}", i) < end) {
-          return Status::Invalid("yaml: line " + std::to_string(line_no) +
-                                 ": a flow indicator inside a tag or anchor");
-        }
-      }
-      if ((c == '"' || c == '\'') && (i == content || std::strchr(" [{,:", line[i - 1]))) {
-        quote = c;
-      } else if (c == '[' || c == '{') {
-        ++depth;
-      } else if ((c == ']' || c == '}') && depth > 0) {
-        --depth;
-        node_closed = depth == 0;
-      }
-      if (c != ' ' && c != '\t' && c != '\r') last = c;
+    const auto bytes = static_cast<int64_t>(value.size());
+    if (AwaitingKey()) {
+      Charge(mark, 0, bytes);
+      open_.back().key = value;
+      if (anchor != YAML::NullAnchor) anchors_[anchor] = {value, 1, bytes};
+      return;
     }
-    // "key: |", "key: >-", "- |2": the following more-indented lines are literal text.
-    const size_t bar = line.find_last_of("|>");
-    if (depth == 0 && quote == 0 && bar != std::string::npos && bar >= content) {
-      const size_t rest = line.find_first_not_of("+-0123456789 \t\r", bar + 1);
-      const bool opens = (rest == std::string::npos || line[rest] == '#') &&
-                         (bar == content || line[bar - 1] == ' ');
-      if (opens && (last == '|' || last == '>' || last == '-' || last == '+' ||
-                    std::isdigit(static_cast<unsigned char>(last)))) {
-        block_scalar_indent = indent;
-      }
+    Charge(mark, 1, bytes);
+    Place(mark, ScalarToJson(tag, value), anchor, 1, bytes);
+  }
+
+  void OnSequenceStart(const YAML::Mark& mark, const std::string& /*tag*/, YAML::anchor_t anchor,
+                       YAML::EmitterStyle::value /*style*/) override {
+    Open(mark, nlohmann::json::array(), anchor);
+  }
+  void OnSequenceEnd() override { Close(); }
+
+  void OnMapStart(const YAML::Mark& mark, const std::string& /*tag*/, YAML::anchor_t anchor,
+                  YAML::EmitterStyle::value /*style*/) override {
+    Open(mark, nlohmann::json::object(), anchor);
+  }
+  void OnMapEnd() override { Close(); }
+
+ private:
+  struct Anchored {
+    nlohmann::json value;
+    int64_t nodes;
+    int64_t bytes;
+  };
+  struct OpenNode {
+    nlohmann::json value;  // an array or an object
+    YAML::Mark mark;
+    YAML::anchor_t anchor;
+    int64_t nodes_before;  // the budget used before this node began
+    int64_t bytes_before;
+    std::optional<std::string> key;  // a map's key whose value comes next
+  };
+
+  bool AwaitingKey() const {
+    return !open_.empty() && open_.back().value.is_object() && !open_.back().key;
+  }
+
+  void Charge(const YAML::Mark& mark, int64_t nodes, int64_t bytes) {
+    nodes_used_ += nodes;
+    bytes_used_ += bytes;
+    if (nodes_used_ > max_nodes_) {
+      ThrowAt(mark, "the document expands to too many nodes (aliases repeated too often?)");
+    }
+    if (bytes_used_ > max_bytes_) {
+      ThrowAt(mark, "the document expands to too much text (aliases repeated too often?)");
     }
   }
-  return Status::Ok();
-}
+
+  void Open(const YAML::Mark& mark, nlohmann::json value, YAML::anchor_t anchor) {
+    if (AwaitingKey()) ThrowAt(mark, "a map key must be a plain string");
+    if (open_.size() > static_cast<size_t>(kYamlMaxDepth)) {
+      ThrowAt(mark, "nesting deeper than " + std::to_string(kYamlMaxDepth) + " levels");
+    }
+    Charge(mark, 1, 0);
+    open_.push_back({std::move(value), mark, anchor, nodes_used_ - 1, bytes_used_, std::nullopt});
+  }
+
+  void Close() {
+    OpenNode done = std::move(open_.back());
+    open_.pop_back();
+    Place(done.mark, std::move(done.value), done.anchor, nodes_used_ - done.nodes_before,
+          bytes_used_ - done.bytes_before);
+  }
+
+  // Puts a finished node where it belongs: the document, a sequence's next entry or the value
+  // of a map's pending key (a repeated key keeps its last value, as Kubernetes' reader does).
+  void Place(const YAML::Mark& mark, nlohmann::json value, YAML::anchor_t anchor, int64_t nodes,
+             int64_t bytes) {
+    if (open_.size() > static_cast<size_t>(kYamlMaxDepth)) {
+      ThrowAt(mark, "nesting deeper than " + std::to_string(kYamlMaxDepth) + " levels");
+    }
+    if (anchor != YAML::NullAnchor) anchors_[anchor] = {value, nodes, bytes};
+    if (open_.empty()) {
+      document_ = std::move(value);
+    } else if (open_.back().value.is_array()) {
+      open_.back().value.push_back(std::move(value));
+    } else {
+      open_.back().value[*open_.back().key] = std::move(value);
+      open_.back().key.reset();
+    }
+  }
+
+  const int64_t max_nodes_;
+  const int64_t max_bytes_;
+  int64_t nodes_used_ = 0;
+  int64_t bytes_used_ = 0;
+  YAML::Mark document_start_ = YAML::Mark::null_mark();
+  nlohmann::json document_;
+  std::vector<OpenNode> open_;
+  std::unordered_map<YAML::anchor_t, Anchored> anchors_;
+};
 
 }  // namespace
 
 Result<nlohmann::json> YamlToJson(const std::string& text) {
-  PARATUNE_RETURN_IF_ERROR(CheckBlockCommas(text));
+  const auto size = static_cast<int64_t>(text.size());
+  JsonBuilder builder(kYamlNodesFloor + kYamlNodesPerByte * size,
+                      kYamlBytesFloor + kYamlBytesPerByte * size);
   try {
-    std::vector<YAML::Node> docs = YAML::LoadAll(text);
-    const auto size = static_cast<int64_t>(text.size());
-    YamlBudget budget{kYamlNodesFloor + kYamlNodesPerByte * size,
-                      kYamlBytesFloor + kYamlBytesPerByte * size};
-    if (docs.size() == 1) return YamlNodeToJson(docs[0], 0, &budget);
-    nlohmann::json all = nlohmann::json::array();
-    for (const auto& d : docs) all.push_back(YamlNodeToJson(d, 0, &budget));
-    return all;
-  } catch (const YAML::Exception& e) {
-    return Status::Invalid(std::string("yaml: ") + e.what());
+    std::istringstream in(text);
+    YAML::Parser parser(in);
+    std::vector<nlohmann::json> docs;
+    int64_t previous_start = -1;
+    while (parser.HandleNextDocument(builder)) {
+      // yaml-cpp 0.7's document loop never ends when a document begins at a token no node can
+      // start with (",b", "&a ,b", "[a] ,b", ">#{" then '"",': issue jbeder/yaml-cpp#1040, fixed
+      // upstream by #1319): the parser reports an empty document without consuming anything,
+      // again and again, allocating as it goes. A document that begins where the previous one
+      // began has consumed nothing, so the text there is refused instead.
+      const YAML::Mark& start = builder.document_start();
+      if (start.pos == previous_start) {
+        ThrowAt(start, "no YAML node can begin here (a ',' outside a flow collection?)");
+      }
+      previous_start = start.pos;
+      docs.push_back(builder.TakeDocument());
+    }
+    if (docs.size() == 1) return std::move(docs[0]);
+    return nlohmann::json(std::move(docs));
+  } catch (const YAML::Exception& e) {  // yaml-cpp's "error at line ..." in our form
+    return Status::Invalid("yaml: " + Position(e.mark) + e.msg);
   } catch (const std::exception& e) {
     return Status::Invalid(std::string("yaml: ") + e.what());
   }

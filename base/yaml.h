@@ -1,7 +1,7 @@
 // YAML as Kubernetes reads it, as JSON: plain scalars typed (booleans, null, integers, finite
 // decimals), quoted ones always strings, several documents an array. Bounded against hostile
-// input (nesting, alias expansion, the inputs that make yaml-cpp 0.7 loop), so it is safe on
-// any text a user controls: campaigns, kubeconfigs, knowledge files.
+// input (nesting, alias expansion, the documents on which yaml-cpp 0.7's own loader never ends),
+// so it is safe on any text a user controls: campaigns, kubeconfigs, knowledge files.
 #ifndef PARATUNE_BASE_YAML_H_
 #define PARATUNE_BASE_YAML_H_
 
