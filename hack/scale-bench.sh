@@ -17,7 +17,8 @@
 #     finished or PARATUNE_SCALE_SETTLE seconds later, divided by the TrialRuns then);
 #     reconcile p50/p99 per controller and reconcile errors, from the operator's /metrics.
 # Prints a Markdown "## Scale" section on stdout (progress on stderr) and tears everything down.
-# Usage: hack/scale-bench.sh BUILD_DIR. Exit 0 when measured, 1 otherwise.
+# Usage: hack/scale-bench.sh BUILD_DIR. Exit 0 when measured, 1 otherwise (also when a size
+# could only be measured in part: its part says what was measured and what failed).
 # Env: PARATUNE_SCALE_CAMPAIGNS ("200 1000"), PARATUNE_SCALE_GPU_NODES (32),
 # PARATUNE_SCALE_TIMEOUT (seconds to wait for the first round, 600), PARATUNE_SCALE_SETTLE
 # (seconds to wait after it for every campaign to finish, 300), PARATUNE_KUBE_BIN (default
@@ -57,6 +58,7 @@ cpu_of() {  # cpu_of PID: user+system CPU seconds of a process (0 when it is gon
 export PARATUNE_KUBE_BIN PARATUNE_SIM_GPU_NODES=$gpu_nodes
 export PARATUNE_CLUSTER_DIR PARATUNE_API_PORT PARATUNE_ETCD_PORT PARATUNE_KUBELET_PORT KUBECONFIG
 dir=""
+partial_sizes=""  # the sizes measured only in part
 cluster() { "$root/hack/local-cluster.sh" "$1" "$build"; }
 teardown() {
   [ -n "$dir" ] || return 0
@@ -143,10 +145,12 @@ t0=$(date +%s.%N)
 kubectl -n "$ns" apply -f "$dir/campaigns.yaml" >/dev/null
 t_applied=$(date +%s.%N)
 # Jobs per campaign, by label, until every campaign has its first, then its two first-round Jobs.
-t_first=""; t_round=""
+t_first=""; t_round=""; with_one=0; with_two=0
 while :; do
+  # A poll that fails five times keeps the last counts; the timeout below still ends the loop.
   counts=$(retry kubectl -n "$ns" get jobs -o jsonpath='{range .items[*]}{.metadata.labels.tuning\.paratune\.dev/campaign}{"\n"}{end}' |
-           sort | uniq -c | awk '{c++; if ($1 >= 2) r++} END {print c + 0, r + 0}')
+           sort | uniq -c | awk '{c++; if ($1 >= 2) r++} END {print c + 0, r + 0}') ||
+    { log "polling the Jobs failed 5 times"; counts="$with_one $with_two"; }
   now=$(date +%s.%N)
   read -r with_one with_two <<<"$counts"
   [ -z "$t_first" ] && [ "$with_one" -ge "$n" ] && t_first=$now
@@ -165,11 +169,38 @@ rss_kib=$(awk '/^VmRSS/ {print $2}' "/proc/$op_pid/status")
 hwm_kib=$(awk '/^VmHWM/ {print $2}' "/proc/$op_pid/status")
 [ -s "$dir/metrics-round.txt" ] || curl -sf "http://$probe/metrics" > "$dir/metrics-round.txt" ||
   skip "the operator's /metrics did not answer"
-retry kubectl -n "$ns" get jobs -o json > "$dir/jobs.json"
-retry kubectl -n "$ns" get tuningcampaigns -o json > "$dir/campaigns.json"
-trials=$(retry kubectl -n "$ns" get trialruns -o name | wc -l)
+# What the poll has measured so far, printed as the size's part when a later LIST of thousands
+# of objects times out five times on a saturated API server (as at 1,000 campaigns on 2 cores):
+# the figures taken up to here are never lost with the rest.
+partial() {  # partial REASON
+  local requests elapsed
+  requests=$(awk '/^rest_client_requests_total\{/ {s += $NF} END {printf "%d", s}' \
+             "$dir/metrics-round.txt")
+  elapsed=$(awk -v a="$now" -v b="$t0" 'BEGIN {printf "%.1f", a - b}')
+  log "partial figures for $n campaigns: $1"
+  partial_sizes+=" $n"
+  printf '### %s campaigns (partial: %s)\n\n' "$n" "$1"
+  printf '| measure | value |\n|---|---:|\n'
+  printf '| campaigns with their first Job / both first-round Jobs, %s s after `kubectl apply` | %s / %s of %s |\n' \
+    "$elapsed" "$with_one" "$with_two" "$n"
+  printf '| API requests by the operator by then / per first-round Job then existing | %s / %s |\n' \
+    "$requests" "$(awk -v r="$requests" -v a="$with_one" -v b="$with_two" \
+                   'BEGIN {printf "%.2f", r / ((a + b) > 0 ? a + b : 1)}')"
+  printf '| operator RSS / peak RSS | %s / %s MiB |\n' "$((rss_kib / 1024))" "$((hwm_kib / 1024))"
+  printf '| operator CPU seconds | %s |\n\n' \
+    "$(awk -v a="$cpu1" -v b="$cpu0" 'BEGIN {printf "%.1f", a - b}')"
+  kill "$op_pid" 2>/dev/null || true
+  teardown
+}
+retry kubectl -n "$ns" get jobs -o json > "$dir/jobs.json" ||
+  { partial "listing the Jobs failed 5 times"; return 0; }
+retry kubectl -n "$ns" get tuningcampaigns -o json > "$dir/campaigns.json" ||
+  { partial "listing the campaigns failed 5 times"; return 0; }
+trials=$(retry kubectl -n "$ns" get trialruns -o name | wc -l) ||
+  { partial "listing the TrialRuns failed 5 times"; return 0; }
 jobs=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["items"]))' "$dir/jobs.json")
-events=$(retry kubectl -n "$ns" get events -o name | wc -l)
+events=$(retry kubectl -n "$ns" get events -o name | wc -l) ||
+  { partial "listing the Events failed 5 times"; return 0; }
 # Overall: until every campaign has finished (or settle_s), then the whole run's requests.
 t_settle=$(date +%s)
 while :; do
@@ -180,12 +211,13 @@ while :; do
   sleep 5
 done
 curl -sf "http://$probe/metrics" > "$dir/metrics.txt" || skip "the operator's /metrics did not answer"
-trials_all=$(retry kubectl -n "$ns" get trialruns -o name | wc -l)
+trials_all=$(retry kubectl -n "$ns" get trialruns -o name | wc -l) ||
+  { partial "listing the TrialRuns after the first round failed 5 times"; return 0; }
 events_all=$(retry kubectl -n "$ns" get events -o json | python3 -c 'import json,sys
 n = 0
 for e in json.load(sys.stdin)["items"]:
     n += (e.get("source", {}).get("component") or e.get("reportingComponent")) == "paratune-operator"
-print(n)')
+print(n)') || { partial "listing the Events after the first round failed 5 times"; return 0; }
 settled_s=$(( $(date +%s) - t_settle ))
 [ -n "$t_first" ] || log "not every campaign got a trial Job within ${timeout_s}s ($with_one of $n)"
 python3 - "$dir" "$n" "$gpu_nodes" "$nodes" "$t0" "$t_applied" "${t_first:-}" "${t_round:-}" \
@@ -330,3 +362,4 @@ echo "From \`hack/scale-bench.sh\` (run by \`make bench\` through \`controllers_
 echo "p50/p99 interpolated within the operator's histogram buckets (whole run, to the overall"
 echo "snapshot); RSS and CPU at the first round; per-campaign times from the API server's"
 echo "creationTimestamps (1 s resolution)."
+[ -z "$partial_sizes" ] || { log "measured only in part:$partial_sizes campaigns"; exit 1; }
