@@ -70,10 +70,14 @@ bool ParametersOk(const std::vector<std::string>& expected, const std::vector<st
 
 Result<LabelledCase> ParsePublicCase(const nlohmann::json& j, const std::string& path) {
   JsonFields f(j, path);
-  PARATUNE_RETURN_IF_ERROR(f.CheckKnownKeys({"url", "log", "category", "parameters", "retryable",
-                                             "config", "podReason", "exitCode", "events"}));
+  PARATUNE_RETURN_IF_ERROR(
+      f.CheckKnownKeys({"url", "collection", "log", "category", "parameters", "retryable", "config",
+                        "podReason", "exitCode", "events"}));
   LabelledCase c;
   PARATUNE_RETURN_IF_ERROR(f.ReadString("url", &c.url));
+  int64_t collection = 0;
+  PARATUNE_RETURN_IF_ERROR(f.ReadInt("collection", 0, 100, &collection));
+  c.collection = static_cast<int>(collection);
   if (c.url.rfind("https://", 0) != 0) return Status::Invalid(f.Path("url") + ": required");
   PARATUNE_RETURN_IF_ERROR(f.ReadString("log", &c.log));
   PARATUNE_RETURN_IF_ERROR(ParseLabels(f, &c));

@@ -28,6 +28,7 @@ struct LabelledCase {
   bool parameters_labelled = true;      // false: the case names no expected parameters
   std::string url;                      // public corpus: where the log was quoted from
   std::string split;                    // public corpus: "dev" or "heldout" (PublicCorpusSplit)
+  int collection = 0;                   // public corpus: which collection (0: the first two)
 };
 
 // Reads `dir`/labels.yaml and the logs it names. Errors name the file and field.

@@ -1,8 +1,10 @@
 // The public failure-log corpus (tests/knowledge/data/public): well-formed, split before the
 // signatures were written, and diagnosed on its held-out half at least as well as measured after
-// the second collection (2026-11-25: 205 logs, 99 held-out; category 83/99 = 83.8%, retryable
-// 94/99 = 94.9%; issue 15 asks for 90% and 95%, not reached: see bench/RESULTS.md). A floor, not
-// the target. Per-case misses are printed so a regression names its log.
+// the third collection, before any signature was changed for it (2026-11-25: 286 logs, 141
+// held-out; category 109/141 = 77.3%, retryable 125/141 = 88.7%; on the third collection's 42
+// held-out logs, never looked at case by case, 26/42 = 61.9% and 31/42 = 73.8%). Issue 15 asks for
+// 90% and 95%, not reached: see bench/RESULTS.md. A floor, not the target. Per-case misses are
+// printed so a regression names its log.
 #include <gtest/gtest.h>
 
 #include <set>
@@ -45,21 +47,29 @@ TEST(PublicCorpusTest, HeldOutHalfHoldsItsMeasuredFloor) {
   ASSERT_TRUE(d.ok());
   auto cases = LoadPublicCorpus(kCorpus);
   ASSERT_TRUE(cases.ok()) << cases.status().ToString();
-  int n = 0, category = 0, retryable = 0;
-  std::string misses;
+  struct Tally {
+    int n = 0, category = 0, retryable = 0;
+    std::string misses;
+  } all, third;
   for (const auto& o : EvaluateCases(**d, *cases)) {
     if (o.c->split != "heldout") continue;
-    ++n;
-    category += o.category_ok;
-    retryable += o.retryable_ok;
-    if (!o.category_ok || !o.retryable_ok) {
-      misses += "\n  " + o.c->url + ": expected " + o.c->category + ", got " +
-                o.diagnosis.category + (o.diagnosis.retryable ? " (retryable)" : "");
+    for (Tally* t : {&all, &third}) {
+      if (t == &third && o.c->collection != 3) continue;
+      ++t->n;
+      t->category += o.category_ok;
+      t->retryable += o.retryable_ok;
+      if (!o.category_ok || !o.retryable_ok) {
+        t->misses += "\n  " + o.c->url + ": expected " + o.c->category + ", got " +
+                     o.diagnosis.category + (o.diagnosis.retryable ? " (retryable)" : "");
+      }
     }
   }
-  ASSERT_GT(n, 0);
-  EXPECT_GE(category * 1000, n * 838) << category << "/" << n << misses;
-  EXPECT_GE(retryable * 1000, n * 949) << retryable << "/" << n << misses;
+  ASSERT_GT(all.n, 0);
+  EXPECT_GE(all.category * 1000, all.n * 773) << all.category << "/" << all.n << all.misses;
+  EXPECT_GE(all.retryable * 1000, all.n * 886) << all.retryable << "/" << all.n << all.misses;
+  ASSERT_GT(third.n, 0);
+  EXPECT_GE(third.category * 1000, third.n * 619) << third.category << "/" << third.n;
+  EXPECT_GE(third.retryable * 1000, third.n * 738) << third.retryable << "/" << third.n;
 }
 
 }  // namespace
