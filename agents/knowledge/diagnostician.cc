@@ -103,6 +103,15 @@ std::string ErrorType(const std::vector<std::string>& lines, size_t at, size_t l
   return fallback;
 }
 
+// Whether the trial's own program logged that it started (its distributed or framework
+// initialization), as opposed to a log that holds only Kubernetes' report of the failure.
+bool ShowsStart(const std::vector<std::string>& lines) {
+  for (const auto& l : lines) {
+    if (l.find("nitializ") != std::string::npos) return true;  // Initializing, initialized
+  }
+  return false;
+}
+
 bool ShowsProgress(const std::vector<std::string>& lines) {
   for (const auto& l : lines) {
     if (l.find(" iteration ") != std::string::npos ||
@@ -173,8 +182,11 @@ FailureDiagnosis Diagnostician::Diagnose(const DiagnosisInput& in) const {
   int conf = sig.confidence;
   if (a.confirmed) conf += 5;
   if (sig.attribution != "none" && d.parameters.empty()) conf -= 15;
-  if (sig.category == "Timeout" && !ShowsProgress(lines)) {
-    d.retryable = true;  // a run that never progressed hung; one that did was too slow.
+  // A run that started and never progressed hung (worth one more run); one that progressed was
+  // too slow, and a bare deadline (Kubernetes' report alone) is final, as the Job controller
+  // treats it: neither is retryable.
+  if (sig.category == "Timeout" && ShowsStart(lines) && !ShowsProgress(lines)) {
+    d.retryable = true;
   }
   d.confidence = std::clamp(conf, 5, 99);
   size_t type_line = cause.line;

@@ -209,6 +209,46 @@ TEST_F(DiagnosticianTest, MissingImagesAreNotRetryableButRegistryHiccupsAre) {
   auto timeout = Run("Get https://registry-1.docker.io/v2/: net/http: TLS handshake timeout",
                      nullptr, "ImagePullBackOff");
   EXPECT_TRUE(timeout.retryable);
+  // A pull failure that says nothing of why is what the kubelet has already retried: the usual
+  // cause is the reference or the credentials, so it is not retried again.
+  auto bare = Run("trainer-0   0/1   ErrImagePull   0   41m", nullptr, "ErrImagePull");
+  EXPECT_EQ(bare.category, "ImagePull");
+  EXPECT_EQ(bare.signature, "image-pull-unexplained");
+  EXPECT_FALSE(bare.retryable);
+}
+
+// From the third public collection's dev half (tests/knowledge/data/public/cases.yaml).
+TEST_F(DiagnosticianTest, DeadlinesAdmissionAndContainerCreationAreReadAsAnExpertWould) {
+  // A deadline is final for the Job controller; only a run that started and then logged nothing
+  // more (a hang at initialization) is worth another run.
+  auto bare =
+      Run("message: Job was active longer than specified deadline\nreason: DeadlineExceeded");
+  EXPECT_EQ(bare.category, "Timeout");
+  EXPECT_FALSE(bare.retryable);
+  auto pod = Run("Pod failed: Pod was active on the node longer than the specified deadline");
+  EXPECT_EQ(pod.category, "Timeout");
+  auto hang = Run("> initializing torch distributed ...\n", nullptr, "DeadlineExceeded");
+  EXPECT_TRUE(hang.retryable);
+  auto admission = Run(
+      "Reason: UnexpectedAdmissionError\nMessage: Pod Allocate failed due to requested number of "
+      "devices unavailable for nvidia.com/gpu. Requested: 1, Available: 0, which is unexpected");
+  EXPECT_EQ(admission.category, "NodeFault");
+  EXPECT_TRUE(admission.retryable);
+  // The runtime's reason beats its generic CreateContainerError, which comes first.
+  auto init_oom =
+      Run("trainer-0   0/1   CreateContainerError   0   2m\nError: container create failed: runc "
+          "create failed: unable to start container process: container init was OOM-killed (memory "
+          "limit too low?)",
+          nullptr, "CreateContainerError");
+  EXPECT_EQ(init_oom.category, "HostOOM");
+  auto create = Run("trainer-0   0/1   CreateContainerError   0   2m");
+  EXPECT_EQ(create.category, "Unknown");
+  EXPECT_FALSE(create.retryable);
+  auto remainder =
+      Run("  File \"train.py\", line 70, in train_model\n    assert args.batch_size % len(devices) "
+          "== 0\nAssertionError");
+  EXPECT_EQ(remainder.category, "InvalidParallelism");
+  EXPECT_FALSE(remainder.retryable);
 }
 
 TEST_F(DiagnosticianTest, JaxAndXlaErrorsSeparateMeshHbmAndHost) {
