@@ -1,10 +1,9 @@
 // The public failure-log corpus (tests/knowledge/data/public): well-formed, split before the
-// signatures were written, and diagnosed on its held-out half at least as well as measured after
-// the third collection (2026-11-25: 286 logs, 141 held-out; category 113/141 = 80.1%, retryable
-// 129/141 = 91.5%; on the third collection's 42 held-out logs, never looked at case by case
-// before they were measured, 28/42 = 66.7% and 34/42 = 81.0%). Issue 15 asks for 90% and 95%,
-// not reached: see bench/RESULTS.md. A floor, not the target. Per-case misses are printed so a
-// regression names its log.
+// signatures were written, and diagnosed on its held-out half at least as well as last measured
+// (see bench/RESULTS.md, "Diagnosis on public logs"). The third and fourth collections' held-out
+// halves, never looked at case by case, are held to their own floors. Issue 15 asks for 90%
+// category and 95% retryable, not reached. A floor, not the target. Per-case misses are printed
+// so a regression names its log.
 #include <gtest/gtest.h>
 
 #include <set>
@@ -48,13 +47,16 @@ TEST(PublicCorpusTest, HeldOutHalfHoldsItsMeasuredFloor) {
   auto cases = LoadPublicCorpus(kCorpus);
   ASSERT_TRUE(cases.ok()) << cases.status().ToString();
   struct Tally {
+    int collection = 0;  // 0: every collection
     int n = 0, category = 0, retryable = 0;
     std::string misses;
-  } all, third;
+  } all, third, fourth;
+  third.collection = 3;
+  fourth.collection = 4;
   for (const auto& o : EvaluateCases(**d, *cases)) {
     if (o.c->split != "heldout") continue;
-    for (Tally* t : {&all, &third}) {
-      if (t == &third && o.c->collection != 3) continue;
+    for (Tally* t : {&all, &third, &fourth}) {
+      if (t->collection != 0 && o.c->collection != t->collection) continue;
       ++t->n;
       t->category += o.category_ok;
       t->retryable += o.retryable_ok;
@@ -64,12 +66,20 @@ TEST(PublicCorpusTest, HeldOutHalfHoldsItsMeasuredFloor) {
       }
     }
   }
-  ASSERT_GT(all.n, 0);
-  EXPECT_GE(all.category * 1000, all.n * 801) << all.category << "/" << all.n << all.misses;
-  EXPECT_GE(all.retryable * 1000, all.n * 914) << all.retryable << "/" << all.n << all.misses;
-  ASSERT_GT(third.n, 0);
-  EXPECT_GE(third.category * 1000, third.n * 666) << third.category << "/" << third.n;
-  EXPECT_GE(third.retryable * 1000, third.n * 809) << third.retryable << "/" << third.n;
+  // Per mille floors: category and retryable, as measured (2026-11-25, 372 logs, 181 held-out).
+  const struct {
+    const Tally* t;
+    int category, retryable;
+  } floors[] = {{&all, 767, 872}, {&third, 666, 809}, {&fourth, 650, 725}};
+  for (const auto& f : floors) {
+    ASSERT_GT(f.t->n, 0) << "collection " << f.t->collection;
+    EXPECT_GE(f.t->category * 1000, f.t->n * f.category)
+        << "collection " << f.t->collection << ": " << f.t->category << "/" << f.t->n
+        << f.t->misses;
+    EXPECT_GE(f.t->retryable * 1000, f.t->n * f.retryable)
+        << "collection " << f.t->collection << ": " << f.t->retryable << "/" << f.t->n
+        << f.t->misses;
+  }
 }
 
 }  // namespace
