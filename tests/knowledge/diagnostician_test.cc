@@ -251,6 +251,61 @@ TEST_F(DiagnosticianTest, DeadlinesAdmissionAndContainerCreationAreReadAsAnExper
   EXPECT_FALSE(remainder.retryable);
 }
 
+// From the fourth public collection's dev half.
+TEST_F(DiagnosticianTest, SchedulersRuntimesAndCompilersOfTheFourthCollectionAreNamed) {
+  auto ray = Run(
+      "The actor is dead because its worker process has died. Worker exit type: USER_ERROR Worker "
+      "exit detail: Task was killed due to the node running low on memory.");
+  EXPECT_EQ(ray.category, "HostOOM");
+  auto never_fits = Run(
+      "0/41 nodes are available: 35 Insufficient cpu.\nNormal NotTriggerScaleUp cluster-autoscaler "
+      "pod didn't trigger scale-up (it wouldn't fit if a new node is added): 1 Insufficient "
+      "nvidia.com/gpu");
+  EXPECT_EQ(never_fits.category, "Unschedulable");
+  EXPECT_FALSE(never_fits.retryable);
+  auto lost = Run("k8s-node2    NotReady   <none>    2h        v1.10.0", nullptr, "NodeLost");
+  EXPECT_EQ(lost.category, "NodeFault");
+  EXPECT_TRUE(lost.retryable);
+  // A node listing beside a real error does not explain it.
+  auto listed = Run(
+      "k8s-node2    NotReady   <none>    2h        v1.10.0\ntorch.OutOfMemoryError: CUDA out of "
+      "memory. Tried to allocate 2.00 GiB");
+  EXPECT_EQ(listed.category, "CudaOOM");
+  auto tekton = Run("5 minutes ago   5 minutes   Failed(PipelineRunTimeout)");
+  EXPECT_EQ(tekton.category, "Timeout");
+  EXPECT_FALSE(tekton.retryable);
+  // NCCL quoting a CUDA failure is that failure, not the network; CUDA's unknown error is the node.
+  auto cuda =
+      Run("torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, unhandled "
+          "cuda error, NCCL version 2.17.1\nncclUnhandledCudaError: Call to CUDA function failed.");
+  EXPECT_EQ(cuda.category, "Unknown");
+  EXPECT_FALSE(cuda.retryable);
+  auto unknown = Run(
+      "[E ProcessGroupNCCL.cpp:915] [Rank 0] NCCL watchdog thread terminated with exception: CUDA "
+      "error: unknown error");
+  EXPECT_EQ(unknown.category, "NodeFault");
+  EXPECT_TRUE(unknown.retryable);
+  auto connect =
+      Run("ps-8:795:822 [0] include/socket.h:409 NCCL WARN Net : Connect to "
+          "192.168.1.9<54263> failed");
+  EXPECT_EQ(connect.category, "CollectiveTimeout");
+  auto rendezvous = Run(
+      "Exception in device=TPU:6: mesh_service.cc:294 : Failed to meet rendezvous 'loss_reduce': "
+      "Socket closed (14)");
+  EXPECT_EQ(rendezvous.category, "CollectiveTimeout");
+  auto mbs = Run("ValueError: Expecting 4 arg_mbs but got 2");
+  EXPECT_EQ(mbs.category, "InvalidParallelism");
+  auto sp = Run("AssertionError: Sequence parallelism is not supported for NemotronHForCausalLM");
+  EXPECT_EQ(sp.category, "InvalidParallelism");
+  auto hbm =
+      Run("Total hbm usage >= 11.47G:\n    reserved        530.00M\nProgram hbm requirement "
+          "10.96G:");
+  EXPECT_EQ(hbm.category, "TpuResourceExhausted");
+  auto mosaic = Run(
+      "Mosaic kernels cannot be automatically partitioned. Please wrap the call in a shard_map.");
+  EXPECT_EQ(mosaic.category, "CompileError");
+}
+
 TEST_F(DiagnosticianTest, JaxAndXlaErrorsSeparateMeshHbmAndHost) {
   Config mesh{{"iciData", ParamValue::Int(1)},
               {"iciFsdp", ParamValue::Int(8)},
