@@ -89,15 +89,29 @@ void PrintPublicSplit(const std::string& split, const std::vector<paratune::Case
   std::printf("Parameters right on %d of the %d %s logs that label them (%.1f%%).\n\n",
               params.parameters, params.n, split.c_str(),
               params.n > 0 ? 100.0 * params.parameters / params.n : 0.0);
+  // The held-out halves of the third and later collections have never been read case by case:
+  // their misses are counted, not listed, so that whoever writes the next signature cannot fit
+  // them (the test names a log only when it regresses).
+  size_t unlisted = 0;
   for (const auto& o : all) {
     if (!in(o)) continue;
     if (!o.category_ok || !o.parameters_ok || !o.retryable_ok) {
+      if (split == "heldout" && o.c->collection >= 3) {
+        ++unlisted;
+        continue;
+      }
       std::printf(
           "- miss: <%s> expected %s%s, got %s%s (%s)\n", o.c->url.c_str(), o.c->category.c_str(),
           o.c->retryable ? (*o.c->retryable ? " retryable" : " not retryable") : "",
           o.diagnosis.category.c_str(), o.diagnosis.retryable ? " retryable" : " not retryable",
           o.diagnosis.signature.empty() ? "no signature" : o.diagnosis.signature.c_str());
     }
+  }
+  if (unlisted > 0) {
+    std::printf(
+        "- %zu misses of the third and later collections' held-out logs, not listed: they stay "
+        "unseen so that this half remains a measurement\n",
+        unlisted);
   }
   std::printf("\n");
 }
