@@ -156,13 +156,19 @@ class JsonBuilder final : public YAML::EventHandler {
     }
   }
 
-  void Open(const YAML::Mark& mark, nlohmann::json value, YAML::anchor_t anchor) {
-    if (AwaitingKey()) ThrowAt(mark, "a map key must be a plain string");
+  // A node begins as deep as the collections open around it.
+  void CheckDepth(const YAML::Mark& mark) const {
     if (open_.size() > static_cast<size_t>(kYamlMaxDepth)) {
       ThrowAt(mark, "nesting deeper than " + std::to_string(kYamlMaxDepth) + " levels");
     }
+  }
+
+  void Open(const YAML::Mark& mark, nlohmann::json value, YAML::anchor_t anchor) {
+    if (AwaitingKey()) ThrowAt(mark, "a map key must be a plain string");
+    CheckDepth(mark);
+    const int64_t nodes_before = nodes_used_;
     Charge(mark, 1, 0);
-    open_.push_back({std::move(value), mark, anchor, nodes_used_ - 1, bytes_used_, std::nullopt});
+    open_.push_back({std::move(value), mark, anchor, nodes_before, bytes_used_, std::nullopt});
   }
 
   void Close() {
@@ -176,9 +182,7 @@ class JsonBuilder final : public YAML::EventHandler {
   // of a map's pending key (a repeated key keeps its last value, as Kubernetes' reader does).
   void Place(const YAML::Mark& mark, nlohmann::json value, YAML::anchor_t anchor, int64_t nodes,
              int64_t bytes) {
-    if (open_.size() > static_cast<size_t>(kYamlMaxDepth)) {
-      ThrowAt(mark, "nesting deeper than " + std::to_string(kYamlMaxDepth) + " levels");
-    }
+    CheckDepth(mark);
     if (anchor != YAML::NullAnchor) anchors_[anchor] = {value, nodes, bytes};
     if (open_.empty()) {
       document_ = std::move(value);
