@@ -4,12 +4,24 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+#include <vector>
+
 #include "agents/knowledge/diagnosis_eval.h"
 #include "agents/knowledge/knowledge_base.h"
 #include "agents/model/workload.h"
 
 namespace paratune {
 namespace {
+
+// One log and what an expert reads in it: the category ("" when only retryability is the point)
+// and, when set, whether a plain re-run can succeed.
+struct ExpertReading {
+  const char* log;
+  const char* pod_reason;
+  const char* category;
+  std::optional<bool> retryable;
+};
 
 class DiagnosticianTest : public ::testing::Test {
  protected:
@@ -28,6 +40,17 @@ class DiagnosticianTest : public ::testing::Test {
     in.config = config;
     in.pod_reason = reason;
     return diag_->Diagnose(in);
+  }
+  void ExpectReadings(const std::vector<ExpertReading>& readings) {
+    for (const auto& r : readings) {
+      auto d = Run(r.log, nullptr, r.pod_reason);
+      if (*r.category != '\0') {
+        EXPECT_EQ(d.category, r.category) << r.log;
+      }
+      if (r.retryable) {
+        EXPECT_EQ(d.retryable, *r.retryable) << r.log;
+      }
+    }
   }
   std::unique_ptr<KnowledgeBase> kb_;
   std::unique_ptr<Diagnostician> diag_;
@@ -219,91 +242,71 @@ TEST_F(DiagnosticianTest, MissingImagesAreNotRetryableButRegistryHiccupsAre) {
 
 // From the third public collection's dev half (tests/knowledge/data/public/cases.yaml).
 TEST_F(DiagnosticianTest, DeadlinesAdmissionAndContainerCreationAreReadAsAnExpertWould) {
-  // A deadline is final for the Job controller; only a run that started and then logged nothing
-  // more (a hang at initialization) is worth another run.
-  auto bare =
-      Run("message: Job was active longer than specified deadline\nreason: DeadlineExceeded");
-  EXPECT_EQ(bare.category, "Timeout");
-  EXPECT_FALSE(bare.retryable);
-  auto pod = Run("Pod failed: Pod was active on the node longer than the specified deadline");
-  EXPECT_EQ(pod.category, "Timeout");
-  auto hang = Run("> initializing torch distributed ...\n", nullptr, "DeadlineExceeded");
-  EXPECT_TRUE(hang.retryable);
-  auto admission = Run(
-      "Reason: UnexpectedAdmissionError\nMessage: Pod Allocate failed due to requested number of "
-      "devices unavailable for nvidia.com/gpu. Requested: 1, Available: 0, which is unexpected");
-  EXPECT_EQ(admission.category, "NodeFault");
-  EXPECT_TRUE(admission.retryable);
-  // The runtime's reason beats its generic CreateContainerError, which comes first.
-  auto init_oom =
-      Run("trainer-0   0/1   CreateContainerError   0   2m\nError: container create failed: runc "
-          "create failed: unable to start container process: container init was OOM-killed (memory "
-          "limit too low?)",
-          nullptr, "CreateContainerError");
-  EXPECT_EQ(init_oom.category, "HostOOM");
-  auto create = Run("trainer-0   0/1   CreateContainerError   0   2m");
-  EXPECT_EQ(create.category, "Unknown");
-  EXPECT_FALSE(create.retryable);
-  auto remainder =
-      Run("  File \"train.py\", line 70, in train_model\n    assert args.batch_size % len(devices) "
-          "== 0\nAssertionError");
-  EXPECT_EQ(remainder.category, "InvalidParallelism");
-  EXPECT_FALSE(remainder.retryable);
+  ExpectReadings({
+      // A deadline is final for the Job controller; only a run that started and then logged
+      // nothing more (a hang at initialization) is worth another run.
+      {"message: Job was active longer than specified deadline\nreason: DeadlineExceeded", "",
+       "Timeout", false},
+      {"Pod failed: Pod was active on the node longer than the specified deadline", "", "Timeout",
+       std::nullopt},
+      {"> initializing torch distributed ...\n", "DeadlineExceeded", "", true},
+      {"Reason: UnexpectedAdmissionError\nMessage: Pod Allocate failed due to requested "
+       "number of devices unavailable for nvidia.com/gpu. Requested: 1, Available: 0, which "
+       "is unexpected",
+       "", "NodeFault", true},
+      // The runtime's reason beats its generic CreateContainerError, which comes first.
+      {"trainer-0   0/1   CreateContainerError   0   2m\nError: container create failed: "
+       "runc create failed: unable to start container process: container init was "
+       "OOM-killed (memory limit too low?)",
+       "CreateContainerError", "HostOOM", std::nullopt},
+      {"trainer-0   0/1   CreateContainerError   0   2m", "", "Unknown", false},
+      {"  File \"train.py\", line 70, in train_model\n    assert args.batch_size % "
+       "len(devices) == 0\nAssertionError",
+       "", "InvalidParallelism", false},
+  });
 }
 
 // From the fourth public collection's dev half.
 TEST_F(DiagnosticianTest, SchedulersRuntimesAndCompilersOfTheFourthCollectionAreNamed) {
-  auto ray = Run(
-      "The actor is dead because its worker process has died. Worker exit type: USER_ERROR Worker "
-      "exit detail: Task was killed due to the node running low on memory.");
-  EXPECT_EQ(ray.category, "HostOOM");
-  auto never_fits = Run(
-      "0/41 nodes are available: 35 Insufficient cpu.\nNormal NotTriggerScaleUp cluster-autoscaler "
-      "pod didn't trigger scale-up (it wouldn't fit if a new node is added): 1 Insufficient "
-      "nvidia.com/gpu");
-  EXPECT_EQ(never_fits.category, "Unschedulable");
-  EXPECT_FALSE(never_fits.retryable);
-  auto lost = Run("k8s-node2    NotReady   <none>    2h        v1.10.0", nullptr, "NodeLost");
-  EXPECT_EQ(lost.category, "NodeFault");
-  EXPECT_TRUE(lost.retryable);
-  // A node listing beside a real error does not explain it.
-  auto listed = Run(
-      "k8s-node2    NotReady   <none>    2h        v1.10.0\ntorch.OutOfMemoryError: CUDA out of "
-      "memory. Tried to allocate 2.00 GiB");
-  EXPECT_EQ(listed.category, "CudaOOM");
-  auto tekton = Run("5 minutes ago   5 minutes   Failed(PipelineRunTimeout)");
-  EXPECT_EQ(tekton.category, "Timeout");
-  EXPECT_FALSE(tekton.retryable);
-  // NCCL quoting a CUDA failure is that failure, not the network; CUDA's unknown error is the node.
-  auto cuda =
-      Run("torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, unhandled "
-          "cuda error, NCCL version 2.17.1\nncclUnhandledCudaError: Call to CUDA function failed.");
-  EXPECT_EQ(cuda.category, "Unknown");
-  EXPECT_FALSE(cuda.retryable);
-  auto unknown = Run(
-      "[E ProcessGroupNCCL.cpp:915] [Rank 0] NCCL watchdog thread terminated with exception: CUDA "
-      "error: unknown error");
-  EXPECT_EQ(unknown.category, "NodeFault");
-  EXPECT_TRUE(unknown.retryable);
-  auto connect =
-      Run("ps-8:795:822 [0] include/socket.h:409 NCCL WARN Net : Connect to "
-          "192.168.1.9<54263> failed");
-  EXPECT_EQ(connect.category, "CollectiveTimeout");
-  auto rendezvous = Run(
-      "Exception in device=TPU:6: mesh_service.cc:294 : Failed to meet rendezvous 'loss_reduce': "
-      "Socket closed (14)");
-  EXPECT_EQ(rendezvous.category, "CollectiveTimeout");
-  auto mbs = Run("ValueError: Expecting 4 arg_mbs but got 2");
-  EXPECT_EQ(mbs.category, "InvalidParallelism");
-  auto sp = Run("AssertionError: Sequence parallelism is not supported for NemotronHForCausalLM");
-  EXPECT_EQ(sp.category, "InvalidParallelism");
-  auto hbm =
-      Run("Total hbm usage >= 11.47G:\n    reserved        530.00M\nProgram hbm requirement "
-          "10.96G:");
-  EXPECT_EQ(hbm.category, "TpuResourceExhausted");
-  auto mosaic = Run(
-      "Mosaic kernels cannot be automatically partitioned. Please wrap the call in a shard_map.");
-  EXPECT_EQ(mosaic.category, "CompileError");
+  ExpectReadings({
+      {"The actor is dead because its worker process has died. Worker exit type: USER_ERROR "
+       "Worker exit detail: Task was killed due to the node running low on memory.",
+       "", "HostOOM", std::nullopt},
+      {"0/41 nodes are available: 35 Insufficient cpu.\nNormal NotTriggerScaleUp "
+       "cluster-autoscaler pod didn't trigger scale-up (it wouldn't fit if a new node is "
+       "added): 1 Insufficient nvidia.com/gpu",
+       "", "Unschedulable", false},
+      {"k8s-node2    NotReady   <none>    2h        v1.10.0", "NodeLost", "NodeFault", true},
+      // A node listing beside a real error does not explain it.
+      {"k8s-node2    NotReady   <none>    2h        v1.10.0\ntorch.OutOfMemoryError: CUDA "
+       "out of memory. Tried to allocate 2.00 GiB",
+       "", "CudaOOM", std::nullopt},
+      {"5 minutes ago   5 minutes   Failed(PipelineRunTimeout)", "", "Timeout", false},
+      // NCCL quoting a CUDA failure is that failure, not the network; CUDA's unknown error
+      // is the node.
+      {"torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, "
+       "unhandled cuda error, NCCL version 2.17.1\nncclUnhandledCudaError: Call to CUDA "
+       "function failed.",
+       "", "Unknown", false},
+      {"[E ProcessGroupNCCL.cpp:915] [Rank 0] NCCL watchdog thread terminated with exception: "
+       "CUDA error: unknown error",
+       "", "NodeFault", true},
+      {"ps-8:795:822 [0] include/socket.h:409 NCCL WARN Net : Connect to 192.168.1.9<54263> "
+       "failed",
+       "", "CollectiveTimeout", std::nullopt},
+      {"Exception in device=TPU:6: mesh_service.cc:294 : Failed to meet rendezvous "
+       "'loss_reduce': Socket closed (14)",
+       "", "CollectiveTimeout", std::nullopt},
+      {"ValueError: Expecting 4 arg_mbs but got 2", "", "InvalidParallelism", std::nullopt},
+      {"AssertionError: Sequence parallelism is not supported for NemotronHForCausalLM", "",
+       "InvalidParallelism", std::nullopt},
+      {"Total hbm usage >= 11.47G:\n    reserved        530.00M\nProgram hbm requirement "
+       "10.96G:",
+       "", "TpuResourceExhausted", std::nullopt},
+      {"Mosaic kernels cannot be automatically partitioned. Please wrap the call in a "
+       "shard_map.",
+       "", "CompileError", std::nullopt},
+  });
 }
 
 TEST_F(DiagnosticianTest, JaxAndXlaErrorsSeparateMeshHbmAndHost) {
