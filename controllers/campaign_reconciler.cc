@@ -143,7 +143,7 @@ Result<kube::ReconcileResult> TuningCampaignReconciler::Reconcile(const kube::Ob
   // Warm start: past-optimization records from this namespace, read only until the engine has
   // proposed its first trial (controllers/knowledge_records.h).
   if (ctx.spec.agents.engine == "builtin" && WarmStartPending(ctx.loaded.pool)) {
-    auto past = LoadPastRecords(client_, ctx.spec, kube::NamespaceOf(ctx.campaign));
+    auto past = LoadPastRecords(*configmaps_, ctx.spec, kube::NamespaceOf(ctx.campaign));
     if (!past.ok()) return past.status();
     for (const auto& w : past->warnings) Emit(ctx, "Warning", "KnowledgeSkipped", w);
     deps.past = std::move(past->records);

@@ -3,6 +3,8 @@
 #include <chrono>
 #include <thread>
 
+#include "controllers/conditions.h"
+
 namespace paratune::controllers {
 
 ConfigMapCache::ConfigMapCache(kube::KubeClient* client, std::vector<kube::Informer*> informers)
@@ -27,6 +29,25 @@ Result<kube::Json> ConfigMapCache::Get(const std::string& ns, const std::string&
 
 Result<kube::Json> ConfigMapCache::GetLive(const std::string& ns, const std::string& name) const {
   return client_->Get(kube::resources::kConfigMaps, ns, name);
+}
+
+Result<std::vector<kube::ObjectPtr>> ConfigMapCache::ListLabelled(const std::string& ns,
+                                                                  const std::string& label) const {
+  std::vector<kube::ObjectPtr> out;
+  const kube::Informer* inf = Serving(ns);
+  if (inf == nullptr) {
+    kube::ListOptions opts;
+    opts.label_selector = label;
+    auto live = client_->List(kube::resources::kConfigMaps, ns, opts);
+    if (!live.ok()) return live.status();
+    for (auto& cm : live->items) out.push_back(std::make_shared<const kube::Json>(std::move(cm)));
+    return out;
+  }
+  for (kube::ObjectPtr& cm : inf->List(ns)) {
+    const kube::Json& labels = ObjectField(ObjectField(*cm, "metadata"), "labels");
+    if (labels.is_object() && labels.contains(label)) out.push_back(std::move(cm));
+  }
+  return out;
 }
 
 bool ConfigMapCache::AwaitChange(const std::string& ns, const std::string& name,

@@ -42,6 +42,12 @@ class ConfigMapCache {
   // did (read again with Get); false when it did not or no informer serves `ns` (read live).
   bool AwaitChange(const std::string& ns, const std::string& name, const std::string& stale_rv,
                    Millis timeout = Millis(2000)) const;
+  // The ConfigMaps of `ns` that carry label key `label` (any value), from the informer that
+  // serves `ns` without a request; when none does (or it has not synced yet): one LIST with that
+  // label selector. Warm start reads earlier campaigns' published results with it: a LIST per
+  // new campaign returned every pool of the namespace (O(campaigns^2) bytes at scale, issue 17).
+  Result<std::vector<kube::ObjectPtr>> ListLabelled(const std::string& ns,
+                                                    const std::string& label) const;
   // Get, or GetLive when `live`: what a retry after AwaitChange reads.
   Result<kube::Json> Read(const std::string& ns, const std::string& name, bool live) const {
     return live ? GetLive(ns, name) : Get(ns, name);

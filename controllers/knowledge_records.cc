@@ -1,16 +1,15 @@
 #include "controllers/knowledge_records.h"
 
+#include "controllers/conditions.h"
 #include "controllers/job_renderer.h"
 
 namespace paratune::controllers {
 namespace {
 
-namespace res = kube::resources;
-
 // Adds the records of every data value of `cm` with a top-level pastOptimizations key (all of
 // them when `only_key` is empty, else only that key).
 void AddRecords(const kube::Json& cm, const std::string& only_key, PastRecords* out) {
-  const kube::Json data = cm.value("data", kube::Json::object());
+  const kube::Json& data = ObjectField(cm, "data");  // no copy: most are pool shards
   if (!data.is_object()) return;
   const std::string name = cm["metadata"].value("name", std::string());
   for (const auto& [key, value] : data.items()) {
@@ -36,11 +35,12 @@ bool WarmStartPending(const MessagePool& pool) {
   return true;
 }
 
-Result<PastRecords> LoadPastRecords(kube::KubeClient* client, const CampaignSpec& spec,
+Result<PastRecords> LoadPastRecords(const ConfigMapCache& configmaps, const CampaignSpec& spec,
                                     const std::string& ns) {
   PastRecords out;
   for (const auto& name : spec.agents.knowledge_config_maps) {
-    auto cm = client->Get(res::kConfigMaps, ns, name);
+    auto cm = configmaps.Get(ns, name);
+    if (!cm.ok() && cm.status().code() == StatusCode::kNotFound) cm = configmaps.GetLive(ns, name);
     if (!cm.ok()) {
       if (cm.status().code() != StatusCode::kNotFound) return cm.status();
       out.warnings.push_back("knowledge ConfigMap " + name + " not found in namespace " + ns);
@@ -48,13 +48,11 @@ Result<PastRecords> LoadPastRecords(kube::KubeClient* client, const CampaignSpec
     }
     AddRecords(*cm, "", &out);
   }
-  kube::ListOptions opts;
-  opts.label_selector = kCampaignLabel;
-  auto published = client->List(res::kConfigMaps, ns, opts);
+  auto published = configmaps.ListLabelled(ns, kCampaignLabel);
   if (!published.ok()) return published.status();
-  for (const auto& cm : published->items) {
-    if (cm["metadata"].value("name", std::string()) == spec.output_config_map) continue;
-    AddRecords(cm, kPastOptimizationKey, &out);
+  for (const auto& cm : *published) {
+    if ((*cm)["metadata"].value("name", std::string()) == spec.output_config_map) continue;
+    AddRecords(*cm, kPastOptimizationKey, &out);
   }
   return out;
 }

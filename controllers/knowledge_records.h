@@ -16,7 +16,7 @@
 #include "agents/core/campaign.h"
 #include "agents/knowledge/knowledge_base.h"
 #include "agents/loop/message_pool.h"
-#include "operator/kube_client.h"
+#include "controllers/config_map_cache.h"
 
 namespace paratune::controllers {
 
@@ -34,8 +34,11 @@ struct PastRecords {
 };
 
 // Reads the records for `spec` from namespace `ns` (the campaign's own published result,
-// `spec.output_config_map`, is skipped). Transport errors other than NotFound are returned.
-Result<PastRecords> LoadPastRecords(kube::KubeClient* client, const CampaignSpec& spec,
+// `spec.output_config_map`, is skipped). Published results come from the cache of labelled
+// ConfigMaps (no request when an informer serves `ns`); a named knowledge ConfigMap, which
+// need not carry the label, is read live when the cache does not hold it. Transport errors
+// other than NotFound are returned.
+Result<PastRecords> LoadPastRecords(const ConfigMapCache& configmaps, const CampaignSpec& spec,
                                     const std::string& ns);
 
 }  // namespace paratune::controllers

@@ -3,7 +3,8 @@
 // ownerReference) and any named index added with AddIndex (client-go's Indexers), and handlers
 // (controller-runtime's source.Kind). Reads are served from the cache: objects are immutable shared
 // snapshots, safe to hold after the cache moves on. Handlers run on the informer's thread, in event
-// order, and must be quick (enqueue a key). Thread-safe: Get/List/ByOwner/HasSynced from any
+// order, and must be quick (enqueue a key). Cached objects carry no metadata.managedFields.
+// Thread-safe: Get/List/ByOwner/HasSynced from any
 // thread; Run blocks one thread until stop.
 #ifndef PARATUNE_OPERATOR_INFORMER_H_
 #define PARATUNE_OPERATOR_INFORMER_H_
@@ -66,6 +67,7 @@ class Informer final : public ObjectReader, private ReflectorSink {
   const Reflector& reflector() const { return reflector_; }
 
  private:
+  void PrepareForCache(Json* obj) const;
   void Replace(std::vector<Json> items, const std::string& resource_version) override;
   void OnWatchEvent(const WatchEvent& event) override;
   void UpsertLocked(const std::string& key, ObjectPtr obj);

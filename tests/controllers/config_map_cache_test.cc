@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "controllers/job_renderer.h"
+#include "controllers/knowledge_records.h"
 #include "controllers/message_pool_store.h"
 #include "controllers/node_health/node_ledger_store.h"
 #include "operator/informer.h"
@@ -166,6 +167,53 @@ TEST(ConfigMapCacheTest, PoolLoadsComeFromTheCache) {
   ASSERT_TRUE(none.ok());
   EXPECT_TRUE(none->version.empty());
   EXPECT_EQ(client.TotalCalls(), 0);
+}
+
+// Warm start reads earlier campaigns' published results from the cache of labelled ConfigMaps:
+// no LIST per new campaign (each returned every pool of the namespace), the campaign's own
+// output skipped, pools (labelled, no past-optimization.json) ignored; a named knowledge
+// ConfigMap without the label is the only request.
+TEST(ConfigMapCacheTest, WarmStartRecordsComeFromTheCache) {
+  kube::FakeKubeClient client;
+  const auto record = [](const std::string& id) {
+    return Json{{"pastOptimizations",
+                 {{{"id", id},
+                   {"workload", "w"},
+                   {"after", {{"tp", 4}}},
+                   {"metric", "mfu"},
+                   {"afterValue", 0.5}}}}}
+        .dump();
+  };
+  const auto cm = [](const std::string& name, bool labelled, Json data) {
+    Json c = {{"apiVersion", "v1"},
+              {"kind", "ConfigMap"},
+              {"metadata", {{"name", name}, {"namespace", "ns"}}},
+              {"data", std::move(data)}};
+    if (labelled) c["metadata"]["labels"] = {{kCampaignLabel, name}};
+    return c;
+  };
+  client.Seed(res::kConfigMaps, cm("earlier-best", true, {{kPastOptimizationKey, record("e/1")}}));
+  client.Seed(res::kConfigMaps, cm("mine-best", true, {{kPastOptimizationKey, record("m/1")}}));
+  client.Seed(res::kConfigMaps, cm("earlier-pool", true, {{"pool.json", "{}"}}));
+  client.Seed(res::kConfigMaps, cm("site", false, {{"past.json", record("s/1")}}));
+  RunningInformer inf(&client, "ns", kCampaignLabel);
+  ASSERT_EQ(inf.get()->Size(), 3u);
+  ConfigMapCache cache(&client, {inf.get()});
+  CampaignSpec spec;
+  spec.output_config_map = "mine-best";
+  client.ResetCalls();
+  auto past = LoadPastRecords(cache, spec, "ns");
+  ASSERT_TRUE(past.ok()) << past.status().ToString();
+  ASSERT_EQ(past->records.size(), 1u);
+  EXPECT_EQ(past->records[0].id, "e/1");
+  EXPECT_EQ(client.TotalCalls(), 0) << "published results must come from the cache";
+
+  spec.agents.knowledge_config_maps = {"site"};
+  past = LoadPastRecords(cache, spec, "ns");
+  ASSERT_TRUE(past.ok()) << past.status().ToString();
+  ASSERT_EQ(past->records.size(), 2u);
+  EXPECT_EQ(past->records[0].id, "s/1");
+  EXPECT_EQ(client.TotalCalls(), 1) << "an unlabelled knowledge ConfigMap is read live";
 }
 
 }  // namespace
