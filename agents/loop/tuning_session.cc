@@ -272,9 +272,11 @@ Status TuningSession::Impl::ProposeFromEngine(int n, std::vector<TrialPlan>* pla
   (void)analysis_index;
   const Config reference = ReferenceConfig(ctx);
   int rejected_now = 0;
+  // n more than the plans already made in this call (a baseline or retries come first).
+  const size_t target = plans->size() + static_cast<size_t>(n);
   auto consider = [&](const std::vector<EngineCandidate>& candidates) {
     for (const auto& cand : candidates) {
-      if (static_cast<int>(plans->size()) >= n) break;
+      if (plans->size() >= target) break;
       Config c = cand.config;
       for (const auto& [k, v] : reference) c.emplace(k, v);  // complete missing keys
       // Validate against the live pool view plus this batch (pending trials count as tried).

@@ -76,6 +76,23 @@ TEST(TuningSessionTest, FirstPlanIsTheBaselineWithEveryParameterAndADeterministi
   EXPECT_EQ(pool.trials().front().phase, TrialPhase::kPending);
 }
 
+// Every free slot is filled at once: the baseline takes one, the engine the others (it used to
+// fill only n minus the plans already made, so a campaign with a baseline launched one trial
+// in its first round whatever its parallelTrials, and its second a reconcile later).
+TEST(TuningSessionTest, TheBaselineAndTheEngineFillEveryFreeSlotOfTheFirstRound) {
+  MessagePool pool;
+  auto m = Model();
+  auto s = TuningSession::Create(FakeCampaign(), &pool, Deps(m)).value();
+  auto plans = s->ProposeNext(3);
+  ASSERT_TRUE(plans.ok()) << plans.status().ToString();
+  ASSERT_EQ(plans->size(), 3u);
+  EXPECT_EQ((*plans)[0].proposal.proposed_by, "baseline");
+  std::set<std::string> keys;
+  for (const auto& p : *plans) EXPECT_TRUE(keys.insert(ConfigKey(p.config)).second) << p.name;
+  EXPECT_EQ((*plans)[1].proposal.proposed_by, "builtin");
+  EXPECT_EQ((*plans)[2].proposal.proposed_by, "builtin");
+}
+
 TEST(TuningSessionTest, BuiltinReachesTheOptimumWithoutRepeatsOrWastedRuns) {
   MessagePool pool;
   auto m = Model();
