@@ -146,6 +146,8 @@ Result<std::unique_ptr<ControllerSet>> SetupControllers(kube::Manager* mgr,
     lo.min_campaigns = opts.suspect_min_campaigns;
     set->ledger->set_ledger_options(lo);
     if (opts.ledger_max_bytes > 0) set->ledger->set_max_bytes(opts.ledger_max_bytes);
+    // Evidence that makes or clears no suspect waits up to 30 s to share a write (issue 17).
+    set->ledger->set_coalescing(kLedgerCoalescing, mgr->time());
     CampaignHealthOptions ho;
     ho.diagnostics = opts.diagnostics;
     ho.paratune_image = opts.trial_image;

@@ -159,9 +159,8 @@ Status CampaignHealth::Diagnose(HealthContext& ctx, const HealthEmit& emit) {
   }
   ctx.node_health["diagnostics"] = out;
   if (results.empty()) return Status::Ok();
-  auto ledger = ledger_->Modify([&](health::NodeLedger* l) {
-    for (const auto& r : results)
-      l->RecordDiagnostic(r.node, r.check, r.passed, r.summary, ctx.now);
+  auto ledger = ledger_->Modify([results, now = ctx.now](health::NodeLedger* l) {  // kept
+    for (const auto& r : results) l->RecordDiagnostic(r.node, r.check, r.passed, r.summary, now);
   });
   if (!ledger.ok()) {
     LedgerProblem(ctx, emit, "WriteFailed", ledger.status().message());

@@ -189,11 +189,10 @@ Status CampaignHealth::Observe(HealthContext& ctx, const HealthEmit& emit) {
   std::vector<std::string> uncordoned = UncordonedSuspects(ctx, *current);
   health::CompactionReport report;
   auto ledger = ledger_->Modify(
-      [&](health::NodeLedger* l) {
-        for (const auto& obs : observations) l->RecordTrial(obs, ctx.now);
-        for (const auto& node : uncordoned) {
-          l->Clear(node, "uncordoned after an approved cordon", ctx.now);
-        }
+      [observations, uncordoned, now = ctx.now](health::NodeLedger* l) {  // kept when deferred
+        for (const auto& obs : observations) l->RecordTrial(obs, now);
+        for (const auto& node : uncordoned)
+          l->Clear(node, "uncordoned after an approved cordon", now);
       },
       &report);
   if (!ledger.ok()) {

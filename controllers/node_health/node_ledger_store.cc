@@ -9,6 +9,9 @@ namespace {
 using kube::Json;
 namespace res = kube::resources;
 
+// Changes kept unwritten at most (coalescing): each is applied again on every Modify.
+constexpr size_t kMaxDeferredChanges = 256;
+
 }  // namespace
 
 NodeLedgerStore::NodeLedgerStore(kube::KubeClient* client, std::string ns, int max_attempts,
@@ -82,6 +85,12 @@ Result<Json> NodeLedgerStore::Write(const health::NodeLedger& ledger, const std:
   return client_->Update(res::kConfigMaps, cm);
 }
 
+bool NodeLedgerStore::Defer(bool suspects_unchanged) const {
+  if (coalesce_interval_.count() <= 0 || time_ == nullptr || !suspects_unchanged) return false;
+  if (deferred_.size() >= kMaxDeferredChanges) return false;
+  return last_write_time_.has_value() && time_->Now() - *last_write_time_ < coalesce_interval_;
+}
+
 Result<health::NodeLedger> NodeLedgerStore::Modify(
     const std::function<void(health::NodeLedger*)>& change, health::CompactionReport* report) {
   // One writer in this process at a time, each starting from what the previous one wrote: the
@@ -98,18 +107,31 @@ Result<health::NodeLedger> NodeLedgerStore::Modify(
     }
     if (!read.ok()) return read.status();
     const Json before = read->ledger.ToJson();
+    const std::vector<std::string> suspects_before = read->ledger.SuspectNames();
+    // The changes not written yet are applied again first, in order (all idempotent).
+    for (const auto& c : deferred_) c(&read->ledger);
     change(&read->ledger);
     const health::CompactionReport compacted = read->ledger.Compact(max_bytes_);
     if (report != nullptr) *report = compacted;
     if (!compacted.fits) {
+      deferred_.clear();  // never written as is: the next change starts from what is stored
       return Status::Exhausted("configmap " + ns_ + "/" + kNodeHealthConfigMap + ": the ledger (" +
                                std::to_string(compacted.bytes) + " bytes of suspects) exceeds " +
                                std::to_string(max_bytes_) + " bytes; not written");
     }
-    if (read->ledger.ToJson() == before) return std::move(read->ledger);
+    if (read->ledger.ToJson() == before) {
+      deferred_.clear();
+      return std::move(read->ledger);
+    }
+    if (Defer(read->ledger.SuspectNames() == suspects_before && !compacted.changed())) {
+      deferred_.push_back(change);
+      return std::move(read->ledger);
+    }
     auto written = Write(read->ledger, read->resource_version);
     if (written.ok()) {
       last_written_ = Read{read->ledger, kube::ResourceVersionOf(*written)};
+      deferred_.clear();
+      if (time_ != nullptr) last_write_time_ = time_->Now();
       return std::move(read->ledger);
     }
     last_written_.reset();

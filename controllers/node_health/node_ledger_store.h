@@ -12,6 +12,13 @@
 // Bounded: before every write the ledger is compacted (NodeLedger::Compact) to max_bytes, well
 // under the API server's object limit, so a cluster of thousands of nodes never makes the
 // ConfigMap unwritable; a ledger that still does not fit is not written (kResourceExhausted).
+// Coalesced (issue 17), when set_coalescing is given an interval: a change that makes or clears
+// no suspect (healthy credit, adverse evidence below the threshold) is not written at once; it
+// is kept in this process, applied again on top of every later read, and written with the next
+// write, or by the first change after `interval` since the last write. A change that moves a
+// node across the threshold (or a compaction) is written at once, with everything deferred
+// before it. At 200 campaigns every healthy trial had cost one PUT of the whole ledger. What a
+// crash loses is at most `interval` of evidence that changed no suspect.
 // Thread-safe when the client is; the setters are for before first use.
 #ifndef PARATUNE_CONTROLLERS_NODE_HEALTH_NODE_LEDGER_STORE_H_
 #define PARATUNE_CONTROLLERS_NODE_HEALTH_NODE_LEDGER_STORE_H_
@@ -24,6 +31,7 @@
 #include <vector>
 
 #include "agents/health/node_ledger.h"
+#include "base/time_source.h"
 #include "controllers/config_map_cache.h"
 #include "operator/kube_client.h"
 
@@ -34,6 +42,8 @@ inline constexpr const char* kNodeHealthKey = "nodes.json";
 inline constexpr const char* kDefaultOperatorNamespace = "paratune-system";
 // nodes.json budget: a ConfigMap holds at most 1 MiB of data; room is left for metadata.
 inline constexpr size_t kDefaultLedgerMaxBytes = 900 * 1024;
+// How long the operator lets a change that makes or clears no suspect wait for a write.
+inline constexpr Millis kLedgerCoalescing{30000};
 
 class NodeLedgerStore {
  public:
@@ -47,12 +57,21 @@ class NodeLedgerStore {
 
   // Applies `change` to the current ledger and writes it back when its JSON changed (no write
   // otherwise). On kConflict re-reads and applies `change` again, up to max_attempts times;
-  // `change` must therefore be idempotent (NodeLedger's RecordTrial is). Returns the ledger as
+  // `change` must therefore be idempotent (NodeLedger's RecordTrial is); with coalescing it may
+  // be kept and called again by later Modify calls, so it must own what it uses (capture by
+  // value). Returns the ledger as
   // written (or as read, when unchanged). Errors: the client's, kConflict after the last
   // attempt, kInternal for a corrupt ledger.
   // `report` (may be null) receives what the compaction before the write did.
   Result<health::NodeLedger> Modify(const std::function<void(health::NodeLedger*)>& change,
                                     health::CompactionReport* report = nullptr);
+
+  // Defers writes that change no suspect for up to `interval` (see above); 0: every change is
+  // written at once (the default). Borrows `time`.
+  void set_coalescing(Millis interval, const TimeSource* time) {
+    coalesce_interval_ = interval;
+    time_ = time;
+  }
 
   const std::string& ns() const { return ns_; }
   void set_ledger_options(health::LedgerOptions o) { options_ = std::move(o); }
@@ -69,6 +88,8 @@ class NodeLedgerStore {
   Result<Read> ReadLedger(bool live);
   Result<Read> Parse(const kube::Json& cm);
   Result<kube::Json> Write(const health::NodeLedger& ledger, const std::string& rv);
+  // Whether a change that changed the ledger waits (coalescing). Requires write_mu_.
+  bool Defer(bool suspects_unchanged) const;
 
   kube::KubeClient* client_;
   std::string ns_;
@@ -77,6 +98,12 @@ class NodeLedgerStore {
   const ConfigMapCache* configmaps_;
   std::mutex write_mu_;               // one Modify at a time
   std::optional<Read> last_written_;  // guarded by write_mu_: what this process wrote last
+  // Guarded by write_mu_: the changes not written yet (coalescing), oldest first, and when this
+  // process last wrote.
+  std::vector<std::function<void(health::NodeLedger*)>> deferred_;
+  std::optional<SteadyTime> last_write_time_;
+  Millis coalesce_interval_{0};
+  const TimeSource* time_ = nullptr;
   std::mutex parsed_mu_;
   std::string parsed_rv_;      // guarded by parsed_mu_
   health::NodeLedger parsed_;  // guarded by parsed_mu_; the ledger at parsed_rv_

@@ -158,6 +158,57 @@ TEST(NodeLedgerStoreTest, WritesOnlyChangesAndRetriesConflicts) {
   EXPECT_EQ(lost.status().code(), StatusCode::kConflict);
 }
 
+// Coalescing (issue 17): healthy credit waits for the next write or the interval; a change
+// that makes a node suspect is written at once, with what waited; nothing deferred is lost.
+TEST(NodeLedgerStoreTest, EvidenceThatMovesNoSuspectSharesAWrite) {
+  kube::FakeKubeClient client;
+  FakeTimeSource time;
+  NodeLedgerStore store(&client, "paratune-system");
+  store.set_coalescing(Millis(30000), &time);
+  const auto healthy = [](const std::string& trial, const std::string& node) {
+    return health::TrialObservation{"ns/a", trial, {node}, "", 100, std::nullopt};
+  };
+  const auto record = [&](health::TrialObservation obs) {
+    return store.Modify(
+        [obs](health::NodeLedger* l) { l->RecordTrial(obs, "2026-11-21T08:00:00Z"); });
+  };
+  const auto writes = [&] {
+    auto cm = client.Get(res::kConfigMaps, "paratune-system", kNodeHealthConfigMap);
+    return cm.ok() ? kube::ResourceVersionOf(*cm) : std::string();
+  };
+  const auto stored_evidence = [&](const std::string& node) {
+    auto l = store.Load();
+    const health::NodeRecord* r = l.ok() ? l->Find(node) : nullptr;
+    return r == nullptr ? size_t{0} : r->evidence.size();
+  };
+  ASSERT_TRUE(record(healthy("a-t001", "gpu-1")).ok());  // the first change: written
+  const std::string rv1 = writes();
+  ASSERT_FALSE(rv1.empty());
+  auto view = record(healthy("a-t002", "gpu-2"));  // healthy, 0 s later: waits
+  ASSERT_TRUE(view.ok());
+  ASSERT_NE(view->Find("gpu-2"), nullptr) << "the returned ledger holds the deferred evidence";
+  EXPECT_EQ(writes(), rv1);
+  EXPECT_EQ(stored_evidence("gpu-2"), 0u);
+  // An anomaly makes gpu-3 suspect: written now, with gpu-2's credit that waited.
+  health::TrialObservation slow = healthy("a-t003", "gpu-3");
+  slow.anomaly = health::Anomaly{};
+  auto suspect = record(slow);
+  ASSERT_TRUE(suspect.ok()) << suspect.status().ToString();
+  EXPECT_TRUE(suspect->IsSuspect("gpu-3"));
+  const std::string rv2 = writes();
+  EXPECT_NE(rv2, rv1);
+  EXPECT_EQ(stored_evidence("gpu-2"), 1u);
+  EXPECT_TRUE(store.Load()->IsSuspect("gpu-3"));
+  // Healthy again within the interval: waits; after it, the next change writes both.
+  ASSERT_TRUE(record(healthy("a-t004", "gpu-4")).ok());
+  EXPECT_EQ(writes(), rv2);
+  time.Advance(Millis(30001));
+  ASSERT_TRUE(record(healthy("a-t005", "gpu-5")).ok());
+  EXPECT_NE(writes(), rv2);
+  EXPECT_EQ(stored_evidence("gpu-4"), 1u);
+  EXPECT_EQ(stored_evidence("gpu-5"), 1u);
+}
+
 TEST(NodeLedgerStoreTest, CorruptLedgerIsAnErrorNamingTheConfigMap) {
   kube::FakeKubeClient client;
   Json cm = {{"apiVersion", "v1"},
