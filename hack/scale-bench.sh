@@ -19,9 +19,15 @@
 # Prints a Markdown "## Scale" section on stdout (progress on stderr) and tears everything down.
 # Usage: hack/scale-bench.sh BUILD_DIR. Exit 0 when measured, 1 otherwise (also when a size
 # could only be measured in part: its part says what was measured and what failed).
+# Trials are paced like short measurement runs (PARATUNE_SCALE_TRIAL_PACE seconds per progress
+# line of trial-sim's log, default 9: about 10 lines, so about 90 s a trial). Unpaced simulated
+# trials end in ~3 s, and their campaigns' later rounds then compete with other campaigns' first
+# round for the API server and the 2 cores: the first round's figures measured that churn, not
+# the cost of launching a round (pace 0.3 gives the unpaced runs of earlier sections).
 # Env: PARATUNE_SCALE_CAMPAIGNS ("200 1000"), PARATUNE_SCALE_GPU_NODES (32),
 # PARATUNE_SCALE_TIMEOUT (seconds to wait for the first round, 600), PARATUNE_SCALE_SETTLE
-# (seconds to wait after it for every campaign to finish, 300), PARATUNE_KUBE_BIN (default
+# (seconds to wait after it for every campaign to finish, 420), PARATUNE_SCALE_TRIAL_PACE (9),
+# PARATUNE_KUBE_BIN (default
 # hack/build-kube.sh).
 set -euo pipefail
 build=${1:-build}
@@ -30,7 +36,8 @@ case "$build" in /*) ;; *) build="$root/$build" ;; esac
 sizes=${PARATUNE_SCALE_CAMPAIGNS:-200 1000}
 gpu_nodes=${PARATUNE_SCALE_GPU_NODES:-32}
 timeout_s=${PARATUNE_SCALE_TIMEOUT:-600}
-settle_s=${PARATUNE_SCALE_SETTLE:-300}
+settle_s=${PARATUNE_SCALE_SETTLE:-420}
+trial_pace=${PARATUNE_SCALE_TRIAL_PACE:-9}
 opns=paratune-system
 ns=scale
 
@@ -125,11 +132,15 @@ nodes=$(kubectl get nodes -o name | wc -l)
 
 # N copies of the simulated sample: parallelTrials 2, enough budget that the first round is
 # never the last.
-python3 - "$root/manifests/samples/simulated-llama3-8b-anywhere.yaml" "$n" > "$dir/campaigns.yaml" <<'PY'
+python3 - "$root/manifests/samples/simulated-llama3-8b-anywhere.yaml" "$n" "$trial_pace" > "$dir/campaigns.yaml" <<'PY'
 import re, sys
 text = open(sys.argv[1]).read()
 text = re.sub(r"maxTrials: \d+", "maxTrials: 6", text)
 text = re.sub(r"parallelTrials: \d+", "parallelTrials: 2", text)
+paced = re.sub(r"(\n( +)command: \[paratune, trial-sim\]\n)",
+               r'\1\2env: [{name: PARATUNE_SIM_SECONDS_PER_LINE, value: "%s"}]\n' % sys.argv[3], text)
+assert paced != text, "the sample's trial-sim container was not found"
+text = paced
 out = []
 for i in range(int(sys.argv[2])):
     t = text.replace("name: llama3-8b-simulated", "name: scale-%04d" % i)
@@ -223,11 +234,11 @@ settled_s=$(( $(date +%s) - t_settle ))
 python3 - "$dir" "$n" "$gpu_nodes" "$nodes" "$t0" "$t_applied" "${t_first:-}" "${t_round:-}" \
   "$cpu0" "$cpu1" "$rss_kib" "$hwm_kib" "$trials" "$jobs" "$(nproc)" "${op_args[*]}" "$events" \
   "$(date +%s.%N)" "$op_start" "$api0" "$api1" "$etcd0" "$etcd1" "$load" "$flowschema" \
-  "$trials_all" "$running" "$settled_s" "$events_all" <<'PY'
+  "$trials_all" "$running" "$settled_s" "$events_all" "$trial_pace" <<'PY'
 import datetime, json, re, sys
 (d, n, gpu_nodes, nodes, t0, t_applied, t_first, t_round, cpu0, cpu1, rss, hwm, trials, jobs,
  cores, args, events, t_end, t_start, api0, api1, etcd0, etcd1, load, flowschema, trials_all,
- unfinished, settled_s, events_all) = sys.argv[1:]
+ unfinished, settled_s, events_all, trial_pace) = sys.argv[1:]
 n = int(n)
 text = open(d + "/metrics.txt").read()
 round_text = open(d + "/metrics-round.txt").read()
@@ -301,7 +312,8 @@ print(f"{n} simulated campaigns (`simulated-llama3-8b-anywhere.yaml`, parallelTr
       f"Fairness, etcd, scheduler, controller-manager; the chart's FlowSchema: {flowschema}) with "
       f"{gpu_nodes} simulated GPU nodes ({nodes} nodes in all, `paratune-kubelet-sim`) on a "
       f"{cores}-core machine shared with the control plane, the trial-sim processes and other "
-      f"work (load average {load} when applied). One operator (`{args}`) under the chart's "
+      f"work (load average {load} when applied). Trials paced at {trial_pace} s per progress "
+      f"line of trial-sim's log (about 10 lines a trial). One operator (`{args}`) under the chart's "
       f"ServiceAccount token.\n")
 print("| Figure | Value |")
 print("|---|---|")
@@ -319,8 +331,8 @@ print(f"| CPU from apply to that moment: operator / kube-apiserver / etcd | "
       f"{float(etcd1) - float(etcd0):.1f} s |")
 print(f"| API requests by the operator until all first-round Jobs exist | {requests_round:.0f} |")
 print(f"| API requests per first-round trial ({2 * n} trials) | {requests_round / (2 * n):.2f} |")
-print(f"| ... per TrialRun existing at that moment ({trials}; simulated trials finish fast, so "
-      f"later rounds have begun) | {requests_round / max(trials, 1):.2f} |")
+print(f"| ... per TrialRun existing at that moment ({trials}; more than {2 * n} when trials "
+      f"ended and later rounds began) | {requests_round / max(trials, 1):.2f} |")
 trials_all = int(trials_all)
 print(f"| overall: campaigns finished / TrialRuns, {int(settled_s)} s after the first round | "
       f"{n - int(unfinished)} of {n} / {trials_all} |")
