@@ -26,8 +26,9 @@ inline constexpr const char* kOperatorStateLabel = "tuning.paratune.dev/operator
 class ConfigMapCache {
  public:
   // `informers`: ConfigMap informers, each for one namespace ("" : all) and a label selector;
-  // the first that serves a namespace answers for it (put the narrower ones first). None: every
-  // read is a GET (what tests without informers get).
+  // every one that covers a namespace answers for it (the operator's own namespace has two: the
+  // node ledger's label and the campaigns'). None: every read is a GET (what tests without
+  // informers get).
   explicit ConfigMapCache(kube::KubeClient* client, std::vector<kube::Informer*> informers = {});
   ConfigMapCache(const ConfigMapCache&) = delete;
   ConfigMapCache& operator=(const ConfigMapCache&) = delete;
@@ -54,7 +55,11 @@ class ConfigMapCache {
   }
 
  private:
-  const kube::Informer* Serving(const std::string& ns) const;
+  // The synced informers that cover `ns`; empty when none does or one of them has not synced
+  // (then reads are live).
+  std::vector<const kube::Informer*> Serving(const std::string& ns) const;
+  static kube::ObjectPtr Cached(const std::vector<const kube::Informer*>& serving,
+                                const std::string& ns, const std::string& name);
 
   kube::KubeClient* client_;
   std::vector<kube::Informer*> informers_;

@@ -103,7 +103,7 @@ Result<std::unique_ptr<ControllerSet>> SetupControllers(kube::Manager* mgr,
   // pool and output ConfigMaps by the campaign label in the watched namespaces, the node ledger
   // by kOperatorStateLabel in the operator's namespace. Never every ConfigMap of the cluster.
   std::vector<kube::Informer*> cm_informers;
-  if (opts.node_health) {  // first: it alone answers for the operator's namespace
+  if (opts.node_health) {  // the ledger's; in the operator's namespace both are asked
     cm_informers.push_back(
         mgr->GetInformer(res::kConfigMaps, opts.operator_namespace, kOperatorStateLabel));
   }

@@ -169,6 +169,37 @@ TEST(ConfigMapCacheTest, PoolLoadsComeFromTheCache) {
   EXPECT_EQ(client.TotalCalls(), 0);
 }
 
+// A campaign in the operator's own namespace: two informers cover it (the node ledger's label
+// and the campaigns'); its pool is found in the second after a restart (the first alone used
+// to answer NotFound, and the restarted operator saw an empty pool).
+TEST(ConfigMapCacheTest, EveryInformerOfANamespaceIsAsked) {
+  kube::FakeKubeClient client;
+  auto campaign = client.Create(res::kTuningCampaigns, kOpNs,
+                                Json{{"metadata", {{"name", "c"}, {"namespace", kOpNs}}}});
+  ASSERT_TRUE(campaign.ok());
+  MessagePool pool;
+  PoolMessage note;
+  note.kind = "note";
+  note.text = "kept across restarts";
+  pool.AddMessage(note);
+  ConfigMapPoolStore writer(&client);
+  ASSERT_TRUE(writer.Save(*campaign, pool, "").ok());
+  RunningInformer ledger(&client, kOpNs, kOperatorStateLabel);
+  RunningInformer campaigns(&client, "", kCampaignLabel);
+  ConfigMapCache cache(&client, {ledger.get(), campaigns.get()});
+  ConfigMapPoolStoreOptions opts;
+  opts.configmaps = &cache;
+  ConfigMapPoolStore restarted(&client, opts);
+  client.ResetCalls();
+  auto loaded = restarted.Load(*campaign);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  EXPECT_NE(loaded->pool.ToJson().dump().find("kept across restarts"), std::string::npos);
+  auto listed = cache.ListLabelled(kOpNs, kCampaignLabel);
+  ASSERT_TRUE(listed.ok());
+  EXPECT_FALSE(listed->empty());
+  EXPECT_EQ(client.TotalCalls(), 0);
+}
+
 // Warm start reads earlier campaigns' published results from the cache of labelled ConfigMaps:
 // no LIST per new campaign (each returned every pool of the namespace), the campaign's own
 // output skipped, pools (labelled, no past-optimization.json) ignored; a named knowledge
