@@ -137,6 +137,28 @@ TEST(ConfigMapCacheTest, AConflictOnAStaleCacheLosesNoEvidence) {
   }
 }
 
+// Saves a pool holding one note for `campaign`, as an earlier operator process did.
+Status SavePoolWithNote(kube::FakeKubeClient* client, const Json& campaign,
+                        const std::string& text) {
+  MessagePool pool;
+  PoolMessage note;
+  note.kind = "note";
+  note.text = text;
+  pool.AddMessage(note);
+  ConfigMapPoolStore writer(client);
+  return writer.Save(campaign, pool, "").status();
+}
+
+// Loads `campaign`'s pool as a restarted operator does: a new store (no heads remembered)
+// reading through `cache`.
+Result<LoadedPool> LoadAfterRestart(kube::FakeKubeClient* client, const ConfigMapCache* cache,
+                                    const Json& campaign) {
+  ConfigMapPoolStoreOptions opts;
+  opts.configmaps = cache;
+  ConfigMapPoolStore restarted(client, opts);
+  return restarted.Load(campaign);
+}
+
 // A new process (empty head cache) loads a campaign's pool from the informer, and a campaign
 // without a pool yet costs no request to find that out.
 TEST(ConfigMapCacheTest, PoolLoadsComeFromTheCache) {
@@ -146,24 +168,15 @@ TEST(ConfigMapCacheTest, PoolLoadsComeFromTheCache) {
   auto fresh = client.Create(res::kTuningCampaigns, "ns",
                              Json{{"metadata", {{"name", "new"}, {"namespace", "ns"}}}});
   ASSERT_TRUE(campaign.ok() && fresh.ok());
-  MessagePool pool;
-  PoolMessage note;
-  note.kind = "note";
-  note.text = "the first note";
-  pool.AddMessage(note);
-  ConfigMapPoolStore writer(&client);
-  ASSERT_TRUE(writer.Save(*campaign, pool, "").ok());
+  ASSERT_TRUE(SavePoolWithNote(&client, *campaign, "the first note").ok());
   RunningInformer inf(&client, "", kCampaignLabel);
   ConfigMapCache cache(&client, {inf.get()});
-  ConfigMapPoolStoreOptions opts;
-  opts.configmaps = &cache;
-  ConfigMapPoolStore restarted(&client, opts);
   client.ResetCalls();
-  auto loaded = restarted.Load(*campaign);
+  auto loaded = LoadAfterRestart(&client, &cache, *campaign);
   ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
   EXPECT_NE(loaded->pool.ToJson().dump().find("the first note"), std::string::npos);
   EXPECT_FALSE(loaded->version.empty());
-  auto none = restarted.Load(*fresh);
+  auto none = LoadAfterRestart(&client, &cache, *fresh);
   ASSERT_TRUE(none.ok());
   EXPECT_TRUE(none->version.empty());
   EXPECT_EQ(client.TotalCalls(), 0);
@@ -177,21 +190,12 @@ TEST(ConfigMapCacheTest, EveryInformerOfANamespaceIsAsked) {
   auto campaign = client.Create(res::kTuningCampaigns, kOpNs,
                                 Json{{"metadata", {{"name", "c"}, {"namespace", kOpNs}}}});
   ASSERT_TRUE(campaign.ok());
-  MessagePool pool;
-  PoolMessage note;
-  note.kind = "note";
-  note.text = "kept across restarts";
-  pool.AddMessage(note);
-  ConfigMapPoolStore writer(&client);
-  ASSERT_TRUE(writer.Save(*campaign, pool, "").ok());
+  ASSERT_TRUE(SavePoolWithNote(&client, *campaign, "kept across restarts").ok());
   RunningInformer ledger(&client, kOpNs, kOperatorStateLabel);
   RunningInformer campaigns(&client, "", kCampaignLabel);
   ConfigMapCache cache(&client, {ledger.get(), campaigns.get()});
-  ConfigMapPoolStoreOptions opts;
-  opts.configmaps = &cache;
-  ConfigMapPoolStore restarted(&client, opts);
   client.ResetCalls();
-  auto loaded = restarted.Load(*campaign);
+  auto loaded = LoadAfterRestart(&client, &cache, *campaign);
   ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
   EXPECT_NE(loaded->pool.ToJson().dump().find("kept across restarts"), std::string::npos);
   auto listed = cache.ListLabelled(kOpNs, kCampaignLabel);
