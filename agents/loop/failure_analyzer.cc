@@ -18,6 +18,10 @@ struct Rule {
   bool retryable;
   int confidence;
   const char* error;
+  // A symptom explains a failure only when no root-cause line does (every retryable rule is
+  // one; a bare timeout is one that is not retried: a hang with no cause in the log would hang
+  // again, as the knowledge base's Timeout signature judges it).
+  bool symptom = false;
 };
 
 const std::vector<Rule>& Rules() {
@@ -40,7 +44,7 @@ const std::vector<Rule>& Rules() {
       {"xid", "NodeFault", {}, true, 70, "Xid error"},
       {"ecc error", "NodeFault", {}, true, 70, "ECC error"},
       {"node fault", "NodeFault", {}, true, 60, "node fault"},
-      {"timed out", "Timeout", {}, true, 40, "timeout"},
+      {"timed out", "Timeout", {}, false, 40, "timeout", true},
   };
   return kRules;
 }
@@ -64,8 +68,8 @@ FailureDiagnosis FromRule(const Rule& r, const std::string& line, const Config& 
 
 class FallbackFailureAnalyzer : public FailureAnalyzer {
  public:
-  // The earliest root-cause (non-retryable) line wins; retryable matches (timeouts, faults)
-  // are symptoms used only when nothing else explains the failure.
+  // The earliest root-cause line wins; symptoms (faults, collective and other timeouts) are
+  // used only when nothing else explains the failure.
   FailureDiagnosis Diagnose(const FailureEvidence& evidence, const Config& config,
                             const Workload*) const override {
     std::optional<FailureDiagnosis> symptom;
@@ -75,7 +79,7 @@ class FallbackFailureAnalyzer : public FailureAnalyzer {
       const std::string lower = Lower(line);
       for (const Rule& r : Rules()) {
         if (lower.find(r.needle) == std::string::npos) continue;
-        if (!r.retryable) return FromRule(r, line, config);
+        if (!r.retryable && !r.symptom) return FromRule(r, line, config);
         if (!symptom) symptom = FromRule(r, line, config);
         break;
       }
