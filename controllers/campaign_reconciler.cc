@@ -439,7 +439,10 @@ Status TuningCampaignReconciler::WriteStatus(Context& ctx) {
   Json updated = ctx.campaign;
   updated["status"] = status;
   DropEmptyStrings(&updated["status"]);
-  return PatchStatus(client_, res::kTuningCampaigns, updated, old_status).status();
+  auto written = PatchStatus(client_, res::kTuningCampaigns, updated, old_status);
+  if (!written.ok()) return written.status();
+  informers_.campaigns->Wrote(*written);  // a reconcile before the watch reads what it wrote
+  return Status::Ok();
 }
 
 Json TrialRunFor(const Json& campaign, const TrialRecord& trial) {

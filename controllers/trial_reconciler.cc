@@ -168,12 +168,27 @@ Result<kube::ReconcileResult> TrialRunReconciler::Launch(Context& ctx) {
       }
     }
   }
+  if (created.ok() && rendered->kind == "Job") informers_.jobs->Wrote(*created);
+  if (opts_.first_status_wait.count() > 0 && created.ok() && TrialQueueName(ctx.campaign).empty()) {
+    // Pending with jobName goes out with the pods' start (Observe), or after the wait. A queued
+    // Job's pods wait for admission: its Pending goes out at once.
+    return kube::ReconcileResult{false, opts_.first_status_wait};
+  }
   ctx.status.phase = TrialRunPhase::kPending;
   ctx.status.job_name = in.trial_name;
-  SetCondition(&ctx.status.conditions, kJobCreated, true, "Created",
-               rendered->kind + " " + in.trial_name + " created", 0, ctx.now);
+  NoteJobCreated(ctx, rendered->kind, ctx.now);
   PARATUNE_RETURN_IF_ERROR(WriteStatus(ctx));
   return kube::ReconcileResult{};
+}
+
+void TrialRunReconciler::NoteJobCreated(Context& ctx, const std::string& kind,
+                                        const std::string& when) {
+  for (const auto& c : ctx.status.conditions) {
+    if (c.is_object() && c.value("type", "") == kJobCreated) return;
+  }
+  const std::string name = ctx.status.job_name.value_or(kube::NameOf(ctx.trial));
+  SetCondition(&ctx.status.conditions, kJobCreated, true, "Created",
+               kind + " " + name + " created", 0, when.empty() ? ctx.now : when);
 }
 
 Result<kube::ReconcileResult> TrialRunReconciler::Observe(Context& ctx, const Json& workload) {
@@ -181,6 +196,8 @@ Result<kube::ReconcileResult> TrialRunReconciler::Observe(Context& ctx, const Js
   PodEvidence pods = ReadPods(ctx.pods);
   TrialRunStatus& status = ctx.status;
   status.job_name = kube::NameOf(workload);
+  NoteJobCreated(ctx, workload.value("kind", "Job"),
+                 workload["metadata"].value("creationTimestamp", ""));
   // No pods placed yet: nothing to say (an empty list written was a status write of its own).
   if (!pods.node_names.empty() || status.node_names) status.node_names = pods.node_names;
   if (pods.start_time && !status.start_time) {
@@ -226,6 +243,10 @@ Result<kube::ReconcileResult> TrialRunReconciler::Observe(Context& ctx, const Js
     return Fail(ctx, "Unschedulable", why);
   }
   status.phase = pods.any_running ? TrialRunPhase::kRunning : TrialRunPhase::kPending;
+  if (!ctx.original.phase && status.phase == TrialRunPhase::kPending) {
+    const Millis wait = FirstStatusIn(workload);
+    if (wait.count() > 0) return kube::ReconcileResult{false, std::min(wait, deadline_in)};
+  }
   if (!pods.any_running && ctx.original.phase == TrialRunPhase::kPending) {
     // Still Pending: where its pods were placed and when they started go out with the next
     // phase (Running or the outcome, both from the pods) instead of as status writes of their own.
@@ -252,6 +273,19 @@ Result<kube::ReconcileResult> TrialRunReconciler::Observe(Context& ctx, const Js
     r.requeue_after = Millis(10000);
   }
   return r;
+}
+
+Millis TrialRunReconciler::FirstStatusIn(const Json& workload) const {
+  if (opts_.first_status_wait.count() <= 0) return Millis(0);
+  SystemTime created;
+  if (!ParseRfc3339(workload["metadata"].value("creationTimestamp", ""), &created)) {
+    return Millis(0);
+  }
+  const auto left = std::chrono::duration_cast<Millis>(created + opts_.first_status_wait -
+                                                       time_->SystemNow());
+  // Clocks apart (ours more than the wait behind the server's): no waiting, rather than waiting
+  // on every look.
+  return left > opts_.first_status_wait ? Millis(0) : left;
 }
 
 Millis TrialRunReconciler::DeadlineIn(const Context& ctx, const Json& workload) const {
@@ -406,7 +440,9 @@ Status TrialRunReconciler::WriteStatus(Context& ctx) {
   if (status == ctx.original_status) return Status::Ok();
   ctx.trial["status"] = std::move(status);
   auto written = PatchStatus(client_, kube::resources::kTrialRuns, ctx.trial, ctx.original_status);
-  return written.status();
+  if (!written.ok()) return written.status();
+  informers_.trials->Wrote(*written);
+  return Status::Ok();
 }
 
 }  // namespace paratune::controllers

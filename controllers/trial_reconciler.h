@@ -1,6 +1,9 @@
 // TrialRunReconciler: drives one TrialRun through its Job (contract sections 4 and 5).
 //   Pending, no Job -> renders the Job (and headless Service / JobSet) and creates it.
-//   Job running      -> phase Running, startTime, nodeNames.
+//   Job running      -> phase Running, startTime, nodeNames, jobName, JobCreated. A Job whose
+//                       pods start within first_status_wait of its creation gets this as its
+//                       first status write; one still waiting then is written Pending with
+//                       jobName and JobCreated (one status write per trial less, issue 17).
 //   Job complete     -> metrics from a termination message of any pod, else the logs of the
 //                       pods the framework prints throughput on (trial_metrics.h: Megatron-LM
 //                       the last rank, MaxText / torchtitan / transformers rank 0) via the
@@ -71,6 +74,9 @@ struct TrialReconcilerOptions {
   std::function<Status(const std::string& ns, const CampaignSpec& spec)> admit;
   // How the owning campaign is parsed (the same options as the campaign reconciler's).
   CampaignParseOptions parse;
+  // A new Job's TrialRun status (Pending, jobName, JobCreated) waits this long for its pods to
+  // start, to go out as Running in the same write. Zero: written when the Job is created.
+  Millis first_status_wait{10000};
 };
 
 // The caches the reconciler reads. Borrowed; they must outlive it.
@@ -103,6 +109,10 @@ class TrialRunReconciler : public kube::Reconciler {
   // kNoDeadline without a timeout or a start time.
   static constexpr Millis kNoDeadline = Millis::max();
   Millis DeadlineIn(const Context& ctx, const kube::Json& workload) const;
+  // How much longer a new workload's first status waits for its pods (<= 0: no longer).
+  Millis FirstStatusIn(const kube::Json& workload) const;
+  // Sets the JobCreated condition unless it is there (`when`: the workload's creation).
+  static void NoteJobCreated(Context& ctx, const std::string& kind, const std::string& when);
   // The bounded, UTF-8 safe log of the trial container of `pod`.
   std::string PodLog(const kube::Json& pod);
   Result<kube::ReconcileResult> Fail(Context& ctx, const std::string& reason,

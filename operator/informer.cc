@@ -1,8 +1,34 @@
 #include "operator/informer.h"
 
+#include <charconv>
+#include <optional>
 #include <thread>
 
 namespace paratune::kube {
+
+namespace {
+
+// An etcd resourceVersion as a number (client-go's MutationCache compares them so); nullopt when
+// it is not one, and then nothing is taken as newer than the cache.
+std::optional<uint64_t> VersionNumber(const std::string& rv) {
+  uint64_t v = 0;
+  const auto [end, ec] = std::from_chars(rv.data(), rv.data() + rv.size(), v);
+  if (ec != std::errc() || end != rv.data() + rv.size() || rv.empty()) return std::nullopt;
+  return v;
+}
+
+// True when resourceVersion `a` is known to be newer than `b`.
+bool Newer(const std::string& a, const std::string& b) {
+  const auto va = VersionNumber(a);
+  const auto vb = VersionNumber(b);
+  return va && vb && *va > *vb;
+}
+
+// Written copies kept at most (each lives from a write until its watch event, usually
+// milliseconds); past it one is dropped, and Get reads the watch's copy for it, as without them.
+constexpr size_t kMaxWritten = 4096;
+
+}  // namespace
 
 Informer::Informer(KubeClient* client, GroupVersionResource gvr, ReflectorOptions opts,
                    TimeSource* time, MetricsRegistry* metrics)
@@ -37,8 +63,40 @@ bool Informer::WaitForSync(std::stop_token stop, Millis timeout) const {
 
 ObjectPtr Informer::Get(const ObjectKey& key) const {
   std::shared_lock lock(mu_);
-  auto it = items_.find(key.String());
-  return it == items_.end() ? nullptr : it->second;
+  const std::string k = key.String();
+  auto it = items_.find(k);
+  ObjectPtr cached = it == items_.end() ? nullptr : it->second;
+  auto w = written_.find(k);
+  if (w != written_.end() &&
+      (!cached || Newer(ResourceVersionOf(*w->second), ResourceVersionOf(*cached)))) {
+    return w->second;
+  }
+  return cached;
+}
+
+void Informer::Wrote(const Json& obj) {
+  if (!obj.is_object() || !VersionNumber(ResourceVersionOf(obj))) return;
+  if (!ns_.empty() && NamespaceOf(obj) != ns_) return;  // not this informer's to serve
+  Json copy = obj;
+  PrepareForCache(&copy);
+  const std::string key = ObjectKey::Of(copy).String();
+  std::unique_lock lock(mu_);
+  auto it = items_.find(key);
+  if (it != items_.end() && !Newer(ResourceVersionOf(copy), ResourceVersionOf(*it->second))) {
+    return;  // the watch was quicker
+  }
+  auto w = written_.find(key);
+  if (w != written_.end() && !Newer(ResourceVersionOf(copy), ResourceVersionOf(*w->second))) {
+    return;
+  }
+  if (written_.size() >= kMaxWritten && w == written_.end()) written_.erase(written_.begin());
+  written_[key] = std::make_shared<const Json>(std::move(copy));
+}
+
+void Informer::CaughtUpLocked(const std::string& key, const std::string& resource_version) {
+  auto w = written_.find(key);
+  if (w == written_.end()) return;
+  if (!Newer(ResourceVersionOf(*w->second), resource_version)) written_.erase(w);
 }
 
 std::vector<ObjectPtr> Informer::List(const std::string& ns) const {
@@ -157,6 +215,12 @@ void Informer::Replace(std::vector<Json> items, const std::string& resource_vers
         EraseLocked(ObjectKey::Of(*old).String());
       }
     }
+    // A written copy older than the list is stale (the object may since have been deleted).
+    for (auto w = written_.begin(); w != written_.end();) {
+      auto f = fresh.find(w->first);
+      const std::string& seen = f != fresh.end() ? ResourceVersionOf(*f->second) : resource_version;
+      w = Newer(ResourceVersionOf(*w->second), seen) ? std::next(w) : written_.erase(w);
+    }
   }
   synced_.store(true);
   for (const EventHandler& h : Handlers()) {
@@ -180,8 +244,10 @@ void Informer::OnWatchEvent(const WatchEvent& event) {
     if (it != items_.end()) old = it->second;
     if (event.type == WatchEvent::Type::kDeleted) {
       EraseLocked(key);
+      written_.erase(key);
     } else {
       UpsertLocked(key, ptr);
+      CaughtUpLocked(key, ResourceVersionOf(*ptr));
     }
   }
   for (const EventHandler& h : Handlers()) {

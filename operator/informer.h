@@ -4,7 +4,8 @@
 // (controller-runtime's source.Kind). Reads are served from the cache: objects are immutable shared
 // snapshots, safe to hold after the cache moves on. Handlers run on the informer's thread, in event
 // order, and must be quick (enqueue a key). Cached objects carry no metadata.managedFields.
-// Thread-safe: Get/List/ByOwner/HasSynced from any
+// Objects this process wrote are read back by Get before the watch delivers them (Wrote).
+// Thread-safe: Get/List/ByOwner/HasSynced/Wrote from any
 // thread; Run blocks one thread until stop.
 #ifndef PARATUNE_OPERATOR_INFORMER_H_
 #define PARATUNE_OPERATOR_INFORMER_H_
@@ -60,6 +61,9 @@ class Informer final : public ObjectReader, private ReflectorSink {
   void AddIndex(const std::string& name, IndexFunc fn) override;
   // Objects whose index `name` has `value`; empty for an unknown index.
   std::vector<ObjectPtr> ByIndex(const std::string& name, const std::string& value) const override;
+  // Get returns `obj` until the watch delivers its resourceVersion or a newer one, or it is
+  // deleted, or a relist is at least as new (only Get: lists and indexes stay the watch's).
+  void Wrote(const Json& obj) override;
   size_t Size() const;
   const GroupVersionResource& gvr() const { return gvr_; }
   const std::string& namespace_() const { return ns_; }
@@ -72,6 +76,8 @@ class Informer final : public ObjectReader, private ReflectorSink {
   void OnWatchEvent(const WatchEvent& event) override;
   void UpsertLocked(const std::string& key, ObjectPtr obj);
   void EraseLocked(const std::string& key);
+  // Drops the written copy of `key` once `resource_version` (the cache's) has caught up with it.
+  void CaughtUpLocked(const std::string& key, const std::string& resource_version);
   std::vector<EventHandler> Handlers() const;
 
   GroupVersionResource gvr_;
@@ -80,6 +86,7 @@ class Informer final : public ObjectReader, private ReflectorSink {
   Reflector reflector_;
   mutable std::shared_mutex mu_;
   std::map<std::string, ObjectPtr> items_;                 // guarded by mu_
+  std::map<std::string, ObjectPtr> written_;  // Wrote's copies ahead of the watch; guarded by mu_
   std::map<std::string, std::set<std::string>> by_ns_;     // guarded by mu_
   std::map<std::string, std::set<std::string>> by_owner_;  // guarded by mu_
   // name -> (function, value -> keys); guarded by mu_

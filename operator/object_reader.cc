@@ -50,6 +50,13 @@ ObjectPtr NamespacedReader::Get(const ObjectKey& key) const {
   return r == nullptr ? nullptr : r->Get(key);
 }
 
+void NamespacedReader::Wrote(const Json& obj) {
+  const std::string ns = NamespaceOf(obj);
+  for (size_t i = 0; i < namespaces_.size(); ++i) {
+    if (namespaces_[i] == ns) readers_[i]->Wrote(obj);
+  }
+}
+
 std::vector<ObjectPtr> NamespacedReader::List(const std::string& ns) const {
   if (!ns.empty()) {
     const ObjectReader* r = For(ns);

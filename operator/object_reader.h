@@ -36,6 +36,11 @@ class ObjectReader {
   // Objects whose index `name` has `value`; empty for an unknown index.
   virtual std::vector<ObjectPtr> ByIndex(const std::string& name,
                                          const std::string& value) const = 0;
+  // This process has just written `obj` (the server's answer to a create, update or patch): Get
+  // returns it until the cache holds that resourceVersion or a newer one (client-go's
+  // MutationCache). A reconcile that runs before the watch delivers the write then reads what it
+  // wrote, instead of writing it again or creating it twice. Default: nothing (no cache to lag).
+  virtual void Wrote(const Json& obj) { (void)obj; }
 };
 
 // The UIDs of an object's ownerReferences.
@@ -54,6 +59,7 @@ class NamespacedReader final : public ObjectReader {
   std::vector<ObjectPtr> ByOwner(const std::string& owner_uid) const override;
   void AddIndex(const std::string& name, IndexFunc fn) override;
   std::vector<ObjectPtr> ByIndex(const std::string& name, const std::string& value) const override;
+  void Wrote(const Json& obj) override;
 
  private:
   const ObjectReader* For(const std::string& ns) const;

@@ -3,10 +3,12 @@
 // (EarlyStopped, evidence, Job deleted) and accelerator-hours.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdio>
 #include <string>
 
 #include "agents/core/campaign.h"
+#include "base/time_source.h"
 #include "base/yaml.h"
 #include "tests/controllers/reconciler_fixture.h"
 
@@ -114,7 +116,9 @@ const char* kRankZeroLog =
 TEST(TrialReconcilerTest, MultiNodeMegatronTrialTakesItsMetricsFromTheLastRank) {
   FakeCluster c;
   CreateCampaign(c, 0.0);
-  EXPECT_EQ(ReconcileTrial(c).value("phase", ""), "Pending");  // the Indexed Job is created
+  // The Indexed Job is created; its status waits for the pods (first_status_wait).
+  EXPECT_EQ(ReconcileTrial(c).value("phase", ""), "");
+  ASSERT_FALSE(c.Get(res::kJobs, kTrial).is_null());
   AddPod(c, 0, "Succeeded", kRankZeroLog);
   AddPod(c, 1, "Succeeded", StepLines(400, 8));
   Json job = c.Get(res::kJobs, kTrial);
@@ -188,18 +192,26 @@ namespace {
 // Issue 17: a TrialRun's status is written once per meaningful change. A reconcile that finds
 // nothing new (the Job's own event, a pod placed but not started) sends no PATCH; the placement
 // goes out with the Running phase.
+// Issue 17: a trial whose pods start within first_status_wait of its Job costs one status
+// write (Running, with jobName and the JobCreated condition), not two.
 TEST(TrialReconcilerTest, StatusIsPatchedOnlyWhenThePhaseMoves) {
   FakeCluster c;
   CreateCampaign(c, 0.0);
-  EXPECT_EQ(ReconcileTrial(c).value("phase", ""), "Pending");  // Job created: one PATCH
   c.client.ResetCalls();
+  auto launched = c.trial_reconciler->Reconcile({"ns", kTrial});
+  ASSERT_TRUE(launched.ok()) << launched.status().ToString();
+  const int creates = c.client.Calls("create");  // the Indexed Job and its headless Service
+  ASSERT_FALSE(c.Get(res::kJobs, kTrial).is_null());
+  EXPECT_EQ(c.client.Calls("patch"), 0) << "the status waits for the pods";
+  EXPECT_EQ(launched->requeue_after, Millis(10000)) << "and is written after the wait at the latest";
   Json st = ReconcileTrial(c);  // the Job's add event: nothing new
   EXPECT_FALSE(st.contains("nodeNames"));
   EXPECT_EQ(c.client.Calls("patch"), 0) << "no pods yet is no status write";
+  EXPECT_EQ(c.client.Calls("create"), creates) << "the Job is found, not created again";
   AddPod(c, 0, "Pending", "");  // placed on gpu-0, not started
   c.client.ResetCalls();
   st = ReconcileTrial(c);
-  EXPECT_EQ(st.value("phase", ""), "Pending");
+  EXPECT_EQ(st.value("phase", ""), "");
   EXPECT_EQ(c.client.Calls("patch"), 0) << "a pod placed but not running is no status write";
   Json pod = c.Get(res::kPods, std::string(kTrial) + "-0-x");
   pod["status"]["phase"] = "Running";
@@ -207,11 +219,48 @@ TEST(TrialReconcilerTest, StatusIsPatchedOnlyWhenThePhaseMoves) {
   c.client.ResetCalls();
   st = ReconcileTrial(c);
   EXPECT_EQ(st.value("phase", ""), "Running");
+  EXPECT_EQ(st.value("jobName", ""), kTrial);
   EXPECT_EQ(st["nodeNames"], Json::array({"gpu-0"}));
+  ASSERT_EQ(st["conditions"].size(), 1u) << st.dump();
+  EXPECT_EQ(st["conditions"][0]["type"], "JobCreated");
+  EXPECT_EQ(st["conditions"][0]["lastTransitionTime"],
+            c.Get(res::kJobs, kTrial)["metadata"]["creationTimestamp"])
+      << "JobCreated tells when the Job was created, not when it was written";
   EXPECT_EQ(c.client.Calls("patch"), 1);
   c.client.ResetCalls();
   ReconcileTrial(c);
   EXPECT_EQ(c.client.Calls("patch"), 0) << "a second look at an unchanged trial writes nothing";
+}
+
+// A Job whose pods have not started when first_status_wait has passed is written Pending with
+// its name at once (users and `kubectl get trialruns` see the Job), then Running.
+TEST(TrialReconcilerTest, AJobWhosePodsWaitIsWrittenPendingAfterTheWait) {
+  FakeTimeSource clock;  // the fake API server stamps objects with the real time
+  clock.Advance(std::chrono::duration_cast<Millis>(std::chrono::system_clock::now() -
+                                                   clock.SystemNow()));
+  FakeCluster c(/*detect_anomalies=*/true, &clock);
+  CreateCampaign(c, 0.0);
+  c.client.ResetCalls();
+  EXPECT_EQ(ReconcileTrial(c).value("phase", ""), "");
+  clock.Advance(Millis(4000));
+  AddPod(c, 0, "Pending", "");
+  auto waiting = c.trial_reconciler->Reconcile({"ns", kTrial});
+  ASSERT_TRUE(waiting.ok());
+  EXPECT_GT(waiting->requeue_after, Millis(0));
+  EXPECT_LE(waiting->requeue_after, Millis(7000)) << "the wait counts from the Job's creation";
+  EXPECT_EQ(c.client.Calls("patch"), 0);
+  clock.Advance(Millis(7000));
+  Json st = ReconcileTrial(c);
+  EXPECT_EQ(st.value("phase", ""), "Pending");
+  EXPECT_EQ(st.value("jobName", ""), kTrial);
+  ASSERT_FALSE(st["conditions"].empty());
+  EXPECT_EQ(st["conditions"][0]["type"], "JobCreated");
+  EXPECT_EQ(c.client.Calls("patch"), 1);
+  Json pod = c.Get(res::kPods, std::string(kTrial) + "-0-x");
+  pod["status"]["phase"] = "Running";
+  ASSERT_TRUE(c.client.UpdateStatus(res::kPods, pod).ok());
+  EXPECT_EQ(ReconcileTrial(c).value("phase", ""), "Running");
+  EXPECT_EQ(c.client.Calls("patch"), 2);
 }
 
 // A TrialRun whose spec a user edited into the wrong shape fails with the field named, and no

@@ -113,6 +113,50 @@ TEST_F(InformerTest, RelistsAfterGoneAndRewatchesAfterServerTimeout) {
   EXPECT_GE(metrics_.Value(kWatchRestarts, {{"resource", "pods"}}), 2);
 }
 
+// Issue 17: a reconcile that runs before the watch delivers its own write reads that write
+// (client-go's MutationCache), so it neither writes the same status again nor creates twice;
+// an older copy, or one whose version is not a number, never hides the cache's, and a written
+// copy never brings back an object the watch saw deleted.
+TEST_F(InformerTest, GetReadsWhatThisProcessWroteUntilTheWatchCatchesUp) {
+  Informer inf(&client_, resources::kJobs, {}, &clock_, &metrics_);
+  std::jthread t([&](std::stop_token st) { inf.Run(st); });
+  ASSERT_TRUE(inf.WaitForSync(stop_.get_token(), 2000ms));
+  Json a = *client_.Create(resources::kJobs, "ns", Obj("a"));
+  ASSERT_TRUE(Eventually([&] { return inf.Get({"ns", "a"}) != nullptr; }));
+  // The watch goes down (a busy server): nothing the server does reaches the cache meanwhile.
+  client_.InjectError("watch", "jobs", Status::Unavailable("apiserver busy"), 1);
+  client_.CloseWatches();
+  Json b = *client_.Create(resources::kJobs, "ns", Obj("b"));
+  EXPECT_EQ(inf.Get({"ns", "b"}), nullptr);
+  Json b_written = b;
+  b_written["metadata"]["managedFields"] = Json::array({{{"manager", "kubectl"}}});
+  inf.Wrote(b_written);
+  ASSERT_NE(inf.Get({"ns", "b"}), nullptr);
+  EXPECT_EQ(ResourceVersionOf(*inf.Get({"ns", "b"})), ResourceVersionOf(b));
+  EXPECT_FALSE((*inf.Get({"ns", "b"}))["metadata"].contains("managedFields"));
+  EXPECT_TRUE(inf.List("ns").size() == 1u) << "lists stay the watch's";
+  Json a2 = a;
+  a2["spec"]["x"] = 2;
+  a2 = *client_.Update(resources::kJobs, a2);
+  inf.Wrote(a2);
+  EXPECT_EQ((*inf.Get({"ns", "a"}))["spec"]["x"], 2);
+  inf.Wrote(a);  // older than the copy written before it
+  EXPECT_EQ((*inf.Get({"ns", "a"}))["spec"]["x"], 2);
+  Json odd = a;
+  odd["metadata"]["resourceVersion"] = "not-a-number";
+  odd["spec"]["x"] = 3;
+  inf.Wrote(odd);
+  EXPECT_EQ((*inf.Get({"ns", "a"}))["spec"]["x"], 2);
+  ASSERT_TRUE(client_.Delete(resources::kJobs, "ns", "b").ok());
+  // The watch comes back and delivers: the cache's copies are the server's again.
+  ASSERT_TRUE(Eventually([&] {
+    clock_.Advance(100ms);  // through the backoff
+    return inf.Get({"ns", "b"}) == nullptr && inf.List("ns").size() == 1u &&
+           (*inf.List("ns")[0])["spec"]["x"] == 2;
+  }));
+  EXPECT_EQ((*inf.Get({"ns", "a"}))["spec"]["x"], 2);
+}
+
 class CountingReconciler : public Reconciler {
  public:
   Result<ReconcileResult> Reconcile(const ObjectKey& key) override {
