@@ -300,9 +300,13 @@ Status TuningCampaignReconciler::ProposeAndPersist(Context& ctx) {
 Status TuningCampaignReconciler::LaunchOpenTrials(Context& ctx) {
   for (const auto& t : ctx.session->pool().trials()) {
     if (!IsOpen(t) || ctx.trial_runs.count(t.name) > 0) continue;
+    const std::string ns = kube::NamespaceOf(ctx.campaign);
+    // Created by an earlier reconcile whose add event has not reached the owner index yet.
+    if (informers_.trials->Get({ns, t.name}) != nullptr) continue;
     Json tr = TrialRunFor(ctx.campaign, t);
-    auto created = client_->Create(res::kTrialRuns, kube::NamespaceOf(ctx.campaign), tr);
+    auto created = client_->Create(res::kTrialRuns, ns, tr);
     if (created.ok()) {
+      informers_.trials->Wrote(*created);
       ctx.trial_runs[t.name] = *created;
       AnnounceLaunch(ctx, t);
     } else if (created.status().code() != StatusCode::kAlreadyExists) {
