@@ -44,15 +44,11 @@ Result<Json> CampaignHealth::DiagnoseCheck(HealthContext& ctx, const std::string
   const std::string ns = kube::NamespaceOf(*ctx.campaign);
   const std::string name = DiagnosticJobName(kube::NameOf(*ctx.campaign), check, node);
   Json entry = {{"node", node}, {"check", check}, {"jobName", name}, {"state", "Running"}};
+  // The cache has our own creates at once (Wrote below); one it lacks is created, and a create
+  // that finds it (someone else's, or ours before a restart's sync) is judged when cached.
   kube::ObjectPtr cached = jobs_->Get({ns, name});
   Json job;
-  if (cached) {
-    job = *cached;
-  } else {
-    auto got = client_->Get(res::kJobs, ns, name);  // the cache may lag our own create
-    if (got.ok()) job = *got;
-    if (!got.ok() && got.status().code() != StatusCode::kNotFound) return got.status();
-  }
+  if (cached) job = *cached;
   if (job.is_null()) {
     std::string peer;
     if (check == "nccl-allreduce") {
@@ -82,6 +78,7 @@ Result<Json> CampaignHealth::DiagnoseCheck(HealthContext& ctx, const std::string
       return created.status();
     }
     if (created.ok()) {
+      jobs_->Wrote(*created);
       emit("Normal", reasons::kDiagnosticStarted,
            "running diagnostic check " + check + " on suspect node " + node + " (Job " + name +
                (peer.empty() ? "" : ", peer " + peer) + ")");
