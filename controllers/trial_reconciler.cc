@@ -187,8 +187,8 @@ void TrialRunReconciler::NoteJobCreated(Context& ctx, const std::string& kind,
     if (c.is_object() && c.value("type", "") == kJobCreated) return;
   }
   const std::string name = ctx.status.job_name.value_or(kube::NameOf(ctx.trial));
-  SetCondition(&ctx.status.conditions, kJobCreated, true, "Created",
-               kind + " " + name + " created", 0, when.empty() ? ctx.now : when);
+  SetCondition(&ctx.status.conditions, kJobCreated, true, "Created", kind + " " + name + " created",
+               0, when.empty() ? ctx.now : when);
 }
 
 Result<kube::ReconcileResult> TrialRunReconciler::Observe(Context& ctx, const Json& workload) {
@@ -281,8 +281,8 @@ Millis TrialRunReconciler::FirstStatusIn(const Json& workload) const {
   if (!ParseRfc3339(workload["metadata"].value("creationTimestamp", ""), &created)) {
     return Millis(0);
   }
-  const auto left = std::chrono::duration_cast<Millis>(created + opts_.first_status_wait -
-                                                       time_->SystemNow());
+  const auto left =
+      std::chrono::duration_cast<Millis>(created + opts_.first_status_wait - time_->SystemNow());
   // Clocks apart (ours more than the wait behind the server's): no waiting, rather than waiting
   // on every look.
   return left > opts_.first_status_wait ? Millis(0) : left;

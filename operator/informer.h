@@ -85,7 +85,7 @@ class Informer final : public ObjectReader, private ReflectorSink {
   std::string label_selector_;
   Reflector reflector_;
   mutable std::shared_mutex mu_;
-  std::map<std::string, ObjectPtr> items_;                 // guarded by mu_
+  std::map<std::string, ObjectPtr> items_;    // guarded by mu_
   std::map<std::string, ObjectPtr> written_;  // Wrote's copies ahead of the watch; guarded by mu_
   std::map<std::string, std::set<std::string>> by_ns_;     // guarded by mu_
   std::map<std::string, std::set<std::string>> by_owner_;  // guarded by mu_

@@ -108,7 +108,13 @@ std::string ClusterApproveCommand(const std::string& operator_ns, const std::str
 CampaignHealth::CampaignHealth(kube::KubeClient* client, NodeLedgerStore* ledger,
                                kube::ObjectReader* jobs, kube::ObjectReader* pods,
                                CampaignHealthOptions opts)
-    : client_(client), ledger_(ledger), jobs_(jobs), pods_(pods), opts_(std::move(opts)) {}
+    : client_(client),
+      ledger_(ledger),
+      jobs_(jobs),
+      pods_(pods),
+      opts_(std::move(opts)),
+      approvals_(client, ledger->ns(), opts_.approval_recheck,
+                 opts_.clock != nullptr ? opts_.clock : RealTimeSource::Get()) {}
 
 void CampaignHealth::EmitOnce(const HealthContext& ctx, const std::string& key,
                               const HealthEmit& emit, const std::string& type,

@@ -13,10 +13,11 @@
 //   Remediate   proposes CordonNode for each suspect and RetryTrial for each anomalous trial
 //               (status.remediations + RemediationProposed naming the kubectl command). A
 //               CordonNode runs only once a ConfigMap ClusterApprovalName(id) exists in the
-//               operator's namespace (RBAC: cluster administrators); a RetryTrial once its id is
-//               in the annotation tuning.paratune.dev/approve with tuning.paratune.dev/approved-by.
-//               State lives in status, so an applied remediation is never applied twice, even
-//               across restarts.
+//               operator's namespace (RBAC: cluster administrators; one found missing is
+//               asked for again after approval_recheck, ClusterApprovals); a RetryTrial once its id
+//               is in the annotation tuning.paratune.dev/approve with
+//               tuning.paratune.dev/approved-by. State lives in status, so an applied remediation
+//               is never applied twice, even across restarts.
 // Thread-safe for different campaigns (the Controller serializes one campaign's reconciles).
 #ifndef PARATUNE_CONTROLLERS_NODE_HEALTH_NODE_HEALTH_H_
 #define PARATUNE_CONTROLLERS_NODE_HEALTH_NODE_HEALTH_H_
@@ -33,6 +34,7 @@
 #include "agents/health/diagnostic_checks.h"
 #include "agents/health/node_ledger.h"
 #include "agents/loop/tuning_session.h"
+#include "base/time_source.h"
 #include "controllers/node_health/node_ledger_store.h"
 #include "operator/kube_client.h"
 #include "operator/object_reader.h"
@@ -45,6 +47,31 @@ inline constexpr const char* kApprovedByAnnotation = "tuning.paratune.dev/approv
 struct CampaignHealthOptions {
   std::string diagnostics = "nvidia";  // off | nvidia | simulated (operator --diagnostics)
   std::string paratune_image = "paratune/paratune:latest";  // simulated checks' image
+  // How long a cordon approval found missing counts as missing (ClusterApprovals).
+  Millis approval_recheck{10000};
+  TimeSource* clock = nullptr;  // null: the real clock
+};
+
+// The cluster administrators' approvals of cordons: ConfigMap ClusterApprovalName(id) in the
+// operator's namespace. Every campaign that proposes cordoning a node asks for the same
+// ConfigMap on each reconcile; one found missing counts as missing for `recheck` (one GET per
+// interval, not one per campaign reconcile: issue 17). Thread-safe.
+class ClusterApprovals {
+ public:
+  // Borrows client and clock.
+  ClusterApprovals(kube::KubeClient* client, std::string ns, Millis recheck, TimeSource* clock);
+  // Who approved `remediation` (a CordonNode with id and proposedAt): "configmap NS/NAME
+  // (approvedBy)", or "" when nobody has (yet); errors are transient.
+  Result<std::string> Find(const kube::Json& remediation);
+
+ private:
+  kube::KubeClient* client_;
+  const std::string ns_;
+  const Millis recheck_;
+  TimeSource* clock_;
+  std::mutex mu_;
+  std::map<std::string, SteadyTime> missing_since_;  // name -> when found missing; guarded by mu_
+  static constexpr size_t kMaxMissing = 4096;
 };
 
 // One campaign reconcile's view, filled by the campaign reconciler; Observe/Diagnose/Remediate
@@ -95,8 +122,6 @@ class CampaignHealth {
                                    std::vector<health::CheckResult>* results,
                                    const HealthEmit& emit);
   Status ApplyApproved(HealthContext& ctx, const HealthEmit& emit);
-  // Who approved a CordonNode through its ConfigMap ("" when nobody has); errors are transient.
-  Result<std::string> ClusterApproval(const kube::Json& remediation);
   Status Apply(HealthContext& ctx, kube::Json& remediation, const std::string& by,
                const HealthEmit& emit);
   // Emits once per (campaign uid, key) for this process's lifetime, remembering at most
@@ -109,6 +134,7 @@ class CampaignHealth {
   kube::ObjectReader* jobs_;
   kube::ObjectReader* pods_;
   CampaignHealthOptions opts_;
+  ClusterApprovals approvals_;
   std::mutex mu_;
   std::set<std::string> emitted_;       // guarded by mu_
   std::deque<std::string> emit_order_;  // guarded by mu_; oldest first, for the bound below

@@ -89,14 +89,31 @@ Status CampaignHealth::Remediate(HealthContext& ctx, const HealthEmit& emit) {
   return ApplyApproved(ctx, emit);
 }
 
-Result<std::string> CampaignHealth::ClusterApproval(const Json& remediation) {
+ClusterApprovals::ClusterApprovals(kube::KubeClient* client, std::string ns, Millis recheck,
+                                   TimeSource* clock)
+    : client_(client), ns_(std::move(ns)), recheck_(recheck), clock_(clock) {}
+
+Result<std::string> ClusterApprovals::Find(const Json& remediation) {
   const std::string id = remediation.value("id", "");
   const std::string name = ClusterApprovalName(id);
-  auto cm = client_->Get(res::kConfigMaps, ledger_->ns(), name);
+  const SteadyTime now = clock_->Now();
+  {
+    std::lock_guard lock(mu_);
+    auto it = missing_since_.find(name);
+    if (it != missing_since_.end() && now - it->second < recheck_) return std::string();
+  }
+  auto cm = client_->Get(res::kConfigMaps, ns_, name);
   if (!cm.ok()) {
     const StatusCode c = cm.status().code();
-    if (c == StatusCode::kNotFound || c == StatusCode::kPermissionDenied) return std::string();
-    return cm.status();
+    if (c != StatusCode::kNotFound && c != StatusCode::kPermissionDenied) return cm.status();
+    std::lock_guard lock(mu_);
+    if (missing_since_.size() >= kMaxMissing) missing_since_.clear();  // a bound; asked again
+    missing_since_[name] = now;
+    return std::string();
+  }
+  {
+    std::lock_guard lock(mu_);
+    missing_since_.erase(name);
   }
   const Json& data = cm->value("data", Json::object());
   if (!data.is_object() || data.value("remediation", "") != id) return std::string();
@@ -104,13 +121,13 @@ Result<std::string> CampaignHealth::ClusterApproval(const Json& remediation) {
   const std::string created = cm->value("metadata", Json::object()).value("creationTimestamp", "");
   if (created.empty() || created < remediation.value("proposedAt", "")) return std::string();
   const std::string note = data.value("approvedBy", "");
-  return "configmap " + ledger_->ns() + "/" + name + (note.empty() ? "" : " (" + note + ")");
+  return "configmap " + ns_ + "/" + name + (note.empty() ? "" : " (" + note + ")");
 }
 
 Status CampaignHealth::ApplyApproved(HealthContext& ctx, const HealthEmit& emit) {
   for (auto& r : ctx.remediations) {
     if (r.value("state", "") != "Proposed" || r.value("action", "") != "CordonNode") continue;
-    auto by = ClusterApproval(r);
+    auto by = approvals_.Find(r);
     if (!by.ok()) return by.status();
     if (!by->empty()) PARATUNE_RETURN_IF_ERROR(Apply(ctx, r, *by, emit));
   }

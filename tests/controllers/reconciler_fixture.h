@@ -96,6 +96,9 @@ class FakeCluster {
     ledger = std::make_unique<NodeLedgerStore>(&client, "paratune-system");
     CampaignHealthOptions ho;
     ho.diagnostics = "simulated";
+    // The approval tests create an approval between two reconciles a moment apart: asked every
+    // time here (ClusterApprovalsTest covers the recheck interval).
+    ho.approval_recheck = Millis(0);
     health = std::make_unique<CampaignHealth>(&client, ledger.get(), jobs(), pods(), ho);
     CampaignReconcilerOptions copts;
     copts.health = health.get();

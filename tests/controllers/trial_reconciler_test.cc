@@ -203,7 +203,8 @@ TEST(TrialReconcilerTest, StatusIsPatchedOnlyWhenThePhaseMoves) {
   const int creates = c.client.Calls("create");  // the Indexed Job and its headless Service
   ASSERT_FALSE(c.Get(res::kJobs, kTrial).is_null());
   EXPECT_EQ(c.client.Calls("patch"), 0) << "the status waits for the pods";
-  EXPECT_EQ(launched->requeue_after, Millis(10000)) << "and is written after the wait at the latest";
+  EXPECT_EQ(launched->requeue_after, Millis(10000))
+      << "and is written after the wait at the latest";
   Json st = ReconcileTrial(c);  // the Job's add event: nothing new
   EXPECT_FALSE(st.contains("nodeNames"));
   EXPECT_EQ(c.client.Calls("patch"), 0) << "no pods yet is no status write";
@@ -236,8 +237,8 @@ TEST(TrialReconcilerTest, StatusIsPatchedOnlyWhenThePhaseMoves) {
 // its name at once (users and `kubectl get trialruns` see the Job), then Running.
 TEST(TrialReconcilerTest, AJobWhosePodsWaitIsWrittenPendingAfterTheWait) {
   FakeTimeSource clock;  // the fake API server stamps objects with the real time
-  clock.Advance(std::chrono::duration_cast<Millis>(std::chrono::system_clock::now() -
-                                                   clock.SystemNow()));
+  clock.Advance(
+      std::chrono::duration_cast<Millis>(std::chrono::system_clock::now() - clock.SystemNow()));
   FakeCluster c(/*detect_anomalies=*/true, &clock);
   CreateCampaign(c, 0.0);
   c.client.ResetCalls();

@@ -416,6 +416,39 @@ TEST(NodeHealthTest, SuspectNodeIsAvoidedDiagnosedAndCordonedOnlyWithApproval) {
   EXPECT_FALSE(c.ledger->Load()->IsSuspect("gpu-2"));
 }
 
+// Issue 17: with a node proposed for cordoning, every campaign that used it asks for the same
+// approval ConfigMap on each reconcile; one found missing is asked for again only after the
+// recheck interval, and an approval made meanwhile is found then.
+TEST(ClusterApprovalsTest, AMissingApprovalIsAskedForOncePerInterval) {
+  kube::FakeKubeClient client;
+  FakeTimeSource clock;
+  ClusterApprovals approvals(&client, "paratune-system", Millis(10000), &clock);
+  const Json cordon = {{"id", "cordon-gpu-2"}, {"proposedAt", "2020-01-01T00:00:00Z"}};
+  for (int campaign = 0; campaign < 50; ++campaign) {
+    auto by = approvals.Find(cordon);
+    ASSERT_TRUE(by.ok());
+    EXPECT_EQ(*by, "");
+  }
+  EXPECT_EQ(client.Calls("get"), 1) << "50 campaign reconciles, one GET";
+  Json approval = {
+      {"apiVersion", "v1"},
+      {"kind", "ConfigMap"},
+      {"metadata",
+       {{"name", ClusterApprovalName("cordon-gpu-2")}, {"namespace", "paratune-system"}}},
+      {"data", {{"remediation", "cordon-gpu-2"}, {"approvedBy", "root@ops"}}}};
+  ASSERT_TRUE(client.Create(res::kConfigMaps, "paratune-system", approval).ok());
+  EXPECT_EQ(*approvals.Find(cordon), "") << "within the interval it still counts as missing";
+  clock.Advance(Millis(10000));
+  EXPECT_EQ(*approvals.Find(cordon),
+            "configmap paratune-system/paratune-approve-cordon-gpu-2 (root@ops)");
+  EXPECT_EQ(*approvals.Find(cordon),
+            "configmap paratune-system/paratune-approve-cordon-gpu-2 (root@ops)")
+      << "one that exists is read every time (it is applied once, then no longer asked for)";
+  // A transient error is returned, not taken for a missing approval.
+  client.InjectError("get", "configmaps", Status::Unavailable("apiserver busy"), 1);
+  EXPECT_FALSE(approvals.Find(cordon).ok());
+}
+
 TEST(NodeHealthTest, ALedgerThatCannotBeWrittenNeverBlocksTuning) {
   FakeCluster c;
   c.ledger->set_max_bytes(16);  // nothing fits: every ledger write is refused
