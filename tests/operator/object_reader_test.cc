@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "base/time_source.h"
+#include "operator/informer.h"
 #include "operator/testing/client_reader.h"
 #include "operator/testing/fake_kube_client.h"
 
@@ -60,6 +62,28 @@ TEST(NamespacedReaderTest, ServesEachWatchedNamespaceFromItsOwnReaderAndNothingE
   EXPECT_TRUE(jobs.List("elsewhere").empty());
   EXPECT_EQ(Names(jobs.ByIndex("by-trial", "team-a/t")), (std::vector<std::string>{"team-a/j1"}));
   EXPECT_TRUE(jobs.ByIndex("by-trial", "elsewhere/t").empty());
+}
+
+// Issue 17: a write handed to the NamespacedReader reaches the informer of its namespace only
+// (an informer serves no object of a namespace it does not watch).
+TEST(NamespacedReaderTest, WhatThisProcessWroteGoesToTheInformerOfItsNamespace) {
+  FakeKubeClient client;
+  FakeTimeSource clock;
+  ReflectorOptions in_a, in_b;
+  in_a.ns = "team-a";
+  in_b.ns = "team-b";
+  Informer a(&client, resources::kJobs, in_a, &clock, nullptr);
+  Informer b(&client, resources::kJobs, in_b, &clock, nullptr);
+  NamespacedReader jobs({&a, &b}, {"team-a", "team-b"});
+  Json written = *client.Create(resources::kJobs, "team-a", Obj("j1", "team-a"));
+  jobs.Wrote(written);  // the informers are not running: only the written copy can answer
+  ASSERT_NE(jobs.Get({"team-a", "j1"}), nullptr);
+  EXPECT_EQ(ResourceVersionOf(*jobs.Get({"team-a", "j1"})), ResourceVersionOf(written));
+  EXPECT_EQ(b.Get({"team-a", "j1"}), nullptr);
+  b.Wrote(written);  // handed to the wrong informer directly: refused
+  EXPECT_EQ(b.Get({"team-a", "j1"}), nullptr);
+  jobs.Wrote(*client.Create(resources::kJobs, "elsewhere", Obj("j3", "elsewhere")));
+  EXPECT_EQ(jobs.Get({"elsewhere", "j3"}), nullptr);
 }
 
 }  // namespace
