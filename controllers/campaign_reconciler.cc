@@ -443,10 +443,8 @@ Status TuningCampaignReconciler::WriteStatus(Context& ctx) {
   Json updated = ctx.campaign;
   updated["status"] = status;
   DropEmptyStrings(&updated["status"]);
-  auto written = PatchStatus(client_, res::kTuningCampaigns, updated, old_status);
-  if (!written.ok()) return written.status();
-  informers_.campaigns->Wrote(*written);  // a reconcile before the watch reads what it wrote
-  return Status::Ok();
+  return PatchStatus(client_, res::kTuningCampaigns, updated, old_status, informers_.campaigns)
+      .status();
 }
 
 Json TrialRunFor(const Json& campaign, const TrialRecord& trial) {

@@ -22,13 +22,17 @@ kube::Json MergePatchBetween(const kube::Json& before, const kube::Json& after) 
 }
 
 Result<kube::Json> PatchStatus(kube::KubeClient* client, const kube::GroupVersionResource& gvr,
-                               const kube::Json& obj, const kube::Json& previous) {
+                               const kube::Json& obj, const kube::Json& previous,
+                               kube::ObjectReader* reads_back) {
   const kube::Json& status = obj.contains("status") ? obj["status"] : kube::Json::object();
   const kube::Json before = previous.is_object() ? previous : kube::Json::object();
   kube::Json diff = MergePatchBetween(before, status.is_object() ? status : kube::Json::object());
   if (diff.empty()) return obj;
-  return client->Patch(gvr, kube::NamespaceOf(obj), kube::NameOf(obj), kube::PatchType::kMerge,
-                       kube::Json{{"status", std::move(diff)}}, {}, "status");
+  auto written =
+      client->Patch(gvr, kube::NamespaceOf(obj), kube::NameOf(obj), kube::PatchType::kMerge,
+                    kube::Json{{"status", std::move(diff)}}, {}, "status");
+  if (written.ok() && reads_back != nullptr) reads_back->Wrote(*written);
+  return written;
 }
 
 Result<kube::Json> WriteStatus(kube::KubeClient* client, const kube::GroupVersionResource& gvr,

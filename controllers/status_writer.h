@@ -9,6 +9,7 @@
 #define PARATUNE_CONTROLLERS_STATUS_WRITER_H_
 
 #include "operator/kube_client.h"
+#include "operator/object_reader.h"
 
 namespace paratune::controllers {
 
@@ -23,8 +24,11 @@ kube::Json MergePatchBetween(const kube::Json& before, const kube::Json& after);
 // make it conflict. Safe because each status field has one writer and a reconcile that read a
 // stale cache is followed by another once the cache catches up (level-based). Returns the
 // stored object (obj itself when nothing was sent), kNotFound when it was deleted, or the error.
+// `reads_back` (the cache the caller reads the object from, may be null) is handed the stored
+// object (ObjectReader::Wrote), so the next reconcile does not write the same status again.
 Result<kube::Json> PatchStatus(kube::KubeClient* client, const kube::GroupVersionResource& gvr,
-                               const kube::Json& obj, const kube::Json& previous);
+                               const kube::Json& obj, const kube::Json& previous,
+                               kube::ObjectReader* reads_back = nullptr);
 
 // UpdateStatus of `obj` (its status, on its resourceVersion); on kConflict, GETs the object and
 // retries with obj["status"] on the fresh copy, up to `attempts` times. Returns the written

@@ -183,9 +183,7 @@ Result<kube::ReconcileResult> TrialRunReconciler::Launch(Context& ctx) {
 
 void TrialRunReconciler::NoteJobCreated(Context& ctx, const std::string& kind,
                                         const std::string& when) {
-  for (const auto& c : ctx.status.conditions) {
-    if (c.is_object() && c.value("type", "") == kJobCreated) return;
-  }
+  if (FindCondition(ctx.status.conditions, kJobCreated) != nullptr) return;
   const std::string name = ctx.status.job_name.value_or(kube::NameOf(ctx.trial));
   SetCondition(&ctx.status.conditions, kJobCreated, true, "Created", kind + " " + name + " created",
                0, when.empty() ? ctx.now : when);
@@ -439,10 +437,9 @@ Status TrialRunReconciler::WriteStatus(Context& ctx) {
   DropEmptyStrings(&status);
   if (status == ctx.original_status) return Status::Ok();
   ctx.trial["status"] = std::move(status);
-  auto written = PatchStatus(client_, kube::resources::kTrialRuns, ctx.trial, ctx.original_status);
-  if (!written.ok()) return written.status();
-  informers_.trials->Wrote(*written);
-  return Status::Ok();
+  return PatchStatus(client_, kube::resources::kTrialRuns, ctx.trial, ctx.original_status,
+                     informers_.trials)
+      .status();
 }
 
 }  // namespace paratune::controllers

@@ -38,7 +38,7 @@ NamespacedReader::NamespacedReader(std::vector<ObjectReader*> per_namespace,
                                    std::vector<std::string> namespaces)
     : readers_(std::move(per_namespace)), namespaces_(std::move(namespaces)) {}
 
-const ObjectReader* NamespacedReader::For(const std::string& ns) const {
+ObjectReader* NamespacedReader::For(const std::string& ns) const {
   for (size_t i = 0; i < namespaces_.size(); ++i) {
     if (namespaces_[i] == ns) return readers_[i];
   }
@@ -51,10 +51,7 @@ ObjectPtr NamespacedReader::Get(const ObjectKey& key) const {
 }
 
 void NamespacedReader::Wrote(const Json& obj) {
-  const std::string ns = NamespaceOf(obj);
-  for (size_t i = 0; i < namespaces_.size(); ++i) {
-    if (namespaces_[i] == ns) readers_[i]->Wrote(obj);
-  }
+  if (ObjectReader* r = For(NamespaceOf(obj))) r->Wrote(obj);
 }
 
 std::vector<ObjectPtr> NamespacedReader::List(const std::string& ns) const {

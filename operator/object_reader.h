@@ -62,7 +62,7 @@ class NamespacedReader final : public ObjectReader {
   void Wrote(const Json& obj) override;
 
  private:
-  const ObjectReader* For(const std::string& ns) const;
+  ObjectReader* For(const std::string& ns) const;
   std::vector<ObjectPtr> Merge(
       const std::function<std::vector<ObjectPtr>(const ObjectReader&)>& read) const;
 

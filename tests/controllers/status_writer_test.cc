@@ -87,6 +87,33 @@ TEST(StatusWriterTest, PatchStatusSendsOnlyChangesAndNeverConflicts) {
   EXPECT_EQ((*now)["metadata"]["annotations"]["team"], "ml");
 }
 
+// The cache the caller reads from is handed what the server stored (so a reconcile before the
+// watch catches up does not write the same status again); nothing when nothing was sent.
+TEST(StatusWriterTest, PatchStatusHandsTheStoredObjectToTheCallersCache) {
+  struct Recorder final : kube::ObjectReader {
+    kube::ObjectPtr Get(const kube::ObjectKey&) const override { return nullptr; }
+    std::vector<kube::ObjectPtr> List(const std::string&) const override { return {}; }
+    std::vector<kube::ObjectPtr> ByOwner(const std::string&) const override { return {}; }
+    void AddIndex(const std::string&, kube::IndexFunc) override {}
+    std::vector<kube::ObjectPtr> ByIndex(const std::string&, const std::string&) const override {
+      return {};
+    }
+    void Wrote(const Json& obj) override { wrote.push_back(obj); }
+    std::vector<Json> wrote;
+  } cache;
+  kube::FakeKubeClient client;
+  client.SetHasStatus("trialruns", true);
+  Json cached = *client.Create(kube::resources::kTrialRuns, "ns", Trial());
+  cached["status"] = {{"phase", "Running"}};
+  auto written = PatchStatus(&client, kube::resources::kTrialRuns, cached, Json::object(), &cache);
+  ASSERT_TRUE(written.ok()) << written.status().ToString();
+  ASSERT_EQ(cache.wrote.size(), 1u);
+  EXPECT_EQ(cache.wrote[0], *written);
+  EXPECT_TRUE(
+      PatchStatus(&client, kube::resources::kTrialRuns, cached, cached["status"], &cache).ok());
+  EXPECT_EQ(cache.wrote.size(), 1u) << "no request, nothing new to read back";
+}
+
 TEST(StatusWriterTest, MergePatchBetweenRecursesIntoObjectsAndReplacesArrays) {
   const Json before = {{"best", {{"trial", "t1"}, {"objective", 1.0}}},
                        {"conditions", Json::array({{{"type", "A"}}})},
