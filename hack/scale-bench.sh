@@ -23,7 +23,9 @@
 # line of trial-sim's log, default 9: about 10 lines, so about 90 s a trial). Unpaced simulated
 # trials end in ~3 s, and their campaigns' later rounds then compete with other campaigns' first
 # round for the API server and the 2 cores: the first round's figures measured that churn, not
-# the cost of launching a round (pace 0.3 gives the unpaced runs of earlier sections).
+# the cost of launching a round (pace 0.3 gives the unpaced runs of earlier sections). The
+# campaigns' trialTimeout is twice a paced trial's length (at least the sample's 5m), so a long
+# pace that keeps later rounds out of the first does not time its trials out.
 # Env: PARATUNE_SCALE_CAMPAIGNS ("200 1000"), PARATUNE_SCALE_GPU_NODES (32),
 # PARATUNE_SCALE_TIMEOUT (seconds to wait for the first round, 600), PARATUNE_SCALE_SETTLE
 # (seconds to wait after it for every campaign to finish, 420), PARATUNE_SCALE_TRIAL_PACE (9),
@@ -54,6 +56,8 @@ PARATUNE_KUBE_BIN=${PARATUNE_KUBE_BIN:-$("$root/hack/build-kube.sh" 2>/dev/null 
   skip "no kube-apiserver binaries (hack/build-kube.sh failed)"
 [ -x "$PARATUNE_KUBE_BIN/kube-apiserver" ] || skip "no kube-apiserver in $PARATUNE_KUBE_BIN"
 free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
+# Lists are read in pages of 100 (--chunk-size): at 1,000 campaigns a single LIST of them timed
+# out at the API server's 60 s five times in a row on a saturated machine.
 retry() {  # retry CMD...: a busy API server times a request out now and then; try 5 times
   local i
   for i in 1 2 3 4 5; do "$@" && return 0; sleep 3; done
@@ -137,6 +141,9 @@ import re, sys
 text = open(sys.argv[1]).read()
 text = re.sub(r"maxTrials: \d+", "maxTrials: 6", text)
 text = re.sub(r"parallelTrials: \d+", "parallelTrials: 2", text)
+timeout_s = max(300, int(float(sys.argv[3]) * 10 * 2))
+text, timeouts = re.subn(r"trialTimeout: \S+", "trialTimeout: %ds" % timeout_s, text)
+assert timeouts == 1, "the sample's trialTimeout was not found"
 paced = re.sub(r"(\n( +)command: \[paratune, trial-sim\]\n)",
                r'\1\2env: [{name: PARATUNE_SIM_SECONDS_PER_LINE, value: "%s"}]\n' % sys.argv[3], text)
 assert paced != text, "the sample's trial-sim container was not found"
@@ -159,7 +166,7 @@ t_applied=$(date +%s.%N)
 t_first=""; t_round=""; with_one=0; with_two=0
 while :; do
   # A poll that fails five times keeps the last counts; the timeout below still ends the loop.
-  counts=$(retry kubectl -n "$ns" get jobs -o jsonpath='{range .items[*]}{.metadata.labels.tuning\.paratune\.dev/campaign}{"\n"}{end}' |
+  counts=$(retry kubectl -n "$ns" get --chunk-size=100 jobs -o jsonpath='{range .items[*]}{.metadata.labels.tuning\.paratune\.dev/campaign}{"\n"}{end}' |
            sort | uniq -c | awk '{c++; if ($1 >= 2) r++} END {print c + 0, r + 0}') ||
     { log "polling the Jobs failed 5 times"; counts="$with_one $with_two"; }
   now=$(date +%s.%N)
@@ -203,28 +210,28 @@ partial() {  # partial REASON
   kill "$op_pid" 2>/dev/null || true
   teardown
 }
-retry kubectl -n "$ns" get jobs -o json > "$dir/jobs.json" ||
+retry kubectl -n "$ns" get --chunk-size=100 jobs -o json > "$dir/jobs.json" ||
   { partial "listing the Jobs failed 5 times"; return 0; }
-retry kubectl -n "$ns" get tuningcampaigns -o json > "$dir/campaigns.json" ||
+retry kubectl -n "$ns" get --chunk-size=100 tuningcampaigns -o json > "$dir/campaigns.json" ||
   { partial "listing the campaigns failed 5 times"; return 0; }
-trials=$(retry kubectl -n "$ns" get trialruns -o name | wc -l) ||
+trials=$(retry kubectl -n "$ns" get --chunk-size=100 trialruns -o name | wc -l) ||
   { partial "listing the TrialRuns failed 5 times"; return 0; }
 jobs=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["items"]))' "$dir/jobs.json")
-events=$(retry kubectl -n "$ns" get events -o name | wc -l) ||
+events=$(retry kubectl -n "$ns" get --chunk-size=100 events -o name | wc -l) ||
   { partial "listing the Events failed 5 times"; return 0; }
 # Overall: until every campaign has finished (or settle_s), then the whole run's requests.
 t_settle=$(date +%s)
 while :; do
-  running=$(retry kubectl -n "$ns" get tuningcampaigns -o jsonpath='{range .items[*]}{.status.phase}{"\n"}{end}' |
+  running=$(retry kubectl -n "$ns" get --chunk-size=100 tuningcampaigns -o jsonpath='{range .items[*]}{.status.phase}{"\n"}{end}' |
             grep -cv -e '^Succeeded$' -e '^Failed$' || true)
   [ "$running" -eq 0 ] && break
   (( $(date +%s) - t_settle > settle_s )) && break
   sleep 5
 done
 curl -sf "http://$probe/metrics" > "$dir/metrics.txt" || skip "the operator's /metrics did not answer"
-trials_all=$(retry kubectl -n "$ns" get trialruns -o name | wc -l) ||
+trials_all=$(retry kubectl -n "$ns" get --chunk-size=100 trialruns -o name | wc -l) ||
   { partial "listing the TrialRuns after the first round failed 5 times"; return 0; }
-events_all=$(retry kubectl -n "$ns" get events -o json | python3 -c 'import json,sys
+events_all=$(retry kubectl -n "$ns" get --chunk-size=100 events -o json | python3 -c 'import json,sys
 n = 0
 for e in json.load(sys.stdin)["items"]:
     n += (e.get("source", {}).get("component") or e.get("reportingComponent")) == "paratune-operator"

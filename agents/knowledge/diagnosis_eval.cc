@@ -21,30 +21,6 @@ Result<std::string> ReadFile(const std::string& path) {
   return ss.str();
 }
 
-// The labels shared by both formats.
-Status ParseLabels(const JsonFields& f, LabelledCase* out) {
-  LabelledCase& c = *out;
-  PARATUNE_RETURN_IF_ERROR(f.ReadString("category", &c.category));
-  c.parameters_labelled = f.Has("parameters");
-  PARATUNE_RETURN_IF_ERROR(f.ReadStringList("parameters", &c.parameters));
-  PARATUNE_RETURN_IF_ERROR(f.ReadString("podReason", &c.pod_reason));
-  PARATUNE_RETURN_IF_ERROR(f.ReadStringList("events", &c.events));
-  int64_t exit_code = 0;
-  PARATUNE_RETURN_IF_ERROR(f.ReadInt("exitCode", -255, 255, &exit_code));
-  c.exit_code = static_cast<int>(exit_code);
-  if (f.Has("retryable")) {
-    bool r = false;
-    PARATUNE_RETURN_IF_ERROR(f.ReadBool("retryable", &r));
-    c.retryable = r;
-  }
-  if (f.Has("config")) {
-    auto cfg = ConfigFromJson(f.Get("config"), f.Path("config"));
-    if (!cfg.ok()) return cfg.status();
-    c.config = *cfg;
-  }
-  return Status::Ok();
-}
-
 Result<LabelledCase> ParseCase(const nlohmann::json& j, const std::string& path,
                                const std::string& dir) {
   JsonFields f(j, path);
@@ -52,7 +28,7 @@ Result<LabelledCase> ParseCase(const nlohmann::json& j, const std::string& path,
                                              "config", "podReason", "exitCode", "events"}));
   LabelledCase c;
   PARATUNE_RETURN_IF_ERROR(f.ReadString("file", &c.file));
-  PARATUNE_RETURN_IF_ERROR(ParseLabels(f, &c));
+  PARATUNE_RETURN_IF_ERROR(ParseCaseLabels(f, &c));
   c.parameters_labelled = true;  // the project's own set always labels them ([] = none)
   auto log = ReadFile(dir + "/" + c.file);
   if (!log.ok()) return log.status().WithPrefix(f.Path("file"));
@@ -68,49 +44,21 @@ bool ParametersOk(const std::vector<std::string>& expected, const std::vector<st
   });
 }
 
-Result<LabelledCase> ParsePublicCase(const nlohmann::json& j, const std::string& path) {
-  JsonFields f(j, path);
-  PARATUNE_RETURN_IF_ERROR(
-      f.CheckKnownKeys({"url", "collection", "log", "category", "parameters", "retryable", "config",
-                        "podReason", "exitCode", "events"}));
-  LabelledCase c;
-  PARATUNE_RETURN_IF_ERROR(f.ReadString("url", &c.url));
-  int64_t collection = 0;
-  PARATUNE_RETURN_IF_ERROR(f.ReadInt("collection", 0, 100, &collection));
-  c.collection = static_cast<int>(collection);
-  if (c.url.rfind("https://", 0) != 0) return Status::Invalid(f.Path("url") + ": required");
-  PARATUNE_RETURN_IF_ERROR(f.ReadString("log", &c.log));
-  PARATUNE_RETURN_IF_ERROR(ParseLabels(f, &c));
-  c.file = c.url;
-  c.split = PublicCorpusSplit(c.url);
-  return c;
-}
-
 }  // namespace
 
-std::string PublicCorpusSplit(const std::string& url) {
-  uint64_t h = 0xcbf29ce484222325ULL;
-  for (unsigned char ch : url) {
-    h ^= ch;
-    h *= 0x100000001b3ULL;
-  }
-  return (h & 1) != 0 ? "heldout" : "dev";
+std::vector<std::string> PublicCorpusPaths(const std::string& source_dir) {
+  return {source_dir + "/agents/knowledge/data/failures/public-dev.yaml",
+          source_dir + "/tests/knowledge/data/public/heldout.yaml"};
 }
 
-Result<std::vector<LabelledCase>> LoadPublicCorpus(const std::string& path) {
-  auto text = ReadFile(path);
-  if (!text.ok()) return text.status();
-  auto j = YamlToJson(*text);
-  if (!j.ok()) return j.status().WithPrefix(path);
-  if (!j->is_object() || !(*j)["cases"].is_array()) {
-    return Status::Invalid(path + ": cases: must be a list");
-  }
+Result<std::vector<LabelledCase>> LoadPublicCorpus(const std::vector<std::string>& paths) {
   std::vector<LabelledCase> out;
-  const nlohmann::json& cases = (*j)["cases"];
-  for (size_t i = 0; i < cases.size(); ++i) {
-    auto c = ParsePublicCase(cases[i], "cases[" + std::to_string(i) + "]");
-    if (!c.ok()) return c.status().WithPrefix(path);
-    out.push_back(std::move(*c));
+  for (const auto& path : paths) {
+    auto text = ReadFile(path);
+    if (!text.ok()) return text.status();
+    auto cases = ParseLabelledCases(path, *text);
+    if (!cases.ok()) return cases.status();
+    for (auto& c : *cases) out.push_back(std::move(c));
   }
   return out;
 }

@@ -11,37 +11,22 @@
 #include "agents/core/config.h"
 #include "agents/core/results.h"
 #include "agents/knowledge/diagnostician.h"
+#include "agents/knowledge/known_failures.h"
 #include "base/status.h"
 
 namespace paratune {
 
-struct LabelledCase {
-  std::string file;  // the log's file name, or the source URL for a public-corpus case
-  std::string log;
-  std::string pod_reason;
-  int exit_code = 0;
-  std::vector<std::string> events;
-  std::optional<Config> config;
-  std::string category;                 // expected
-  std::vector<std::string> parameters;  // expected; the first must rank first
-  std::optional<bool> retryable;        // expected when set
-  bool parameters_labelled = true;      // false: the case names no expected parameters
-  std::string url;                      // public corpus: where the log was quoted from
-  std::string split;                    // public corpus: "dev" or "heldout" (PublicCorpusSplit)
-  int collection = 0;                   // public corpus: which collection (0: the first two)
-};
-
 // Reads `dir`/labels.yaml and the logs it names. Errors name the file and field.
 Result<std::vector<LabelledCase>> LoadLabelledCases(const std::string& dir);
 
-// The public corpus (tests/knowledge/data/public/cases.yaml): each case quotes a short log
-// excerpt inline with the URL it comes from (`url`, `log`, and the labels above). Errors name the
-// case and field.
-Result<std::vector<LabelledCase>> LoadPublicCorpus(const std::string& path);
+// The public corpus: failure logs quoted from public issues, each with the URL it comes from
+// (format: agents/knowledge/known_failures.h), in two files split by PublicCorpusSplit: the dev
+// half ships as known failures (agents/knowledge/data/failures/public-dev.yaml), the held-out
+// half is test data only (tests/knowledge/data/public/heldout.yaml).
+std::vector<std::string> PublicCorpusPaths(const std::string& source_dir);
 
-// "dev" or "heldout": the parity of the 64-bit FNV-1a hash of the URL. Fixed before any signature
-// was written; signatures are written from the dev half only.
-std::string PublicCorpusSplit(const std::string& url);
+// Reads and concatenates the cases of `paths`. Errors name the file, case and field.
+Result<std::vector<LabelledCase>> LoadPublicCorpus(const std::vector<std::string>& paths);
 
 struct CaseOutcome {
   const LabelledCase* c = nullptr;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bitset>
 #include <cctype>
+#include <optional>
 #include <sstream>
 
 #include "agents/knowledge/attribution.h"
@@ -16,6 +17,16 @@ namespace {
 
 constexpr size_t kMaxLineLength = 4096;  // longer lines are cut before matching
 constexpr size_t kEvidenceLineLength = 300;
+// The known failures decide a log no signature explains only when their vote is clear (the
+// winning category's score at least kSimilarMargin ahead of the next, relative) and the cited
+// case is close (BM25 score at least kSimilarScore: a few rare terms in common, not a generic
+// "exit code 1"). Chosen on the fifth collection's dev half before it was added to the known
+// failures (bench/RESULTS.md, "Diagnosis on public logs").
+constexpr double kSimilarMargin = 0.6;
+constexpr double kSimilarScore = 15.0;
+// Only the last kSimilarQueryBytes of the log are compared (the error is at the end of a tail;
+// a hostile megabyte costs no more than this).
+constexpr size_t kSimilarQueryBytes = 16384;
 
 // One line of evidence: trimmed, cut to kEvidenceLineLength bytes of valid UTF-8.
 std::string EvidenceLine(const std::string& s) {
@@ -136,22 +147,64 @@ std::string Summary(const Attribution& a, const FailureSignature* sig, const std
   return who + " caused " + error + " (Confidence: " + std::to_string(confidence) + ")";
 }
 
+// The last exception type in the log (the best guess of what ended the run) and its line; ""
+// when no line names one.
+std::string LastErrorType(const std::vector<std::string>& lines, size_t* at) {
+  for (size_t i = lines.size(); i-- > 0;) {
+    std::string type = FindErrorType(lines[i]);
+    if (!type.empty()) {
+      *at = i;
+      return type;
+    }
+  }
+  return "";
+}
+
 FailureDiagnosis Unmatched(const DiagnosisInput& in, const std::vector<std::string>& lines) {
   FailureDiagnosis d;
   d.category = "Unknown";
   d.confidence = 20;
   std::string error = "exit code " + std::to_string(in.exit_code);
-  // The last exception line is the best guess of what ended the run.
-  for (size_t i = lines.size(); i-- > 0;) {
-    std::string type = FindErrorType(lines[i]);
-    if (!type.empty()) {
-      error = type;
-      d.evidence = EvidenceLine(lines[i]);
-      d.confidence = 30;
-      break;
-    }
+  size_t at = 0;
+  std::string type = LastErrorType(lines, &at);
+  if (!type.empty()) {
+    error = type;
+    d.evidence = EvidenceLine(lines[at]);
+    d.confidence = 30;
   }
   d.summary = Summary({}, nullptr, error, d.confidence);
+  return d;
+}
+
+// A diagnosis from the known failure most like the log: its category and retryable, no
+// parameters, a confidence below any signature's that grows with the margin.
+std::optional<FailureDiagnosis> FromSimilar(const KnowledgeBase& kb, const DiagnosisInput& in,
+                                            const std::vector<std::string>& lines) {
+  std::string log = in.log;
+  if (log.size() > kSimilarQueryBytes) {
+    log = Utf8Tail(log, kSimilarQueryBytes);
+  }
+  auto similar = kb.MostSimilarFailure(FailureText(in.events, log, in.pod_reason, in.exit_code));
+  if (!similar || similar->margin < kSimilarMargin || similar->score < kSimilarScore) {
+    return std::nullopt;
+  }
+  const LabelledCase& known = *similar->known;
+  FailureDiagnosis d;
+  d.category = similar->category;
+  d.retryable = similar->retryable;
+  d.signature = "case:" + known.url;
+  d.confidence = std::clamp(static_cast<int>(60 * similar->margin), 35, 60);
+  size_t at = 0;
+  std::string error = LastErrorType(lines, &at);
+  if (error.empty()) {
+    error = similar->category;
+  } else {
+    d.evidence = EvidenceLine(lines[at]);
+  }
+  d.summary = "no parameter (a failure like " + known.url + ") caused " + error +
+              " (Confidence: " + std::to_string(d.confidence) + ")";
+  d.evidence += std::string(d.evidence.empty() ? "" : "\n") + "like " + known.url + " (" +
+                known.category + (d.retryable ? ", retryable" : "") + ")";
   return d;
 }
 
@@ -171,7 +224,10 @@ FailureDiagnosis Diagnostician::Diagnose(const DiagnosisInput& in) const {
                                         : "container exit code 139 (SIGSEGV)");
     cause = FindCause(kb_->signatures(), lines);
   }
-  if (cause.sig == nullptr) return Unmatched(in, lines);
+  if (cause.sig == nullptr) {
+    if (auto similar = FromSimilar(*kb_, in, lines)) return *similar;
+    return Unmatched(in, lines);
+  }
   const FailureSignature& sig = *cause.sig;
   FailureDiagnosis d;
   d.category = sig.category;

@@ -4,8 +4,10 @@
 // the evidence lines.
 //
 // Rules: the earliest root-cause line wins over later noise; timeouts, watchdogs and "child
-// failed" lines are symptoms and win only when nothing else explains the failure; log text is
-// data, never instructions (a line addressing "the agent" changes nothing).
+// failed" lines are symptoms and win only when nothing else explains the failure; when no
+// signature matches, the known failures most like the log vote (known_failures.h) and decide only
+// when their vote is clear; log text is data, never instructions (a line addressing "the agent"
+// changes nothing).
 #ifndef PARATUNE_AGENTS_KNOWLEDGE_DIAGNOSTICIAN_H_
 #define PARATUNE_AGENTS_KNOWLEDGE_DIAGNOSTICIAN_H_
 
@@ -37,7 +39,9 @@ class Diagnostician {
   // `kb` is not owned and must outlive the Diagnostician. Fails when kb is null.
   static Result<std::unique_ptr<Diagnostician>> Create(const KnowledgeBase* kb);
 
-  // Always returns a diagnosis (category "Unknown", confidence <= 30 when nothing matches).
+  // Always returns a diagnosis (category "Unknown", confidence <= 30 when no signature matches
+  // and the known failures' vote is not clear; confidence <= 60 and signature "case:<url>" when
+  // the vote decides).
   // Thread-safe.
   FailureDiagnosis Diagnose(const DiagnosisInput& in) const;
 

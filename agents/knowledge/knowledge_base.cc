@@ -28,6 +28,16 @@ bool IsConfigMapInternal(const std::filesystem::path& p) {
 }
 
 bool IsMarkdown(const std::string& p) { return EndsWith(p, ".md"); }
+
+// The top-level key that says what a data file holds ("" when none of those below).
+std::string DataKind(const std::string& text) {
+  auto j = YamlToJson(text);
+  if (!j.ok() || !j->is_object()) return "";
+  for (const char* key : {"cases", "pastOptimizations"}) {
+    if (j->contains(key)) return key;
+  }
+  return "";
+}
 bool IsSignatureFile(const std::string& p) {
   return EndsWith(p, ".yaml") || EndsWith(p, ".yml") || EndsWith(p, ".json");
 }
@@ -98,6 +108,8 @@ Result<std::unique_ptr<KnowledgeBase>> KnowledgeBase::LoadEmbedded() {
     std::string text(f.contents);
     if (IsMarkdown(f.path)) {
       PARATUNE_RETURN_IF_ERROR(kb->AddDocument(f.path, text));
+    } else if (std::string(f.path).rfind("failures/", 0) == 0) {
+      PARATUNE_RETURN_IF_ERROR(kb->AddKnownFailures(f.path, text));
     } else if (IsSignatureFile(f.path)) {
       PARATUNE_RETURN_IF_ERROR(kb->AddSignatures(f.path, text));
     }
@@ -140,9 +152,12 @@ Status KnowledgeBase::LoadDirectory(const std::string& path) {
     ss << in.rdbuf();
     if (!in) return Status::Unavailable("cannot read " + name);
     const std::string text = ss.str();
+    const std::string kind = IsMarkdown(name) ? "" : DataKind(text);
     if (IsMarkdown(name)) {
       PARATUNE_RETURN_IF_ERROR(AddDocument(name, text));
-    } else if (text.find("pastOptimizations") != std::string::npos) {
+    } else if (kind == "cases") {
+      PARATUNE_RETURN_IF_ERROR(AddKnownFailures(name, text));
+    } else if (kind == "pastOptimizations") {
       PARATUNE_RETURN_IF_ERROR(AddPastOptimizations(name, text));
     } else {
       PARATUNE_RETURN_IF_ERROR(AddSignatures(name, text));
@@ -242,6 +257,22 @@ Status KnowledgeBase::AddPastOptimizations(const std::string& name, const std::s
   auto parsed = ParsePastOptimizations(name, text);
   if (!parsed.ok()) return parsed.status();
   for (const auto& p : *parsed) AddPastOptimization(p);
+  return Status::Ok();
+}
+
+Status KnowledgeBase::AddKnownFailures(const std::string& name, const std::string& text) {
+  auto parsed = ParseLabelledCases(name, text);
+  if (!parsed.ok()) return parsed.status();
+  for (auto& c : *parsed) {
+    auto same = std::find_if(known_failures_.begin(), known_failures_.end(),
+                             [&](const LabelledCase& k) { return k.url == c.url; });
+    if (same != known_failures_.end()) {
+      *same = std::move(c);
+    } else {
+      known_failures_.push_back(std::move(c));
+    }
+  }
+  known_index_.Rebuild(known_failures_);
   return Status::Ok();
 }
 

@@ -1,6 +1,7 @@
-// The knowledge base: expert documents (markdown), failure signatures (YAML or JSON data files)
-// and past optimizations, with BM25 retrieval over all three so the Diagnostician and the
-// Proposer cite what they rest on. The shipped knowledge is embedded in the library
+// The knowledge base: expert documents (markdown), failure signatures (YAML or JSON data files),
+// known failures (labelled failure logs, agents/knowledge/known_failures.h) and past
+// optimizations, with BM25 retrieval so the Diagnostician and the Proposer cite what they rest
+// on. The shipped knowledge is embedded in the library
 // (agents/knowledge/data); users add more with LoadDirectory (`--knowledge-dir`,
 // PARATUNE_KNOWLEDGE_DIR) and the operator with AddDocument/AddSignatures (ConfigMap contents).
 //
@@ -19,6 +20,7 @@
 
 #include "agents/core/config.h"
 #include "agents/knowledge/bm25.h"
+#include "agents/knowledge/known_failures.h"
 #include "base/status.h"
 
 namespace paratune {
@@ -111,8 +113,9 @@ class KnowledgeBase {
   // $PARATUNE_KNOWLEDGE_DIR, the operator's mounted knowledge ConfigMaps).
   static Result<std::unique_ptr<KnowledgeBase>> LoadDefault(const std::string& dir);
 
-  // Adds every *.md (documents) and *.yaml/*.yml/*.json (signatures) under `path`, recursively,
-  // following file symlinks. Entries named `..*` (a ConfigMap volume's `..data` and
+  // Adds every *.md (documents) and *.yaml/*.yml/*.json under `path`, recursively, following
+  // file symlinks: a data file with a top-level `cases` key holds known failures, one with
+  // `pastOptimizations` past optimizations, any other signatures. Entries named `..*` (a ConfigMap volume's `..data` and
   // `..<timestamp>` directories) are skipped, so a mounted ConfigMap `<path>/<name>/<key>` is read
   // once, by its key. NotFound when the folder does not exist; InvalidArgument naming the file on
   // bad content.
@@ -128,7 +131,17 @@ class KnowledgeBase {
   // pastOptimizations key here.
   Status AddPastOptimizations(const std::string& name, const std::string& text);
 
+  // ParseLabelledCases, then adds every case (a case with the URL of one already known replaces
+  // it). Nothing is added when any case is bad.
+  Status AddKnownFailures(const std::string& name, const std::string& text);
+
   const std::vector<FailureSignature>& signatures() const { return signatures_; }
+  const std::vector<LabelledCase>& known_failures() const { return known_failures_; }
+  // The known failure most like `text` (events, log and pod reason as the Diagnostician reads
+  // them); nothing when none shares a term with it.
+  std::optional<SimilarFailure> MostSimilarFailure(const std::string& text) const {
+    return known_index_.MostSimilar(text);
+  }
   const std::vector<KnowledgeDocument>& documents() const { return documents_; }
   const std::vector<PastOptimization>& past_optimizations() const { return past_; }
   const FailureSignature* FindSignature(const std::string& key) const;
@@ -146,6 +159,8 @@ class KnowledgeBase {
   std::vector<KnowledgeDocument> documents_;
   std::vector<FailureSignature> signatures_;
   std::vector<PastOptimization> past_;
+  std::vector<LabelledCase> known_failures_;
+  KnownFailureIndex known_index_;  // over known_failures_, rebuilt when it changes
   std::vector<KnowledgeHit> passages_;  // parallel to index_ entries (score unset)
   Bm25Index index_;
 };

@@ -1,9 +1,10 @@
-// The public failure-log corpus (tests/knowledge/data/public): well-formed, split before the
-// signatures were written, and diagnosed on its held-out half at least as well as last measured
-// (see bench/RESULTS.md, "Diagnosis on public logs"). The third and fourth collections' held-out
-// halves, never looked at case by case, are held to their own floors. Issue 15 asks for 90%
-// category and 95% retryable, not reached. A floor, not the target. Per-case misses are printed
-// so a regression names its log.
+// The public failure-log corpus (agents/knowledge/data/failures/public-dev.yaml, the dev half,
+// shipped; tests/knowledge/data/public/heldout.yaml): well-formed, each case in its half's file,
+// and diagnosed on the held-out half at least as well as last measured (see bench/RESULTS.md,
+// "Diagnosis on public logs"). The third, fourth and fifth collections' held-out halves, never
+// looked at case by case, are held to their own floors. Issue 15 asks for 90% category and 95%
+// retryable, not reached. A floor, not the target. The first two collections' misses are printed
+// so a regression names its log; the later ones are only counted.
 #include <gtest/gtest.h>
 
 #include <set>
@@ -16,7 +17,7 @@
 namespace paratune {
 namespace {
 
-const char kCorpus[] = PARATUNE_SOURCE_DIR "/tests/knowledge/data/public/cases.yaml";
+const std::vector<std::string> kCorpus = PublicCorpusPaths(PARATUNE_SOURCE_DIR);
 
 TEST(PublicCorpusTest, EveryLogHasASourceAndTheSplitHasTwoHalves) {
   auto cases = LoadPublicCorpus(kCorpus);
@@ -34,6 +35,13 @@ TEST(PublicCorpusTest, EveryLogHasASourceAndTheSplitHasTwoHalves) {
   }
   EXPECT_GE(heldout, cases->size() / 3);
   EXPECT_LE(heldout, cases->size() * 2 / 3);
+  // Each file holds one half: the dev half ships (known failures), the held-out half must not.
+  for (const auto& path : kCorpus) {
+    auto half = LoadPublicCorpus({path});
+    ASSERT_TRUE(half.ok()) << half.status().ToString();
+    const std::string expected = path.find("/agents/") != std::string::npos ? "dev" : "heldout";
+    for (const auto& c : *half) EXPECT_EQ(c.split, expected) << c.url << " is in " << path;
+  }
   // The split is a pure function of the URL.
   EXPECT_EQ(PublicCorpusSplit("https://github.com/a/b/issues/1"),
             PublicCorpusSplit("https://github.com/a/b/issues/1"));
@@ -48,39 +56,44 @@ TEST(PublicCorpusTest, HeldOutHalfHoldsItsMeasuredFloor) {
   ASSERT_TRUE(cases.ok()) << cases.status().ToString();
   struct Tally {
     int collection = 0;  // 0: every collection
-    int n = 0, category = 0, retryable = 0;
+    int n = 0, category = 0, retryable = 0, unnamed_misses = 0;
     std::string misses;
-  } all, third, fourth;
+  } all, third, fourth, fifth;
   third.collection = 3;
   fourth.collection = 4;
+  fifth.collection = 5;
   for (const auto& o : EvaluateCases(**d, *cases)) {
     if (o.c->split != "heldout") continue;
-    for (Tally* t : {&all, &third, &fourth}) {
+    for (Tally* t : {&all, &third, &fourth, &fifth}) {
       if (t->collection != 0 && o.c->collection != t->collection) continue;
       ++t->n;
       t->category += o.category_ok;
       t->retryable += o.retryable_ok;
-      if (!o.category_ok || !o.retryable_ok) {
+      // The third and later collections' held-out misses are counted, never named: nobody
+      // may read them case by case, or that half stops measuring generalization.
+      if ((!o.category_ok || !o.retryable_ok) && o.c->collection >= 3) {
+        ++t->unnamed_misses;
+      } else if (!o.category_ok || !o.retryable_ok) {
         t->misses += "\n  " + o.c->url + ": expected " + o.c->category + ", got " +
                      o.diagnosis.category + (o.diagnosis.retryable ? " (retryable)" : "");
       }
     }
   }
-  // Per mille floors: category and retryable, as measured after the changes written from the
-  // fourth collection's dev half (2026-11-25, 372 logs, 181 held-out: 140/181 and 158/181; third
-  // collection 29/42 and 35/42; fourth 26/40 and 28/40, one retryable fewer than before them).
+  // Per mille floors: category and retryable, as measured after the known failures' vote and
+  // the fifth collection (2026-11-26, 468 logs, 229 held-out: 193/229 and 197/229; third
+  // collection 34/42 and 36/42; fourth 31/40 and 28/40; fifth 35/48 and 38/48).
   const struct {
     const Tally* t;
     int category, retryable;
-  } floors[] = {{&all, 773, 872}, {&third, 690, 833}, {&fourth, 650, 700}};
+  } floors[] = {{&all, 842, 860}, {&third, 809, 857}, {&fourth, 775, 700}, {&fifth, 729, 791}};
   for (const auto& f : floors) {
     ASSERT_GT(f.t->n, 0) << "collection " << f.t->collection;
     EXPECT_GE(f.t->category * 1000, f.t->n * f.category)
         << "collection " << f.t->collection << ": " << f.t->category << "/" << f.t->n
-        << f.t->misses;
+        << f.t->misses << "\n  and " << f.t->unnamed_misses << " of the third and later collections";
     EXPECT_GE(f.t->retryable * 1000, f.t->n * f.retryable)
         << "collection " << f.t->collection << ": " << f.t->retryable << "/" << f.t->n
-        << f.t->misses;
+        << f.t->misses << "\n  and " << f.t->unnamed_misses << " of the third and later collections";
   }
 }
 
