@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "agents/knowledge/attribution.h"
+#include "agents/model/workload.h"
 #include "agents/knowledge/workload_fields.h"
 #include "base/strings.h"
 #include "base/utf8.h"
@@ -176,6 +177,39 @@ FailureDiagnosis Unmatched(const DiagnosisInput& in, const std::vector<std::stri
   return d;
 }
 
+// Whether the log names a GPU (its allocator, CUDA, "GPU") and nothing of a TPU.
+bool NamesGpuNotTpu(const std::vector<std::string>& lines) {
+  bool gpu = false;
+  for (const auto& l : lines) {
+    const std::string lower = Lower(l);
+    for (const char* tpu : {"tpu", "hbm", "vmem", "tensorcore"}) {
+      if (lower.find(tpu) != std::string::npos) return false;
+    }
+    gpu = gpu || lower.find("gpu") != std::string::npos || lower.find("cuda") != std::string::npos;
+  }
+  return gpu;
+}
+
+// JAX and XLA word a device out-of-memory alike on GPUs and TPUs ("XlaRuntimeError:
+// RESOURCE_EXHAUSTED: Out of memory while trying to allocate"): the device decides which
+// signature explains it. The trial's accelerator when the workload is known; else a TPU match is
+// a GPU's when the log names a GPU and no TPU.
+const FailureSignature* ForTheDevice(const KnowledgeBase& kb, const FailureSignature* sig,
+                                     const DiagnosisInput& in,
+                                     const std::vector<std::string>& lines) {
+  const bool tpu_oom = sig->category == "TpuResourceExhausted";
+  if (!tpu_oom && sig->category != "CudaOOM") return sig;
+  bool gpu = !tpu_oom;
+  if (in.workload != nullptr && in.workload->accel != nullptr) {
+    gpu = !in.workload->IsTpu();
+  } else if (tpu_oom) {
+    gpu = NamesGpuNotTpu(lines);
+  }
+  if (gpu == !tpu_oom) return sig;
+  const FailureSignature* other = kb.FindSignature(gpu ? "cuda-oom" : "xla-hbm-exhausted");
+  return other != nullptr ? other : sig;
+}
+
 // A diagnosis from the known failure most like the log: its category and retryable, no
 // parameters, a confidence below any signature's that grows with the margin.
 std::optional<FailureDiagnosis> FromSimilar(const KnowledgeBase& kb, const DiagnosisInput& in,
@@ -228,7 +262,7 @@ FailureDiagnosis Diagnostician::Diagnose(const DiagnosisInput& in) const {
     if (auto similar = FromSimilar(*kb_, in, lines)) return *similar;
     return Unmatched(in, lines);
   }
-  const FailureSignature& sig = *cause.sig;
+  const FailureSignature& sig = *ForTheDevice(*kb_, cause.sig, in, lines);
   FailureDiagnosis d;
   d.category = sig.category;
   d.signature = sig.key;

@@ -189,6 +189,43 @@ TEST_F(DiagnosticianTest, ModelFieldsComeFromTheWorkloadWhenTheLogOmitsThem) {
       << d.summary;
 }
 
+// JAX words a device out-of-memory alike on GPUs and TPUs: the trial's accelerator, or else a
+// log that names a GPU, decides whether it is CUDA or TPU HBM exhaustion (fifth collection's dev
+// half: jax-ml/jax#12575, flatironinstitute/nemos#345).
+TEST_F(DiagnosticianTest, AnXlaOutOfMemoryIsTheDevicesKind) {
+  const std::string jax_oom =
+      "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to "
+      "allocate 250000256 bytes.\nBufferAssignment OOM Debugging.\n";
+  auto load = [](const char* sample) {
+    auto spec = LoadCampaignFile(std::string(PARATUNE_SOURCE_DIR "/manifests/samples/") + sample);
+    EXPECT_TRUE(spec.ok());
+    auto w = ResolveWorkload(*spec);
+    EXPECT_TRUE(w.ok());
+    return *w;
+  };
+  const Workload gpu = load("llama3-8b-h100x8.yaml");
+  const Workload tpu = load("llama2-7b-tpu-v5e-4x4.yaml");
+  DiagnosisInput in;
+  in.log = jax_oom;
+  EXPECT_EQ(diag_->Diagnose(in).category, "TpuResourceExhausted");  // nothing says which device
+  in.workload = &gpu;
+  auto on_gpu = diag_->Diagnose(in);
+  EXPECT_EQ(on_gpu.category, "CudaOOM");
+  EXPECT_EQ(on_gpu.signature, "cuda-oom");
+  in.workload = &tpu;
+  EXPECT_EQ(diag_->Diagnose(in).category, "TpuResourceExhausted");
+  // A CUDA message on a TPU campaign's trial is still the device's memory: TPU HBM.
+  in.log = "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB\n";
+  EXPECT_EQ(diag_->Diagnose(in).category, "TpuResourceExhausted");
+  in.workload = nullptr;
+  in.log = jax_oom +
+           "W external/xla/xla/tsl/framework/bfc_allocator.cc:310] Allocator (GPU_0_bfc) ran out "
+           "of memory trying to allocate 3.37GiB\n";
+  EXPECT_EQ(diag_->Diagnose(in).category, "CudaOOM");
+  in.log = jax_oom + "Largest program allocations in hbm:\n";
+  EXPECT_EQ(diag_->Diagnose(in).category, "TpuResourceExhausted");
+}
+
 TEST_F(DiagnosticianTest, CreateRejectsNullKnowledgeBase) {
   EXPECT_FALSE(Diagnostician::Create(nullptr).ok());
 }
