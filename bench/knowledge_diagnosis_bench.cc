@@ -233,8 +233,11 @@ int main() {
   }
   double search_us = MicrosSince(t0, kRounds * static_cast<int>(queries.size()));
   std::printf("\n| measure | value |\n|---|---|\n");
-  std::printf("| knowledge base load (embedded: %zu documents, %zu signatures) | %.2f ms |\n",
-              (*kb)->documents().size(), (*kb)->signatures().size(), load_ms);
+  std::printf(
+      "| knowledge base load (embedded: %zu documents, %zu signatures, %zu known failures) | %.2f "
+      "ms |\n",
+      (*kb)->documents().size(), (*kb)->signatures().size(), (*kb)->known_failures().size(),
+      load_ms);
   std::printf("| diagnosis per log (mean) | %.1f us |\n", per_log_us);
   std::printf("| BM25 search, top 5 (mean over %zu queries) | %.1f us |\n", queries.size(),
               search_us);

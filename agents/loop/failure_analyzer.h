@@ -43,6 +43,11 @@ std::unique_ptr<FailureAnalyzer> MakeFallbackFailureAnalyzer();
 Result<std::unique_ptr<FailureAnalyzer>> MakeKnowledgeFailureAnalyzer(
     const std::string& knowledge_dir = "");
 
+// The embedded knowledge's analyzer, built once per process and shared (a session without its own
+// analyzer uses it: loading the knowledge base, known failures included, costs tens of
+// milliseconds). The keyword analyzer when the embedded knowledge fails to load.
+std::shared_ptr<const FailureAnalyzer> DefaultFailureAnalyzer();
+
 }  // namespace paratune
 
 #endif  // PARATUNE_AGENTS_LOOP_FAILURE_ANALYZER_H_

@@ -43,4 +43,13 @@ Result<std::unique_ptr<FailureAnalyzer>> MakeKnowledgeFailureAnalyzer(
       new KnowledgeFailureAnalyzer(std::move(kb).value(), std::move(d).value()));
 }
 
+std::shared_ptr<const FailureAnalyzer> DefaultFailureAnalyzer() {
+  static const std::shared_ptr<const FailureAnalyzer> analyzer = [] {
+    auto k = MakeKnowledgeFailureAnalyzer();
+    return k.ok() ? std::shared_ptr<const FailureAnalyzer>(std::move(k).value())
+                  : std::shared_ptr<const FailureAnalyzer>(MakeFallbackFailureAnalyzer());
+  }();
+  return analyzer;
+}
+
 }  // namespace paratune

@@ -468,12 +468,7 @@ Result<std::unique_ptr<TuningSession>> TuningSession::Create(const CampaignSpec&
   impl->builtin = std::make_unique<BuiltinEngine>(impl->opt.seed);
   if (impl->engine == nullptr) impl->engine = std::make_unique<BuiltinEngine>(impl->opt.seed);
   impl->diagnostician = std::move(deps.diagnostician);
-  if (impl->diagnostician == nullptr) {
-    auto k = MakeKnowledgeFailureAnalyzer();
-    impl->diagnostician =
-        k.ok() ? std::shared_ptr<const FailureAnalyzer>(std::move(k).value())
-               : std::shared_ptr<const FailureAnalyzer>(MakeFallbackFailureAnalyzer());
-  }
+  if (impl->diagnostician == nullptr) impl->diagnostician = DefaultFailureAnalyzer();
   impl->Refit();
   return std::unique_ptr<TuningSession>(new TuningSession(std::move(impl)));
 }
