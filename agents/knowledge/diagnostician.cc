@@ -7,8 +7,8 @@
 #include <sstream>
 
 #include "agents/knowledge/attribution.h"
-#include "agents/model/workload.h"
 #include "agents/knowledge/workload_fields.h"
+#include "agents/model/workload.h"
 #include "base/strings.h"
 #include "base/utf8.h"
 

@@ -80,7 +80,7 @@ std::vector<Section> SplitSections(const std::string& md, std::string* title) {
   bool in_code = false;
   while (std::getline(in, line)) {
     if (line.rfind("```", 0) == 0) in_code = !in_code;
-    if (!in_code && line.rfind("#", 0) == 0) {
+    if (!in_code && line.rfind('#', 0) == 0) {
       size_t n = line.find_first_not_of('#');
       std::string heading = n == std::string::npos ? "" : line.substr(n);
       heading.erase(0, heading.find_first_not_of(' '));

@@ -115,10 +115,10 @@ class KnowledgeBase {
 
   // Adds every *.md (documents) and *.yaml/*.yml/*.json under `path`, recursively, following
   // file symlinks: a data file with a top-level `cases` key holds known failures, one with
-  // `pastOptimizations` past optimizations, any other signatures. Entries named `..*` (a ConfigMap volume's `..data` and
-  // `..<timestamp>` directories) are skipped, so a mounted ConfigMap `<path>/<name>/<key>` is read
-  // once, by its key. NotFound when the folder does not exist; InvalidArgument naming the file on
-  // bad content.
+  // `pastOptimizations` past optimizations, any other signatures. Entries named `..*` (a
+  // ConfigMap volume's `..data` and `..<timestamp>` directories) are skipped, so a mounted
+  // ConfigMap `<path>/<name>/<key>` is read once, by its key. NotFound when the folder does not
+  // exist; InvalidArgument naming the file on bad content.
   Status LoadDirectory(const std::string& path);
   // Adds one markdown document; a document with the same name is replaced.
   Status AddDocument(const std::string& name, const std::string& markdown);
@@ -160,7 +160,7 @@ class KnowledgeBase {
   std::vector<FailureSignature> signatures_;
   std::vector<PastOptimization> past_;
   std::vector<LabelledCase> known_failures_;
-  KnownFailureIndex known_index_;  // over known_failures_, rebuilt when it changes
+  KnownFailureIndex known_index_;       // over known_failures_, rebuilt when it changes
   std::vector<KnowledgeHit> passages_;  // parallel to index_ entries (score unset)
   Bm25Index index_;
 };

@@ -91,7 +91,9 @@ Result<std::vector<LabelledCase>> ParseLabelledCases(const std::string& name,
     auto c = ParseOneCase(cases[i], path);
     if (!c.ok()) return c.status().WithPrefix(name);
     if (!urls.insert(c->url).second) {
-      return Status::Invalid(name + ": " + path + ".url: " + c->url + " appears twice");
+      std::string msg = name;
+      msg += ": " + path + ".url: " + c->url + " appears twice";
+      return Status::Invalid(msg);
     }
     out.push_back(std::move(*c));
   }

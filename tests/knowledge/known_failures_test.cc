@@ -48,7 +48,8 @@ TEST(KnownFailuresTest, TheNeighboursVoteAndTheClosestIsCited) {
   ASSERT_TRUE(cases.ok()) << cases.status().ToString();
   KnownFailureIndex index;
   index.Rebuild(*cases);
-  auto s = index.MostSimilar("XlaRuntimeError: INTERNAL: ptxas exited with non-zero error code 255");
+  auto s =
+      index.MostSimilar("XlaRuntimeError: INTERNAL: ptxas exited with non-zero error code 255");
   ASSERT_TRUE(s.has_value());
   EXPECT_EQ(s->category, "CompileError");
   EXPECT_FALSE(s->retryable);
@@ -134,8 +135,9 @@ TEST(KnownFailuresTest, AUsersCasesFileIsReadFromTheKnowledgeDirectoryAndDecides
   auto d = Diagnostician::Create(kb->get());
   ASSERT_TRUE(d.ok());
   DiagnosisInput in;
-  in.log = "step 120\nfabricmanager: partition activation failed on nvswitch tray 1, link "
-           "training timeout\n";
+  in.log =
+      "step 120\nfabricmanager: partition activation failed on nvswitch tray 1, link "
+      "training timeout\n";
   FailureDiagnosis got = (*d)->Diagnose(in);
   EXPECT_EQ(got.category, "NodeFault");
   EXPECT_TRUE(got.retryable);
@@ -161,8 +163,9 @@ TEST(KnownFailuresTest, ASignatureStillWinsAndAGenericLogStaysUnknown) {
   oom.log = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n";
   EXPECT_EQ((*d)->Diagnose(oom).signature.rfind("case:", 0), std::string::npos);
   DiagnosisInput generic;
-  generic.log = "step 3\nTraceback (most recent call last):\n  File \"a.py\", line 1, in <module>\n"
-                "KeyError: 'valid'\n";
+  generic.log =
+      "step 3\nTraceback (most recent call last):\n  File \"a.py\", line 1, in <module>\n"
+      "KeyError: 'valid'\n";
   generic.exit_code = 1;
   FailureDiagnosis got = (*d)->Diagnose(generic);
   EXPECT_EQ(got.category, "Unknown");

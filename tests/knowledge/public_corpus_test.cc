@@ -89,11 +89,12 @@ TEST(PublicCorpusTest, HeldOutHalfHoldsItsMeasuredFloor) {
   for (const auto& f : floors) {
     ASSERT_GT(f.t->n, 0) << "collection " << f.t->collection;
     EXPECT_GE(f.t->category * 1000, f.t->n * f.category)
-        << "collection " << f.t->collection << ": " << f.t->category << "/" << f.t->n
-        << f.t->misses << "\n  and " << f.t->unnamed_misses << " of the third and later collections";
+        << "collection " << f.t->collection << ": " << f.t->category << "/" << f.t->n << f.t->misses
+        << "\n  and " << f.t->unnamed_misses << " of the third and later collections";
     EXPECT_GE(f.t->retryable * 1000, f.t->n * f.retryable)
         << "collection " << f.t->collection << ": " << f.t->retryable << "/" << f.t->n
-        << f.t->misses << "\n  and " << f.t->unnamed_misses << " of the third and later collections";
+        << f.t->misses << "\n  and " << f.t->unnamed_misses
+        << " of the third and later collections";
   }
 }
 
