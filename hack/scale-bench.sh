@@ -20,15 +20,18 @@
 # Usage: hack/scale-bench.sh BUILD_DIR. Exit 0 when measured, 1 otherwise (also when a size
 # could only be measured in part: its part says what was measured and what failed).
 # Trials are paced like short measurement runs (PARATUNE_SCALE_TRIAL_PACE seconds per progress
-# line of trial-sim's log, default 9: about 10 lines, so about 90 s a trial). Unpaced simulated
+# line of trial-sim's log; default 9 up to 200 campaigns, 60 above: about 10 lines, so 90 s or
+# 10 min a trial; at 1,000 campaigns kubectl alone takes minutes to create them). Unpaced simulated
 # trials end in ~3 s, and their campaigns' later rounds then compete with other campaigns' first
 # round for the API server and the 2 cores: the first round's figures measured that churn, not
 # the cost of launching a round (pace 0.3 gives the unpaced runs of earlier sections). The
 # campaigns' trialTimeout is twice a paced trial's length (at least the sample's 5m), so a long
 # pace that keeps later rounds out of the first does not time its trials out.
 # Env: PARATUNE_SCALE_CAMPAIGNS ("200 1000"), PARATUNE_SCALE_GPU_NODES (32),
-# PARATUNE_SCALE_TIMEOUT (seconds to wait for the first round, 600), PARATUNE_SCALE_SETTLE
-# (seconds to wait after it for every campaign to finish, 420), PARATUNE_SCALE_TRIAL_PACE (9),
+# PARATUNE_SCALE_TIMEOUT (seconds from the start of apply to wait for the first round; 600 up
+# to 200 campaigns, 1500 above), PARATUNE_SCALE_SETTLE (seconds to wait after it for every
+# campaign to finish; 420, 30 above 200), PARATUNE_SCALE_TRIAL_PACE (9 up to 200 campaigns, 60
+# above),
 # PARATUNE_KUBE_BIN (default
 # hack/build-kube.sh).
 set -euo pipefail
@@ -37,9 +40,6 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 case "$build" in /*) ;; *) build="$root/$build" ;; esac
 sizes=${PARATUNE_SCALE_CAMPAIGNS:-200 1000}
 gpu_nodes=${PARATUNE_SCALE_GPU_NODES:-32}
-timeout_s=${PARATUNE_SCALE_TIMEOUT:-600}
-settle_s=${PARATUNE_SCALE_SETTLE:-420}
-trial_pace=${PARATUNE_SCALE_TRIAL_PACE:-9}
 opns=paratune-system
 ns=scale
 
@@ -82,6 +82,12 @@ trap teardown EXIT
 # measure N: one fresh control plane and operator, N campaigns; prints a "### N campaigns" part.
 measure() {
 n=$1
+# Above 200 campaigns: 10-minute trials, so the first campaigns' later rounds do not run during
+# the last campaigns' first round; a longer wait for it (kubectl alone takes minutes); and no
+# wait for campaigns of 10-minute trials to finish.
+trial_pace=${PARATUNE_SCALE_TRIAL_PACE:-$(( n > 200 ? 60 : 9 ))}
+timeout_s=${PARATUNE_SCALE_TIMEOUT:-$(( n > 200 ? 1500 : 600 ))}
+settle_s=${PARATUNE_SCALE_SETTLE:-$(( n > 200 ? 30 : 420 ))}
 dir=$(mktemp -d /tmp/paratune-scale-XXXXXX)
 PARATUNE_CLUSTER_DIR=$dir
 PARATUNE_API_PORT=$(free_port); PARATUNE_ETCD_PORT=$(free_port); PARATUNE_KUBELET_PORT=$(free_port)
