@@ -237,8 +237,9 @@ std::optional<FailureDiagnosis> FromSimilar(const KnowledgeBase& kb, const Diagn
   }
   d.summary = "no parameter (a failure like " + known.url + ") caused " + error +
               " (Confidence: " + std::to_string(d.confidence) + ")";
+  // The cited case's own labels (the diagnosis's retryable is all the voters').
   d.evidence += std::string(d.evidence.empty() ? "" : "\n") + "like " + known.url + " (" +
-                known.category + (d.retryable ? ", retryable" : "") + ")";
+                known.category + (known.retryable.value_or(false) ? ", retryable" : "") + ")";
   return d;
 }
 
