@@ -25,9 +25,11 @@ constexpr size_t kEvidenceLineLength = 300;
 // failures (bench/RESULTS.md, "Diagnosis on public logs").
 constexpr double kSimilarMargin = 0.6;
 constexpr double kSimilarScore = 15.0;
-// Only the last kSimilarQueryBytes of the log are compared (the error is at the end of a tail;
-// a hostile megabyte costs no more than this).
+// Only the log's last kSimilarQueryLines lines, at most kSimilarQueryBytes, are compared: the
+// known failures are quoted error text, and a trial's log tail is mostly progress lines whose
+// words would make it "like" any case that quotes some (a hostile megabyte costs no more).
 constexpr size_t kSimilarQueryBytes = 16384;
+constexpr size_t kSimilarQueryLines = 30;
 
 // One line of evidence: trimmed, cut to kEvidenceLineLength bytes of valid UTF-8.
 std::string EvidenceLine(const std::string& s) {
@@ -214,9 +216,15 @@ const FailureSignature* ForTheDevice(const KnowledgeBase& kb, const FailureSigna
 // parameters, a confidence below any signature's that grows with the margin.
 std::optional<FailureDiagnosis> FromSimilar(const KnowledgeBase& kb, const DiagnosisInput& in,
                                             const std::vector<std::string>& lines) {
-  std::string log = in.log;
-  if (log.size() > kSimilarQueryBytes) {
-    log = Utf8Tail(log, kSimilarQueryBytes);
+  std::string log =
+      in.log.size() > kSimilarQueryBytes ? Utf8Tail(in.log, kSimilarQueryBytes) : in.log;
+  size_t newlines = 0;
+  for (size_t i = log.size(); i-- > 0;) {
+    // The last kSimilarQueryLines lines (a trailing newline ends the last one, not a new one).
+    if (log[i] == '\n' && i + 1 < log.size() && ++newlines == kSimilarQueryLines) {
+      log.erase(0, i + 1);
+      break;
+    }
   }
   auto similar = kb.MostSimilarFailure(FailureText(in.events, log, in.pod_reason, in.exit_code));
   if (!similar || similar->margin < kSimilarMargin || similar->score < kSimilarScore) {

@@ -146,6 +146,20 @@ TEST(KnownFailuresTest, AUsersCasesFileIsReadFromTheKnowledgeDirectoryAndDecides
   EXPECT_LE(got.confidence, 60);  // below every signature's: a resemblance, not a match
   EXPECT_TRUE(got.parameters.empty());
   EXPECT_NE(got.evidence.find("like https://tickets.example.com/GPU-1234"), std::string::npos);
+  // A trial's log tail: only its last 30 lines are compared, so the progress lines before the
+  // error neither hide it nor make the log like the cases that quote progress lines.
+  std::string tail;
+  for (int i = 0; i < 200; ++i) {
+    tail += " iteration " + std::to_string(i) + " | lm loss 2.31 | grad norm 0.8 | fabric ok\n";
+  }
+  in.log = tail +
+           "fabricmanager: partition activation failed on nvswitch tray 1, link training "
+           "timeout\n";
+  EXPECT_EQ((*d)->Diagnose(in).signature, "case:https://tickets.example.com/GPU-1234");
+  in.log =
+      "fabricmanager: partition activation failed on nvswitch tray 1, link training timeout\n" +
+      tail;
+  EXPECT_EQ((*d)->Diagnose(in).category, "Unknown");
   // A bad cases file is an error naming it, not silently skipped.
   std::ofstream(dir / "broken.yaml") << "cases:\n- {url: https://x, category: Nope, log: a}\n";
   auto broken = KnowledgeBase::LoadDefault(dir.string());
