@@ -201,31 +201,38 @@ const FailureSignature* ForTheDevice(const KnowledgeBase& kb, const FailureSigna
                                      const std::vector<std::string>& lines) {
   const bool tpu_oom = sig->category == "TpuResourceExhausted";
   if (!tpu_oom && sig->category != "CudaOOM") return sig;
-  bool gpu = !tpu_oom;
+  bool gpu = false;
   if (in.workload != nullptr && in.workload->accel != nullptr) {
     gpu = !in.workload->IsTpu();
   } else if (tpu_oom) {
     gpu = NamesGpuNotTpu(lines);
+  } else {
+    return sig;  // a CUDA message and no workload: a GPU's
   }
-  if (gpu == !tpu_oom) return sig;
+  if (gpu != tpu_oom) return sig;  // the signature already names the device
   const FailureSignature* other = kb.FindSignature(gpu ? "cuda-oom" : "xla-hbm-exhausted");
   return other != nullptr ? other : sig;
+}
+
+// The last `n` lines of `text` (a trailing newline ends the last line, not a new one).
+std::string LastLines(std::string text, size_t n) {
+  size_t newlines = 0;
+  for (size_t i = text.size(); i-- > 0;) {
+    if (text[i] == '\n' && i + 1 < text.size() && ++newlines == n) {
+      text.erase(0, i + 1);
+      break;
+    }
+  }
+  return text;
 }
 
 // A diagnosis from the known failure most like the log: its category and retryable, no
 // parameters, a confidence below any signature's that grows with the margin.
 std::optional<FailureDiagnosis> FromSimilar(const KnowledgeBase& kb, const DiagnosisInput& in,
                                             const std::vector<std::string>& lines) {
-  std::string log =
-      in.log.size() > kSimilarQueryBytes ? Utf8Tail(in.log, kSimilarQueryBytes) : in.log;
-  size_t newlines = 0;
-  for (size_t i = log.size(); i-- > 0;) {
-    // The last kSimilarQueryLines lines (a trailing newline ends the last one, not a new one).
-    if (log[i] == '\n' && i + 1 < log.size() && ++newlines == kSimilarQueryLines) {
-      log.erase(0, i + 1);
-      break;
-    }
-  }
+  const std::string log =
+      LastLines(in.log.size() > kSimilarQueryBytes ? Utf8Tail(in.log, kSimilarQueryBytes) : in.log,
+                kSimilarQueryLines);
   auto similar = kb.MostSimilarFailure(FailureText(in.events, log, in.pod_reason, in.exit_code));
   if (!similar || similar->margin < kSimilarMargin || similar->score < kSimilarScore) {
     return std::nullopt;

@@ -84,7 +84,6 @@ inline constexpr size_t kSimilarNeighbours = 5;
 class KnownFailureIndex {
  public:
   void Rebuild(const std::vector<LabelledCase>& cases);
-  size_t size() const { return cases_.size(); }
   // The vote of the cases most similar to `text` (what the Diagnostician reads: events, log,
   // pod reason), or nothing when no case shares a term with it.
   std::optional<SimilarFailure> MostSimilar(const std::string& text) const;
