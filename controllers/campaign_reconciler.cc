@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <iterator>
 #include <map>
@@ -145,7 +146,7 @@ Result<kube::ReconcileResult> TuningCampaignReconciler::Reconcile(const kube::Ob
   if (ctx.spec.agents.engine == "builtin" && WarmStartPending(ctx.loaded.pool)) {
     auto past = LoadPastRecords(*configmaps_, ctx.spec, kube::NamespaceOf(ctx.campaign));
     if (!past.ok()) return past.status();
-    for (const auto& w : past->warnings) Emit(ctx, "Warning", "KnowledgeSkipped", w);
+    for (const auto& w : past->warnings) Emit(ctx, "Warning", reasons::kKnowledgeSkipped, w);
     deps.past = std::move(past->records);
   }
   auto session = TuningSession::Create(ctx.spec, &ctx.loaded.pool, std::move(deps));
@@ -495,8 +496,14 @@ TrialOutcome OutcomeFromTrialRun(const std::string& name, const TrialRunStatus& 
     auto anomaly = health::Anomaly::FromJson(status.anomaly);
     if (anomaly.ok()) o.anomaly = std::move(*anomaly);
   }
-  if (!o.succeeded && o.log.empty() && status.failure.is_object()) {
-    o.log = status.failure.value("evidence", "");
+  if (!o.succeeded && status.failure.is_object()) {
+    if (o.log.empty()) o.log = status.failure.value("evidence", "");
+    // Written by the trial reconciler; anything else (an edited status) is diagnosed again.
+    auto diagnosis = FailureDiagnosis::FromJson(status.failure);
+    if (diagnosis.ok() && std::any_of(std::begin(kFailureCategories), std::end(kFailureCategories),
+                                      [&](const char* c) { return diagnosis->category == c; })) {
+      o.diagnosis = std::move(*diagnosis);
+    }
   }
   return o;
 }

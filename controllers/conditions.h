@@ -38,6 +38,8 @@ inline constexpr const char* kJobCreated = "JobCreated";
 inline constexpr const char* kQueued = "Queued";
 inline constexpr const char* kAdmitted = "Admitted";
 inline constexpr const char* kOutputNotOwned = "OutputConfigMapNotOwned";
+// A knowledge ConfigMap named by the campaign is missing, or one of its values is bad.
+inline constexpr const char* kKnowledgeSkipped = "KnowledgeSkipped";
 // Pre-flight of the campaign's baseline.
 inline constexpr const char* kBaselineReplaced = "BaselineReplaced";
 // Cluster health (contract section 10).

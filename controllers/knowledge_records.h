@@ -4,9 +4,8 @@
 //     `pastOptimizations` key (a report's past-optimization.json);
 //   - the published results of earlier campaigns (ConfigMaps labelled
 //     tuning.paratune.dev/campaign, data key past-optimization.json).
-// Other values of a knowledge ConfigMap (documents, signatures) are not read per campaign (not
-// yet); site-wide documents and signatures reach retrieval through the operator's mounted
-// knowledge (Helm value knowledgeConfigMaps, PARATUNE_KNOWLEDGE_DIR).
+// Other values of a knowledge ConfigMap (documents, signatures, known failures) are the
+// campaign's knowledge (controllers/campaign_knowledge.h).
 #ifndef PARATUNE_CONTROLLERS_KNOWLEDGE_RECORDS_H_
 #define PARATUNE_CONTROLLERS_KNOWLEDGE_RECORDS_H_
 

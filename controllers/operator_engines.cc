@@ -1,7 +1,6 @@
 #include "controllers/operator_engines.h"
 
 #include <memory>
-#include <mutex>
 
 #include "agents/knowledge/knowledge_base.h"
 #include "agents/llm/openai_client.h"
@@ -11,29 +10,11 @@ namespace paratune::controllers {
 
 namespace {
 
-// The embedded knowledge plus the site's (`dir`), loaded once per factory.
-class SharedKnowledge {
- public:
-  explicit SharedKnowledge(std::string dir) : dir_(std::move(dir)) {}
-  std::shared_ptr<const KnowledgeBase> Get() {
-    std::call_once(once_, [this] {
-      auto kb = KnowledgeBase::LoadDefault(dir_);
-      if (!kb.ok()) kb = KnowledgeBase::LoadEmbedded();
-      if (kb.ok()) kb_ = std::move(*kb);
-    });
-    return kb_;
-  }
-
- private:
-  const std::string dir_;
-  std::once_flag once_;
-  std::shared_ptr<const KnowledgeBase> kb_;
-};
-
 Result<std::unique_ptr<StrategyEngine>> MakeLlmEngine(kube::KubeClient* client, TimeSource* clock,
                                                       const LlmAccessOptions& llm,
-                                                      SharedKnowledge* knowledge, uint64_t seed,
-                                                      const CampaignSpec& spec, MessagePool* pool) {
+                                                      const CampaignKnowledge* knowledge,
+                                                      uint64_t seed, const CampaignSpec& spec,
+                                                      MessagePool* pool) {
   PARATUNE_RETURN_IF_ERROR(llm::CheckEndpointAllowed(spec.agents.llm_endpoint, llm.endpoints));
   auto key = ResolveLlmApiKey(client, spec, llm);
   if (!key.ok()) return key.status();
@@ -51,7 +32,11 @@ Result<std::unique_ptr<StrategyEngine>> MakeLlmEngine(kube::KubeClient* client, 
   deps.pool = pool;
   deps.seed = seed;
   if (!cfg->api_key.empty()) deps.secrets.push_back(cfg->api_key);
-  deps.knowledge = knowledge->Get();
+  // The site's documents and the campaign's knowledge ConfigMaps (read again only when one of
+  // them changed); the site's alone when they cannot be read now.
+  auto campaign_knowledge = knowledge->For(spec.namespace_, spec);
+  deps.knowledge =
+      campaign_knowledge.ok() ? campaign_knowledge->knowledge : knowledge->Site().knowledge;
   const LlmEngineMode mode =
       spec.agents.engine == "llm" ? LlmEngineMode::kLlm : LlmEngineMode::kHybrid;
   return std::unique_ptr<StrategyEngine>(new LlmEngine(mode, std::move(deps)));
@@ -60,14 +45,13 @@ Result<std::unique_ptr<StrategyEngine>> MakeLlmEngine(kube::KubeClient* client, 
 }  // namespace
 
 EngineFactory MakeOperatorEngineFactory(kube::KubeClient* client, TimeSource* clock,
-                                        LlmAccessOptions llm, std::string knowledge_dir,
+                                        LlmAccessOptions llm, const CampaignKnowledge* knowledge,
                                         uint64_t seed) {
-  auto knowledge = std::make_shared<SharedKnowledge>(std::move(knowledge_dir));
   return
       [client, clock, llm = std::move(llm), knowledge, seed](
           const CampaignSpec& spec, MessagePool* pool) -> Result<std::unique_ptr<StrategyEngine>> {
         if (spec.agents.engine == "llm" || spec.agents.engine == "hybrid") {
-          return MakeLlmEngine(client, clock, llm, knowledge.get(), seed, spec, pool);
+          return MakeLlmEngine(client, clock, llm, knowledge, seed, spec, pool);
         }
         EngineOptions o;
         o.spec = &spec;

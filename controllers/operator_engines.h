@@ -8,19 +8,20 @@
 #include <cstdint>
 
 #include "base/time_source.h"
+#include "controllers/campaign_knowledge.h"
 #include "controllers/campaign_reconciler.h"
 #include "controllers/llm_api_key.h"
 #include "operator/kube_client.h"
 
 namespace paratune::controllers {
 
-// The factory the campaign reconciler calls once per reconcile. `client` and `clock` (the LLM
-// client's retries and timing) are borrowed and must outlive the factory. The knowledge base for
-// the prompts (the embedded documents and those of `knowledge_dir` when not empty) is loaded once,
-// on first use. Errors: those of CheckLlmAccess (kInvalidArgument naming the field) and of the chat
-// client. Thread-safe.
+// The factory the campaign reconciler calls once per reconcile. `client`, `clock` (the LLM
+// client's retries and timing) and `knowledge` (the prompts' retrieval: the site's documents and
+// those of the campaign's knowledge ConfigMaps) are borrowed and must outlive the factory.
+// Errors: those of CheckLlmAccess (kInvalidArgument naming the field) and of the chat client.
+// Thread-safe.
 EngineFactory MakeOperatorEngineFactory(kube::KubeClient* client, TimeSource* clock,
-                                        LlmAccessOptions llm, std::string knowledge_dir,
+                                        LlmAccessOptions llm, const CampaignKnowledge* knowledge,
                                         uint64_t seed);
 
 }  // namespace paratune::controllers

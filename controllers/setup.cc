@@ -112,6 +112,8 @@ Result<std::unique_ptr<ControllerSet>> SetupControllers(kube::Manager* mgr,
     cm_informers.push_back(i);  // one per watched namespace when several
   }
   set->configmaps = std::make_unique<ConfigMapCache>(client, cm_informers);
+  set->knowledge =
+      std::make_unique<CampaignKnowledge>(set->configmaps.get(), opts.knowledge_dir, set->analyzer);
   ConfigMapPoolStoreOptions pool_opts;
   pool_opts.configmaps = set->configmaps.get();
   pool_opts.clock = mgr->time();
@@ -162,10 +164,10 @@ Result<std::unique_ptr<ControllerSet>> SetupControllers(kube::Manager* mgr,
     spdlog::info("node health: ledger configmap {}/{}, diagnostics {}", opts.operator_namespace,
                  kNodeHealthConfigMap, opts.diagnostics);
   }
-  EngineFactory factory =
-      opts.engine_factory
-          ? opts.engine_factory
-          : MakeOperatorEngineFactory(client, mgr->time(), opts.llm, opts.knowledge_dir, opts.seed);
+  EngineFactory factory = opts.engine_factory
+                              ? opts.engine_factory
+                              : MakeOperatorEngineFactory(client, mgr->time(), opts.llm,
+                                                          set->knowledge.get(), opts.seed);
   // The policy is read from a copy the lambdas own: the caller's options may not outlive Run.
   auto policy = std::make_shared<const ControllerSetupOptions>(opts);
   copts.admit = [client, policy](const Json& campaign, const CampaignSpec& spec) {
@@ -184,7 +186,7 @@ Result<std::unique_ptr<ControllerSet>> SetupControllers(kube::Manager* mgr,
   topts.early_stop_interval = opts.trial_log_poll;
   set->trial_reconciler = std::make_unique<NamespaceFilter>(
       std::make_unique<TrialRunReconciler>(client, TrialInformers{trials, campaigns, jobs, pods},
-                                           mgr->recorder(), set->analyzer.get(), mgr->time(),
+                                           mgr->recorder(), set->knowledge.get(), mgr->time(),
                                            topts),
       opts.namespaces);
 

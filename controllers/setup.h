@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "controllers/campaign_knowledge.h"
 #include "controllers/campaign_reconciler.h"
 #include "controllers/config_map_cache.h"
 #include "controllers/job_renderer.h"
@@ -63,7 +64,8 @@ Status AdmitCampaign(kube::KubeClient* client, const ControllerSetupOptions& opt
 struct ControllerSet {
   std::unique_ptr<ConfigMapCache> configmaps;  // the stores and reconcilers read through it
   std::unique_ptr<MessagePoolStore> store;
-  std::shared_ptr<const FailureAnalyzer> analyzer;
+  std::shared_ptr<const FailureAnalyzer> analyzer;  // the site's
+  std::unique_ptr<CampaignKnowledge> knowledge;     // the site's plus each campaign's
   std::unique_ptr<kube::Reconciler> campaign_reconciler;
   std::unique_ptr<kube::Reconciler> trial_reconciler;
   std::unique_ptr<NodeLedgerStore> ledger;  // null when node_health is off

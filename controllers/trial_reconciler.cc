@@ -34,12 +34,12 @@ constexpr char kPodsByTrial[] = "pods-by-trial";
 
 TrialRunReconciler::TrialRunReconciler(kube::KubeClient* client, TrialInformers informers,
                                        kube::EventRecorder* recorder,
-                                       const FailureAnalyzer* analyzer, TimeSource* time,
+                                       const CampaignKnowledge* knowledge, TimeSource* time,
                                        TrialReconcilerOptions opts)
     : client_(client),
       informers_(informers),
       recorder_(recorder),
-      analyzer_(analyzer),
+      knowledge_(knowledge),
       time_(time),
       opts_(std::move(opts)) {
   // A trial's pods by "<ns>/<trial>": no scan of the namespace's pods per reconcile.
@@ -343,9 +343,17 @@ Result<kube::ReconcileResult> TrialRunReconciler::Fail(Context& ctx, const std::
   }
   evidence.log = log.empty() ? pods.termination_message : log;
   if (!message.empty()) evidence.events.push_back(reason + ": " + message);
+  // The campaign's knowledge ConfigMaps (its namespace) beside the site's.
+  auto knowledge = knowledge_->For(kube::NamespaceOf(ctx.trial), ctx.campaign);
+  if (!knowledge.ok()) return knowledge.status();
+  for (const auto& w : knowledge->warnings) {
+    if (recorder_ == nullptr) break;
+    recorder_->Event(ctx.campaign_object ? *ctx.campaign_object : ctx.trial, "Warning",
+                     reasons::kKnowledgeSkipped, Utf8Head(w, 1000, "..."));
+  }
   auto workload = ResolveWorkload(ctx.campaign);
-  FailureDiagnosis d =
-      analyzer_->Diagnose(evidence, ctx.spec.config, workload.ok() ? &*workload : nullptr);
+  FailureDiagnosis d = knowledge->analyzer->Diagnose(evidence, ctx.spec.config,
+                                                     workload.ok() ? &*workload : nullptr);
   if (reason == "DeadlineExceeded" && (d.category.empty() || d.category == "Unknown")) {
     d.category = "Timeout";
     d.summary = "the trial ran past spec.budget.trialTimeout (" + message + ")";

@@ -21,7 +21,8 @@
 //                       trial time) -> its Job/JobSet is deleted, Failed as Timeout.
 //   Job failed, or pods unschedulable too long -> gathers the evidence (termination message,
 //                       log tail, pod reason such as OOMKilled, exit code, scheduling events,
-//                       Job condition), runs the Diagnostician -> phase Failed, status.failure.
+//                       Job condition), runs the Diagnostician over the site's knowledge and
+//                       the campaign's knowledge ConfigMaps -> phase Failed, status.failure.
 // Finished trials are left alone. Level-based and idempotent: every call re-reads the caches;
 // names are deterministic so a restart never makes a second Job. Thread-safe for different
 // keys (the Controller never runs one key twice at once).
@@ -35,8 +36,8 @@
 
 #include "agents/collectors/metric_collector.h"
 #include "agents/core/campaign.h"
-#include "agents/loop/failure_analyzer.h"
 #include "base/time_source.h"
+#include "controllers/campaign_knowledge.h"
 #include "controllers/early_stopping.h"
 #include "controllers/trial_run_spec.h"
 #include "controllers/trial_run_status.h"
@@ -91,7 +92,7 @@ class TrialRunReconciler : public kube::Reconciler {
  public:
   // Borrows everything; `recorder` may be null.
   TrialRunReconciler(kube::KubeClient* client, TrialInformers informers,
-                     kube::EventRecorder* recorder, const FailureAnalyzer* analyzer,
+                     kube::EventRecorder* recorder, const CampaignKnowledge* knowledge,
                      TimeSource* time, TrialReconcilerOptions opts);
   Result<kube::ReconcileResult> Reconcile(const kube::ObjectKey& key) override;
 
@@ -126,7 +127,7 @@ class TrialRunReconciler : public kube::Reconciler {
   kube::KubeClient* client_;
   TrialInformers informers_;
   kube::EventRecorder* recorder_;
-  const FailureAnalyzer* analyzer_;
+  const CampaignKnowledge* knowledge_;  // the failure analyzer of each trial's campaign
   TimeSource* time_;
   TrialReconcilerOptions opts_;
 };

@@ -146,24 +146,29 @@ Status KnowledgeBase::LoadDirectory(const std::string& path) {
   std::sort(files.begin(), files.end());
   for (const auto& p : files) {
     std::string name = p.string();
-    if (!IsMarkdown(name) && !IsSignatureFile(name)) continue;
+    if (!IsKnowledgeFile(name)) continue;
     std::ifstream in(p);
     std::stringstream ss;
     ss << in.rdbuf();
     if (!in) return Status::Unavailable("cannot read " + name);
-    const std::string text = ss.str();
-    const std::string kind = IsMarkdown(name) ? "" : DataKind(text);
-    if (IsMarkdown(name)) {
-      PARATUNE_RETURN_IF_ERROR(AddDocument(name, text));
-    } else if (kind == "cases") {
-      PARATUNE_RETURN_IF_ERROR(AddKnownFailures(name, text));
-    } else if (kind == "pastOptimizations") {
-      PARATUNE_RETURN_IF_ERROR(AddPastOptimizations(name, text));
-    } else {
-      PARATUNE_RETURN_IF_ERROR(AddSignatures(name, text));
-    }
+    PARATUNE_RETURN_IF_ERROR(AddFile(name, ss.str()));
   }
   return Status::Ok();
+}
+
+bool KnowledgeBase::IsKnowledgeFile(const std::string& name) {
+  return IsMarkdown(name) || IsSignatureFile(name);
+}
+
+Status KnowledgeBase::AddFile(const std::string& name, const std::string& text) {
+  if (IsMarkdown(name)) return AddDocument(name, text);
+  if (!IsSignatureFile(name)) {
+    return Status::Invalid(name + ": not a knowledge file (*.md, *.yaml, *.yml or *.json)");
+  }
+  const std::string kind = DataKind(text);
+  if (kind == "cases") return AddKnownFailures(name, text);
+  if (kind == "pastOptimizations") return AddPastOptimizations(name, text);
+  return AddSignatures(name, text);
 }
 
 Status KnowledgeBase::AddDocument(const std::string& name, const std::string& markdown) {

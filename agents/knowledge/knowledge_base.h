@@ -120,6 +120,13 @@ class KnowledgeBase {
   // ConfigMap `<path>/<name>/<key>` is read once, by its key. NotFound when the folder does not
   // exist; InvalidArgument naming the file on bad content.
   Status LoadDirectory(const std::string& path);
+  // True for a name LoadDirectory reads: *.md, *.yaml, *.yml, *.json.
+  static bool IsKnowledgeFile(const std::string& name);
+  // One file's contents, routed as LoadDirectory routes it: *.md a document; a data file with a
+  // top-level `cases` key known failures, with `pastOptimizations` past optimizations, any other
+  // signatures. kInvalidArgument naming `name` (and the field) when the name is not a knowledge
+  // file or the content is bad; nothing of that file is added then.
+  Status AddFile(const std::string& name, const std::string& text);
   // Adds one markdown document; a document with the same name is replaced.
   Status AddDocument(const std::string& name, const std::string& markdown);
   // Parses YAML or JSON `{signatures: [...]}` (or a bare list). Errors name the file and the

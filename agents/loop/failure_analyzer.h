@@ -15,6 +15,7 @@
 namespace paratune {
 
 struct Workload;
+class KnowledgeBase;
 
 // What a failed trial left behind (pod status, log tail, events).
 struct FailureEvidence {
@@ -42,6 +43,9 @@ std::unique_ptr<FailureAnalyzer> MakeFallbackFailureAnalyzer();
 // site document is.
 Result<std::unique_ptr<FailureAnalyzer>> MakeKnowledgeFailureAnalyzer(
     const std::string& knowledge_dir = "");
+// The Diagnostician over `kb` (shared: the analyzer keeps it alive).
+Result<std::unique_ptr<FailureAnalyzer>> MakeKnowledgeFailureAnalyzer(
+    std::shared_ptr<const KnowledgeBase> kb);
 
 // The embedded knowledge's analyzer, built once per process and shared (a session without its own
 // analyzer uses it: loading the knowledge base, known failures included, costs tens of

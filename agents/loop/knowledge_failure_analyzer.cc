@@ -11,7 +11,8 @@ namespace {
 // Owns the knowledge base the Diagnostician reads.
 class KnowledgeFailureAnalyzer : public FailureAnalyzer {
  public:
-  KnowledgeFailureAnalyzer(std::unique_ptr<KnowledgeBase> kb, std::unique_ptr<Diagnostician> d)
+  KnowledgeFailureAnalyzer(std::shared_ptr<const KnowledgeBase> kb,
+                           std::unique_ptr<Diagnostician> d)
       : kb_(std::move(kb)), diagnostician_(std::move(d)) {}
 
   FailureDiagnosis Diagnose(const FailureEvidence& evidence, const Config& config,
@@ -27,20 +28,26 @@ class KnowledgeFailureAnalyzer : public FailureAnalyzer {
   }
 
  private:
-  std::unique_ptr<KnowledgeBase> kb_;
+  std::shared_ptr<const KnowledgeBase> kb_;
   std::unique_ptr<Diagnostician> diagnostician_;
 };
 
 }  // namespace
 
 Result<std::unique_ptr<FailureAnalyzer>> MakeKnowledgeFailureAnalyzer(
+    std::shared_ptr<const KnowledgeBase> kb) {
+  if (kb == nullptr) return Status::Invalid("knowledge base: required");
+  auto d = Diagnostician::Create(kb.get());
+  if (!d.ok()) return d.status();
+  return std::unique_ptr<FailureAnalyzer>(
+      new KnowledgeFailureAnalyzer(std::move(kb), std::move(d).value()));
+}
+
+Result<std::unique_ptr<FailureAnalyzer>> MakeKnowledgeFailureAnalyzer(
     const std::string& knowledge_dir) {
   auto kb = KnowledgeBase::LoadDefault(knowledge_dir);
   if (!kb.ok()) return kb.status();
-  auto d = Diagnostician::Create(kb->get());
-  if (!d.ok()) return d.status();
-  return std::unique_ptr<FailureAnalyzer>(
-      new KnowledgeFailureAnalyzer(std::move(kb).value(), std::move(d).value()));
+  return MakeKnowledgeFailureAnalyzer(std::shared_ptr<const KnowledgeBase>(std::move(*kb)));
 }
 
 std::shared_ptr<const FailureAnalyzer> DefaultFailureAnalyzer() {

@@ -562,6 +562,8 @@ Status TuningSession::RecordOutcome(const TrialOutcome& outcome) {
       d.summary = "the trial exited 0 but reported no " +
                   std::string(ObjectiveMetricName(s.spec.objective.metric)) + " (Confidence: 90)";
       d.confidence = 90;
+    } else if (outcome.diagnosis) {
+      d = *outcome.diagnosis;
     } else if (s.opt.use_failure_analysis) {
       d = s.diagnostician->Diagnose(ev, t->config, s.model->workload());
     } else {

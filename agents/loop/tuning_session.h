@@ -96,6 +96,10 @@ struct TrialOutcome {
   std::string pod_reason;
   int exit_code = 0;
   std::vector<std::string> events;
+  // A failed trial's diagnosis when the runner already made one (the operator's TrialRun
+  // status.failure, made with the campaign's knowledge ConfigMaps): the session records it
+  // instead of diagnosing the evidence again, so the pool and the TrialRun never disagree.
+  std::optional<FailureDiagnosis> diagnosis;
   // Cluster health (issue 9).
   std::vector<std::string> node_names;     // the nodes the trial's pods ran on
   std::optional<health::Anomaly> anomaly;  // one the runner already saw (e.g. drift in logs)

@@ -93,6 +93,8 @@ class FakeCluster {
     recorder = std::make_unique<kube::EventRecorder>(&client, "paratune-operator", time);
     store = std::make_unique<ConfigMapPoolStore>(&client);
     analyzer = std::shared_ptr<const FailureAnalyzer>(MakeFallbackFailureAnalyzer());
+    configmaps = std::make_unique<ConfigMapCache>(&client);
+    knowledge = std::make_unique<CampaignKnowledge>(configmaps.get(), "", analyzer);
     ledger = std::make_unique<NodeLedgerStore>(&client, "paratune-system");
     CampaignHealthOptions ho;
     ho.diagnostics = "simulated";
@@ -115,7 +117,7 @@ class FakeCluster {
     };
     trial_reconciler = std::make_unique<TrialRunReconciler>(
         &client, TrialInformers{trials(), campaigns(), jobs(), pods()}, recorder.get(),
-        analyzer.get(), time, topts);
+        knowledge.get(), time, topts);
   }
 
   kube::ObjectReader* campaigns() { return readers_[0].get(); }
@@ -201,6 +203,8 @@ class FakeCluster {
   std::unique_ptr<kube::EventRecorder> recorder;
   std::unique_ptr<ConfigMapPoolStore> store;
   std::shared_ptr<const FailureAnalyzer> analyzer;
+  std::unique_ptr<ConfigMapCache> configmaps;
+  std::unique_ptr<CampaignKnowledge> knowledge;
   std::unique_ptr<NodeLedgerStore> ledger;
   std::unique_ptr<CampaignHealth> health;
   std::unique_ptr<TuningCampaignReconciler> campaign_reconciler;

@@ -92,10 +92,12 @@ TEST(EarlyStoppingIntegrationTest, ALosingTrialIsStoppedWhileItRuns) {
   Informer* pods = (*mgr)->GetInformer(resources::kPods, ns);
   controllers::TrialInformers inf{trials, (*mgr)->GetInformer(resources::kTuningCampaigns, ns),
                                   jobs, pods};
-  std::unique_ptr<const FailureAnalyzer> analyzer(MakeFallbackFailureAnalyzer());
+  controllers::ConfigMapCache configmaps(op->get());
+  controllers::CampaignKnowledge knowledge(
+      &configmaps, "", std::shared_ptr<const FailureAnalyzer>(MakeFallbackFailureAnalyzer()));
   controllers::TrialReconcilerOptions topts;
   topts.early_stop_interval = 1000ms;
-  controllers::TrialRunReconciler reconciler(op->get(), inf, (*mgr)->recorder(), analyzer.get(),
+  controllers::TrialRunReconciler reconciler(op->get(), inf, (*mgr)->recorder(), &knowledge,
                                              (*mgr)->time(), topts);
   Controller* tc = (*mgr)->NewController({"trialrun", 2, {}}, &reconciler);
   tc->For(trials);
