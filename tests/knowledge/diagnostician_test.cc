@@ -303,6 +303,30 @@ TEST_F(DiagnosticianTest, DeadlinesAdmissionAndContainerCreationAreReadAsAnExper
   });
 }
 
+// Queue and volume admission, worded as Kueue's flavor assigner and the scheduler's volume
+// binding plugin word them: what capacity freeing up can fix is retryable, the rest is not.
+TEST_F(DiagnosticianTest, QueueQuotaAndVolumesSayWhetherWaitingHelps) {
+  ExpectReadings({
+      {"Warning  Pending  kueue-admission  couldn't assign flavors to pod set main: "
+       "insufficient quota for nvidia.com/gpu in flavor h100, request > maximum capacity "
+       "(16 > 8)",
+       "", "Unschedulable", false},
+      {"couldn't assign flavors to pod set trainer: resource google.com/tpu unavailable in "
+       "ClusterQueue",
+       "", "Unschedulable", false},
+      {"Workload is inadmissible: LocalQueue team-a doesn't exist", "", "Unschedulable", false},
+      {"couldn't assign flavors to pod set main: insufficient unused quota for nvidia.com/gpu in "
+       "flavor h100, 8 more needed",
+       "", "Unschedulable", true},
+      {"0/12 nodes are available: 4 Insufficient nvidia.com/gpu, 8 node(s) had volume node "
+       "affinity conflict.",
+       "", "Unschedulable", false},
+      {"0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims.", "",
+       "Unschedulable", false},
+      {"0/3 nodes are available: 3 Insufficient nvidia.com/gpu.", "", "Unschedulable", true},
+  });
+}
+
 // From the fourth public collection's dev half.
 TEST_F(DiagnosticianTest, SchedulersRuntimesAndCompilersOfTheFourthCollectionAreNamed) {
   ExpectReadings({
