@@ -327,6 +327,35 @@ TEST_F(DiagnosticianTest, QueueQuotaAndVolumesSayWhetherWaitingHelps) {
   });
 }
 
+// From the sixth public collection's dev half, worded as the sources raise them: /dev/shm too
+// small for the dataloader or for NCCL, collectives that differ by rank, XLA's compiler
+// asserting, NCCL's CUDA allocation failing, a process killed without a word.
+TEST_F(DiagnosticianTest, SharedMemoryMismatchedCollectivesAndCompilerChecksAreNamed) {
+  ExpectReadings({
+      {"RuntimeError: DataLoader worker (pid 4120) is killed by signal: Bus error. It is "
+       "possible that dataloader's workers are out of shared memory. Please try to raise your "
+       "shared memory limit.",
+       "", "HostOOM", false},
+      {"node-3:811:902 [2] misc/shmutils.cc:88 NCCL WARN Error: failed to extend "
+       "/dev/shm/nccl-a1b2c3 to 9637892 bytes\nnode-3:811:902 [2] NCCL WARN Error while creating "
+       "shared memory segment /dev/shm/nccl-a1b2c3 (size 9637888)",
+       "", "CollectiveTimeout", false},
+      {"RuntimeError: Detected mismatch between collectives on ranks. Rank 0 is running "
+       "collective: CollectiveFingerPrint(SequenceNumber=12, OpType=ALLREDUCE)",
+       "", "CollectiveTimeout", false},
+      {"F0101 external/xla/xla/service/spmd/spmd_partitioner.cc:1204] Check failed: "
+       "hlo->has_sharding()",
+       "", "CompileError", false},
+      {"ncclUnhandledCudaError: Call to CUDA function failed.\nLast error:\nCuda failure 2 'out "
+       "of memory'",
+       "", "CudaOOM", false},
+      {"Restoring checkpoint from /ckpt/step_1000\nKilled", "", "HostOOM", false},
+      {"AssertionError: Mesh is not using all the available devices. The environment has 8 "
+       "devices.",
+       "", "InvalidParallelism", false},
+  });
+}
+
 // From the fourth public collection's dev half.
 TEST_F(DiagnosticianTest, SchedulersRuntimesAndCompilersOfTheFourthCollectionAreNamed) {
   ExpectReadings({
