@@ -15,6 +15,7 @@
 #include "controllers/collectors/log_sources.h"
 #include "controllers/conditions.h"
 #include "controllers/job_renderer.h"
+#include "controllers/kueue_workload.h"
 #include "controllers/status_writer.h"
 #include "controllers/trial_admission.h"
 #include "controllers/trial_evidence.h"
@@ -212,10 +213,26 @@ Result<kube::ReconcileResult> TrialRunReconciler::Observe(Context& ctx, const Js
   }
   if (admission.queued) {
     status.phase = TrialRunPhase::kPending;
+    // Kueue's reason (its Workload is not watched: looked at again every kueue_check_interval).
+    auto pending = ReadKueuePending(client_, workload);
+    if (!pending.ok()) return pending.status();
+    if (!pending->message.empty()) {
+      SetCondition(&status.conditions, kAdmitted, false, "Queued",
+                   "Kueue (Workload " + pending->workload + "): " + pending->message, 0, ctx.now);
+      if (NeverAdmissible(ctx, pending->message)) {
+        PARATUNE_RETURN_IF_ERROR(
+            DeleteWorkload(ctx, workload.value("kind", "Job"), kube::NameOf(workload)));
+        return Fail(ctx, "Inadmissible",
+                    "Kueue cannot admit it (Workload " + pending->workload +
+                        "): " + pending->message + "; its " + workload.value("kind", "Job") +
+                        " was deleted");
+      }
+    }
     PARATUNE_RETURN_IF_ERROR(WriteStatus(ctx));
-    kube::ReconcileResult queued;  // JobSets are not watched: look again
-    if (opts_.jobset_available && ctx.campaign.hardware.nodes > 1) {
-      queued.requeue_after = Millis(10000);
+    kube::ReconcileResult queued;
+    queued.requeue_after = opts_.kueue_check_interval;
+    if (opts_.jobset_available && ctx.campaign.hardware.nodes > 1) {  // JobSets are not watched
+      queued.requeue_after = std::min(queued.requeue_after, Millis(10000));
     }
     return queued;
   }
@@ -326,6 +343,16 @@ Result<kube::ReconcileResult> TrialRunReconciler::Succeed(Context& ctx) {
                read->source.from, read->source.pod);
   PARATUNE_RETURN_IF_ERROR(WriteStatus(ctx));
   return kube::ReconcileResult{};
+}
+
+bool TrialRunReconciler::NeverAdmissible(const Context& ctx, const std::string& kueue_message) {
+  auto knowledge = knowledge_->For(kube::NamespaceOf(ctx.trial), ctx.campaign);
+  const FailureAnalyzer& analyzer =
+      knowledge.ok() ? *knowledge->analyzer : *knowledge_->Site().analyzer;
+  FailureEvidence evidence;
+  evidence.events.push_back(kueue_message);
+  const FailureDiagnosis d = analyzer.Diagnose(evidence, ctx.spec.config, nullptr);
+  return d.category == "Unschedulable" && !d.retryable;
 }
 
 Result<kube::ReconcileResult> TrialRunReconciler::Fail(Context& ctx, const std::string& reason,

@@ -17,6 +17,10 @@
 // Every finished trial records status.acceleratorHours (devices x wall time of its pods).
 // Every Job gets a required node anti-affinity against the ledger's suspect nodes at launch
 // time and the TrialRun's spec.avoidNodes.
+//   Job queued (Kueue) -> phase Pending, Admitted=False with Kueue's reason (its Workload's
+//                       QuotaReserved message, read every kueue_check_interval); a workload Kueue
+//                       can never admit (request above any quota, resource not in the
+//                       ClusterQueue, missing queue) -> its Job deleted, Failed as Unschedulable.
 //   Past spec.budget.trialTimeout + deadline_grace counted from admission (queue time is not
 //                       trial time) -> its Job/JobSet is deleted, Failed as Timeout.
 //   Job failed, or pods unschedulable too long -> gathers the evidence (termination message,
@@ -78,6 +82,10 @@ struct TrialReconcilerOptions {
   // A new Job's TrialRun status (Pending, jobName, JobCreated) waits this long for its pods to
   // start, to go out as Running in the same write. Zero: written when the Job is created.
   Millis first_status_wait{10000};
+  // A queued trial's Kueue Workload is read (one LIST) this often while it waits: its
+  // QuotaReserved message becomes the Admitted condition's, and one Kueue can never admit fails
+  // the trial as Unschedulable (reason Inadmissible).
+  Millis kueue_check_interval{60000};
 };
 
 // The caches the reconciler reads. Borrowed; they must outlive it.
@@ -118,6 +126,9 @@ class TrialRunReconciler : public kube::Reconciler {
   std::string PodLog(const kube::Json& pod);
   Result<kube::ReconcileResult> Fail(Context& ctx, const std::string& reason,
                                      const std::string& message);
+  // True when the campaign's diagnosis of Kueue's QuotaReserved message is Unschedulable and
+  // not retryable (waiting cannot get the trial admitted).
+  bool NeverAdmissible(const Context& ctx, const std::string& kueue_message);
   Result<kube::Json> GetWorkload(const Context& ctx);
   std::vector<std::string> PodEvents(const kube::Json& pod);
   Status WriteStatus(Context& ctx);

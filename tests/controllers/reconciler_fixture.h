@@ -86,13 +86,18 @@ class FakeCluster {
   // detect_anomalies=false: the session learns from every success (tests whose made-up metrics
   // have nothing to do with the performance model's predictions).
   // `time`: the reconcilers' clock (the informers keep the real one).
-  explicit FakeCluster(bool detect_anomalies = true, TimeSource* time = RealTimeSource::Get()) {
+  // `site_analyzer`: the site's failure analyzer (null: the keyword fallback, which knows no
+  // queue or knowledge-base signatures).
+  explicit FakeCluster(bool detect_anomalies = true, TimeSource* time = RealTimeSource::Get(),
+                       std::shared_ptr<const FailureAnalyzer> site_analyzer = nullptr) {
     for (const auto* gvr : {&res::kTuningCampaigns, &res::kTrialRuns, &res::kJobs, &res::kPods}) {
       readers_.push_back(std::make_unique<kube::testing::ClientReader>(&client, *gvr));
     }
     recorder = std::make_unique<kube::EventRecorder>(&client, "paratune-operator", time);
     store = std::make_unique<ConfigMapPoolStore>(&client);
-    analyzer = std::shared_ptr<const FailureAnalyzer>(MakeFallbackFailureAnalyzer());
+    analyzer = site_analyzer != nullptr
+                   ? std::move(site_analyzer)
+                   : std::shared_ptr<const FailureAnalyzer>(MakeFallbackFailureAnalyzer());
     configmaps = std::make_unique<ConfigMapCache>(&client);
     knowledge = std::make_unique<CampaignKnowledge>(configmaps.get(), "", analyzer);
     ledger = std::make_unique<NodeLedgerStore>(&client, "paratune-system");

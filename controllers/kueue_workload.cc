@@ -1,0 +1,33 @@
+#include "controllers/kueue_workload.h"
+
+#include "controllers/conditions.h"
+
+namespace paratune::controllers {
+
+Result<KueuePending> ReadKueuePending(kube::KubeClient* client, const kube::Json& workload) {
+  KueuePending out;
+  const std::string uid = kube::UidOf(workload);
+  if (uid.empty()) return out;
+  kube::ListOptions opts;
+  opts.label_selector = std::string(kKueueJobUidLabel) + "=" + uid;
+  auto list = client->List(kKueueWorkloads, kube::NamespaceOf(workload), opts);
+  if (!list.ok()) {
+    const StatusCode code = list.status().code();
+    if (code == StatusCode::kNotFound || code == StatusCode::kPermissionDenied) return out;
+    return list.status();
+  }
+  for (const auto& wl : list->items) {
+    out.workload = kube::NameOf(wl);
+    const kube::Json& status = ObjectField(wl, "status");
+    const auto conditions = status.find("conditions");
+    const kube::Json* reserved =
+        conditions == status.end() ? nullptr : FindCondition(*conditions, "QuotaReserved");
+    if (reserved != nullptr && reserved->value("status", "") == "False") {
+      out.message = reserved->value("message", "");
+      if (!out.message.empty()) break;
+    }
+  }
+  return out;
+}
+
+}  // namespace paratune::controllers

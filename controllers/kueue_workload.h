@@ -1,0 +1,35 @@
+// What Kueue says about a queued trial. Kueue mirrors each suspended Job (or JobSet) into a
+// Workload (kueue.x-k8s.io/v1beta1 workloads) labelled kueue.x-k8s.io/job-uid=<its uid>, and
+// its QuotaReserved=False condition says why the workload is not admitted: quota held by others
+// ("insufficient unused quota ..."), which waiting fixes, or a request no quota can ever cover
+// ("... request > maximum capacity", "resource ... unavailable in ClusterQueue", a missing
+// LocalQueue), which waiting never fixes (the trial reconciler then fails the trial as
+// Unschedulable instead of leaving it queued for ever). Source of the wording:
+// kubernetes-sigs/kueue pkg/scheduler/flavorassigner.
+#ifndef PARATUNE_CONTROLLERS_KUEUE_WORKLOAD_H_
+#define PARATUNE_CONTROLLERS_KUEUE_WORKLOAD_H_
+
+#include <string>
+
+#include "operator/kube_client.h"
+
+namespace paratune::controllers {
+
+inline const kube::GroupVersionResource kKueueWorkloads{"kueue.x-k8s.io", "v1beta1", "workloads",
+                                                        true, "Workload"};
+inline constexpr const char* kKueueJobUidLabel = "kueue.x-k8s.io/job-uid";
+
+struct KueuePending {
+  std::string workload;  // the Workload's name ("" when none was found)
+  std::string message;   // its QuotaReserved=False message ("" when none)
+};
+
+// One LIST of the Workloads of `workload` (a Job or JobSet, by its uid) in its namespace. Empty
+// (not an error) when Kueue's API is not served (NotFound) or the operator may not read it
+// (Forbidden): the trial then simply waits, as it did before. Other transport errors are
+// returned.
+Result<KueuePending> ReadKueuePending(kube::KubeClient* client, const kube::Json& workload);
+
+}  // namespace paratune::controllers
+
+#endif  // PARATUNE_CONTROLLERS_KUEUE_WORKLOAD_H_
