@@ -15,6 +15,7 @@
 //    collection takes the TrialRuns, not the ConfigMap).
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -22,6 +23,7 @@
 #include <string>
 #include <thread>
 
+#include "controllers/kueue_workload.h"
 #include "controllers/trial_reconciler.h"
 #include "tests/integration/reliability_harness.h"
 
@@ -64,31 +66,39 @@ bool HasEvent(KubeClient* c, const std::string& ns, const std::string& object,
   return false;
 }
 
-// jobsets.jobset.x-k8s.io (v1alpha2) as a schemaless CRD: enough for the operator to detect the
-// API and store JobSets; no JobSet controller runs. Removed by the destructor.
-class JobSetCrd {
+// A schemaless CRD (jobsets.jobset.x-k8s.io v1alpha2, workloads.kueue.x-k8s.io v1beta1): enough
+// for the operator to detect the API and store and read the objects; no controller of theirs
+// runs. Removed by the destructor.
+class SchemalessCrd {
  public:
-  explicit JobSetCrd(LocalCluster* cluster) : cluster_(cluster) {
-    path_ = cluster->dir() + "/jobset-crd.yaml";
-    std::ofstream(path_) << R"(apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: jobsets.jobset.x-k8s.io}
-spec:
-  group: jobset.x-k8s.io
-  scope: Namespaced
-  names: {plural: jobsets, singular: jobset, kind: JobSet, listKind: JobSetList}
-  versions:
-  - name: v1alpha2
-    served: true
-    storage: true
-    subresources: {status: {}}
-    schema:
-      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
-)";
+  SchemalessCrd(LocalCluster* cluster, const std::string& group, const std::string& version,
+                const std::string& plural, const std::string& kind)
+      : cluster_(cluster) {
+    path_ = cluster->dir() + "/" + plural + "-crd.yaml";
+    std::string singular = kind;
+    for (char& ch : singular) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    std::ofstream(path_) << "apiVersion: apiextensions.k8s.io/v1\n"
+                         << "kind: CustomResourceDefinition\n"
+                         << "metadata: {name: " << plural << "." << group << "}\n"
+                         << "spec:\n"
+                         << "  group: " << group << "\n"
+                         << "  scope: Namespaced\n"
+                         << "  names: {plural: " << plural << ", singular: " << singular
+                         << ", kind: " << kind << ", listKind: " << kind << "List}\n"
+                         << "  versions:\n"
+                         << "  - name: " << version << "\n"
+                         << "    served: true\n"
+                         << "    storage: true\n"
+                         << "    subresources: {status: {}}\n"
+                         << "    schema:\n"
+                         << "      openAPIV3Schema: {type: object, "
+                            "x-kubernetes-preserve-unknown-fields: true}\n";
     ok_ = cluster->Kubectl("apply -f " + path_) == 0 &&
           cluster->Kubectl("wait --for condition=established --timeout=60s -f " + path_) == 0;
   }
-  ~JobSetCrd() { cluster_->Kubectl("delete --wait=true --timeout=60s -f " + path_); }
+  SchemalessCrd(const SchemalessCrd&) = delete;
+  SchemalessCrd& operator=(const SchemalessCrd&) = delete;
+  ~SchemalessCrd() { cluster_->Kubectl("delete --wait=true --timeout=60s -f " + path_); }
   bool ok() const { return ok_; }
 
  private:
@@ -97,10 +107,14 @@ spec:
   bool ok_ = false;
 };
 
+SchemalessCrd JobSetCrd(LocalCluster* cluster) {
+  return SchemalessCrd(cluster, "jobset.x-k8s.io", "v1alpha2", "jobsets", "JobSet");
+}
+
 TEST(SchedulingTest, QueuedJobSetWaitsSuspendedUntilTheTestAdmitsIt) {
   PARATUNE_REQUIRE_CLUSTER(cluster);
   ASSERT_TRUE(cluster->InstallCrdsAndRbac().ok());
-  JobSetCrd crd(cluster);
+  SchemalessCrd crd = JobSetCrd(cluster);
   ASSERT_TRUE(crd.ok());
   KubeClient* admin = cluster->Admin();
   const std::string ns = cluster->NewNamespace("queue-js");
@@ -168,6 +182,75 @@ TEST(SchedulingTest, QueuedJobSetWaitsSuspendedUntilTheTestAdmitsIt) {
   EXPECT_GE(std::chrono::steady_clock::now() - admitted_at, seconds(20));
   EXPECT_EQ(Field(status, "failure").value("category", ""), "Timeout") << status.dump(2);
   EXPECT_FALSE(admin->Get(controllers::kJobSets, ns, trial).ok()) << "the JobSet must be deleted";
+  op.Stop(SIGTERM);
+}
+
+// Kueue's reason reaches the trial (controllers/kueue_workload.h): the test plays Kueue by
+// creating the Workload of the trial's suspended JobSet (label kueue.x-k8s.io/job-uid) with the
+// QuotaReserved=False message Kueue's flavor assigner writes for a request above all the quota
+// its ClusterQueue could ever have. The operator, under its ServiceAccount, reads it, fails the
+// trial as Unschedulable (not retryable) and deletes the JobSet, instead of leaving it queued.
+TEST(SchedulingTest, ATrialKueueCanNeverAdmitFailsInsteadOfWaitingForEver) {
+  PARATUNE_REQUIRE_CLUSTER(cluster);
+  ASSERT_TRUE(cluster->InstallCrdsAndRbac().ok());
+  SchemalessCrd jobsets = JobSetCrd(cluster);
+  ASSERT_TRUE(jobsets.ok());
+  SchemalessCrd workloads(cluster, "kueue.x-k8s.io", "v1beta1", "workloads", "Workload");
+  ASSERT_TRUE(workloads.ok());
+  KubeClient* admin = cluster->Admin();
+  const std::string ns = cluster->NewNamespace("queue-never");
+  Json campaign = SimCampaign("qnever", 2, 1);
+  campaign["spec"]["hardware"]["nodes"] = 2;
+  campaign["spec"]["queueName"] = "team-q";
+  campaign["spec"]["budget"]["maxFailedTrials"] = 1;
+  ASSERT_TRUE(admin->Create(resources::kTuningCampaigns, ns, campaign).ok());
+  OperatorProcess op(cluster, {"--namespace", ns}, cluster->dir() + "/" + ns + "-operator.log");
+  ASSERT_TRUE(op.Start());
+  const std::string trial = "qnever-t001";
+  Json jobset;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        auto js = admin->Get(controllers::kJobSets, ns, trial);
+        if (js.ok()) jobset = *js;
+        return js.ok();
+      },
+      seconds(60)))
+      << Describe(admin, ns, "qnever") << "\noperator log: " << op.log_path();
+  ASSERT_EQ(Field(jobset, "spec").value("suspend", false), true);
+  Json wl = {{"apiVersion", "kueue.x-k8s.io/v1beta1"},
+             {"kind", "Workload"},
+             {"metadata",
+              {{"name", "jobset-" + trial + "-5c1d2"},
+               {"labels", {{"kueue.x-k8s.io/job-uid", UidOf(jobset)}}}}},
+             {"spec", {{"queueName", "team-q"}}}};
+  auto created = admin->Create(controllers::kKueueWorkloads, ns, wl);
+  ASSERT_TRUE(created.ok()) << StatusText(created.status());
+  Json pending = *created;
+  pending["status"] = {
+      {"conditions",
+       {{{"type", "QuotaReserved"},
+         {"status", "False"},
+         {"reason", "Pending"},
+         {"lastTransitionTime", "2026-11-26T07:00:00Z"},
+         {"message",
+          "couldn't assign flavors to pod set worker: insufficient quota for "
+          "nvidia.com/gpu in flavor h100, request > maximum capacity (16 > 8)"}}}}};
+  auto updated = admin->UpdateStatus(controllers::kKueueWorkloads, pending);
+  ASSERT_TRUE(updated.ok()) << StatusText(updated.status());
+  Json status;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        status = Field(TrialRun(admin, ns, trial), "status");
+        return status.value("phase", "") == "Failed";
+      },
+      seconds(60)))
+      << status.dump(2) << "\noperator log: " << op.log_path();
+  EXPECT_EQ(Field(status, "failure").value("category", ""), "Unschedulable") << status.dump(2);
+  EXPECT_FALSE(Field(status, "failure").value("retryable", true));
+  EXPECT_EQ(Field(status, "observed").value("podReason", ""), "Inadmissible");
+  EXPECT_TRUE(
+      WaitFor([&] { return !admin->Get(controllers::kJobSets, ns, trial).ok(); }, seconds(30)))
+      << "the JobSet must be deleted";
   op.Stop(SIGTERM);
 }
 
