@@ -179,7 +179,10 @@ FailureDiagnosis Unmatched(const DiagnosisInput& in, const std::vector<std::stri
   return d;
 }
 
-// Whether the log names a GPU (its allocator, CUDA, "GPU") and nothing of a TPU.
+// Whether the log names a GPU (its allocator, CUDA, "GPU") and nothing of a TPU. StreamExecutor's
+// allocator ("Out of memory while trying to allocate N bytes", xla/stream_executor) serves GPUs:
+// the TPU runtime words its out-of-memory otherwise (XLA's error pages: "Ran out of memory in
+// memory space hbm", "Attempting to reserve ...", "Allocation ... would exceed memory").
 bool NamesGpuNotTpu(const std::vector<std::string>& lines) {
   bool gpu = false;
   for (const auto& l : lines) {
@@ -187,15 +190,16 @@ bool NamesGpuNotTpu(const std::vector<std::string>& lines) {
     for (const char* tpu : {"tpu", "hbm", "vmem", "tensorcore"}) {
       if (lower.find(tpu) != std::string::npos) return false;
     }
-    gpu = gpu || lower.find("gpu") != std::string::npos || lower.find("cuda") != std::string::npos;
+    gpu = gpu || lower.find("gpu") != std::string::npos ||
+          lower.find("cuda") != std::string::npos ||
+          lower.find("out of memory while trying to allocate") != std::string::npos;
   }
   return gpu;
 }
 
-// JAX and XLA word a device out-of-memory alike on GPUs and TPUs ("XlaRuntimeError:
-// RESOURCE_EXHAUSTED: Out of memory while trying to allocate"): the device decides which
-// signature explains it. The trial's accelerator when the workload is known; else a TPU match is
-// a GPU's when the log names a GPU and no TPU.
+// JAX and XLA raise a device out-of-memory as the same XlaRuntimeError RESOURCE_EXHAUSTED on
+// GPUs and TPUs: the device decides which signature explains it. The trial's accelerator when
+// the workload is known; else a TPU match is a GPU's when the log names a GPU and no TPU.
 const FailureSignature* ForTheDevice(const KnowledgeBase& kb, const FailureSignature* sig,
                                      const DiagnosisInput& in,
                                      const std::vector<std::string>& lines) {

@@ -207,7 +207,13 @@ TEST_F(DiagnosticianTest, AnXlaOutOfMemoryIsTheDevicesKind) {
   const Workload tpu = load("llama2-7b-tpu-v5e-4x4.yaml");
   DiagnosisInput in;
   in.log = jax_oom;
-  EXPECT_EQ(diag_->Diagnose(in).category, "TpuResourceExhausted");  // nothing says which device
+  // StreamExecutor's allocator wording (GPU; the TPU runtime words it otherwise).
+  EXPECT_EQ(diag_->Diagnose(in).category, "CudaOOM");
+  in.log =
+      "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Error allocating device "
+      "buffer: Attempting to allocate 1.00G. That was not possible.\n";
+  EXPECT_EQ(diag_->Diagnose(in).category, "TpuResourceExhausted");  // the TPU runtime's
+  in.log = jax_oom;
   in.workload = &gpu;
   auto on_gpu = diag_->Diagnose(in);
   EXPECT_EQ(on_gpu.category, "CudaOOM");
@@ -353,6 +359,21 @@ TEST_F(DiagnosticianTest, SharedMemoryMismatchedCollectivesAndCompilerChecksAreN
       {"AssertionError: Mesh is not using all the available devices. The environment has 8 "
        "devices.",
        "", "InvalidParallelism", false},
+  });
+}
+
+// A node whose NVIDIA driver stack is unusable (NVML and the container toolkit say so): the node,
+// not the trial, so a re-run elsewhere can pass.
+TEST_F(DiagnosticianTest, AnUnusableGpuDriverIsTheNodes) {
+  ExpectReadings({
+      {"Failed to initialize NVML: Driver/library version mismatch\nNVML library version: 550.54",
+       "", "NodeFault", true},
+      {"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure "
+       "that the latest NVIDIA driver is installed and running.",
+       "", "NodeFault", true},
+      {"Error: failed to create containerd task: OCI runtime create failed: nvidia-container-cli: "
+       "initialization error: nvml error: driver not loaded: unknown",
+       "RunContainerError", "NodeFault", true},
   });
 }
 

@@ -80,16 +80,17 @@ TEST(PublicCorpusTest, HeldOutHalfHoldsItsMeasuredFloor) {
       }
     }
   }
-  // Per mille floors: category and retryable, as measured after the sixth collection joined
-  // (2026-11-26, 566 logs, 275 held-out: 219/275 and 229/275; third collection 36/42 and 37/42;
-  // fourth 30/40 and 29/40; fifth 34/48 and 37/48; sixth 28/46 and 31/46).
+  // Per mille floors: category and retryable, as measured after the sixth collection joined and
+  // the GPU allocator's wording and driver faults were read (2026-11-26, 566 logs, 275
+  // held-out: 221/275 and 229/275; third collection 36/42 and 37/42; fourth 30/40 and 29/40;
+  // fifth 35/48 and 37/48; sixth 28/46 and 31/46).
   const struct {
     const Tally* t;
     int category, retryable;
-  } floors[] = {{&all, 796, 832},
+  } floors[] = {{&all, 803, 832},
                 {&third, 857, 880},
                 {&fourth, 750, 725},
-                {&fifth, 708, 770},
+                {&fifth, 729, 770},
                 {&sixth, 608, 673}};
   for (const auto& f : floors) {
     ASSERT_GT(f.t->n, 0) << "collection " << f.t->collection;
