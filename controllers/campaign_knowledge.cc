@@ -9,12 +9,6 @@
 namespace paratune::controllers {
 namespace {
 
-// One value of a named ConfigMap that the campaign's knowledge takes.
-struct KnowledgeValue {
-  std::string name;  // "ConfigMap <ns>/<cm> key <key>": what documents and errors are called
-  const std::string* text = nullptr;
-};
-
 bool IsMarkdownKey(const std::string& key) {
   return key.size() >= 3 && key.compare(key.size() - 3, 3, ".md") == 0;
 }
@@ -73,14 +67,16 @@ CampaignKnowledgeView CampaignKnowledge::Site() const {
 
 Result<CampaignKnowledgeView> CampaignKnowledge::For(const std::string& ns,
                                                      const CampaignSpec& spec) const {
+  if (spec.agents.knowledge_config_maps.empty()) return Site();
   // Read every named ConfigMap first (no lock held across requests).
   std::vector<std::string> warnings;
   std::vector<kube::Json> maps;
   std::string key = ns;
   for (const auto& name : spec.agents.knowledge_config_maps) {
     auto cm = configmaps_->Get(ns, name);
-    if (!cm.ok() && cm.status().code() == StatusCode::kNotFound)
+    if (!cm.ok() && cm.status().code() == StatusCode::kNotFound) {
       cm = configmaps_->GetLive(ns, name);
+    }
     if (!cm.ok()) {
       if (cm.status().code() != StatusCode::kNotFound) return cm.status();
       warnings.push_back("knowledge ConfigMap " + name + " not found in namespace " + ns);
@@ -90,70 +86,74 @@ Result<CampaignKnowledgeView> CampaignKnowledge::For(const std::string& ns,
     key += " " + name + "@" + kube::ResourceVersionOf(*cm);
     maps.push_back(std::move(*cm));
   }
-  std::vector<KnowledgeValue> values;
-  for (const auto& cm : maps) {
-    const kube::Json& data = ObjectField(cm, "data");
-    if (!data.is_object()) continue;
-    const std::string prefix = "ConfigMap " + ns + "/" + kube::NameOf(cm) + " key ";
-    for (const auto& [k, v] : data.items()) {
-      if (!v.is_string() || !KnowledgeBase::IsKnowledgeFile(k)) continue;
-      const std::string& text = v.get_ref<const std::string&>();
-      if (!IsMarkdownKey(k) && DataKindOf(text) == "pastOptimizations") {
-        continue;  // the warm start's
-      }
-      values.push_back({prefix + k, &text});
-    }
-  }
-
-  std::lock_guard<std::mutex> lock(mu_);
-  if (values.empty()) return CampaignKnowledgeView{SiteKnowledge(), site_analyzer_, warnings};
-  for (auto it = entries_.begin(); it != entries_.end(); ++it) {
-    if (it->key != key) continue;
-    entries_.splice(entries_.begin(), entries_, it);
-    CampaignKnowledgeView view = entries_.front().view;
+  auto with_missing = [&warnings](CampaignKnowledgeView view) {
     view.warnings.insert(view.warnings.begin(), warnings.begin(), warnings.end());
     return view;
-  }
-  auto kb = KnowledgeBase::LoadDefault(site_dir_);
-  if (!kb.ok()) kb = KnowledgeBase::LoadEmbedded();
-  if (!kb.ok()) {  // a bug: the embedded knowledge is malformed
-    warnings.push_back("the knowledge base did not load (" + kb.status().message() +
-                       "): the campaign's knowledge ConfigMaps are not used");
-    return CampaignKnowledgeView{nullptr, site_analyzer_, warnings};
-  }
-  std::vector<std::string> skipped;
-  size_t added = 0;
-  for (const auto& v : values) {
-    Status ok = IsMarkdownKey(v.name) || DataKindOf(*v.text) != "signatures"
-                    ? Status::Ok()
-                    : OnlySubstrings(v.name, *v.text);
-    if (ok.ok()) ok = (*kb)->AddFile(v.name, *v.text);
-    if (!ok.ok()) {
-      skipped.push_back(ok.message() + " (skipped)");
-      continue;
+  };
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto it = entries_.begin(); it != entries_.end(); ++it) {
+      if (it->key != key) continue;
+      entries_.splice(entries_.begin(), entries_, it);
+      return with_missing(entries_.front().view);
     }
-    ++added;
   }
-  std::shared_ptr<const KnowledgeBase> shared(std::move(*kb));
-  auto analyzer = MakeKnowledgeFailureAnalyzer(shared);
+  // Not built for these versions yet: build outside the lock (a large ConfigMap takes a while
+  // to parse), each value parsed as little as its kind needs.
   Entry entry;
   entry.key = key;
-  entry.view.warnings = skipped;
-  if (added == 0 || !analyzer.ok()) {
-    if (!analyzer.ok()) entry.view.warnings.push_back(analyzer.status().message());
+  auto kb = KnowledgeBase::LoadDefault(site_dir_);
+  if (!kb.ok()) kb = KnowledgeBase::LoadEmbedded();
+  size_t added = 0;
+  for (const auto& cm : maps) {
+    const kube::Json& data = ObjectField(cm, "data");
+    const std::string prefix = "ConfigMap " + ns + "/" + kube::NameOf(cm) + " key ";
+    for (const auto& [k, v] : data.items()) {
+      if (!v.is_string() || !KnowledgeBase::IsKnowledgeFile(k) || !kb.ok()) continue;
+      const std::string& text = v.get_ref<const std::string&>();
+      const std::string name = prefix + k;
+      Status ok;
+      if (IsMarkdownKey(k)) {
+        ok = (*kb)->AddDocument(name, text);
+      } else {
+        const std::string kind = DataKindOf(text);
+        if (kind == "pastOptimizations") continue;  // the warm start's
+        if (kind == "cases") {
+          ok = (*kb)->AddKnownFailures(name, text);
+        } else {
+          ok = OnlySubstrings(name, text);
+          if (ok.ok()) ok = (*kb)->AddSignatures(name, text);
+        }
+      }
+      if (!ok.ok()) {
+        entry.view.warnings.push_back(ok.message() + " (skipped)");
+        continue;
+      }
+      ++added;
+    }
+  }
+  Result<std::unique_ptr<FailureAnalyzer>> analyzer = Status::Invalid("nothing added");
+  std::shared_ptr<const KnowledgeBase> shared;
+  if (added > 0) {
+    shared = std::move(*kb);
+    analyzer = MakeKnowledgeFailureAnalyzer(shared);
+  } else if (!kb.ok()) {  // a bug: the embedded knowledge is malformed
+    entry.view.warnings.push_back("the knowledge base did not load (" + kb.status().message() +
+                                  "): the campaign's knowledge ConfigMaps are not used");
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  if (analyzer.ok()) {
+    entry.view.knowledge = std::move(shared);
+    entry.view.analyzer = std::shared_ptr<const FailureAnalyzer>(std::move(*analyzer));
+  } else {  // nothing of the campaign's own: the site's, remembered all the same
     entry.view.knowledge = SiteKnowledge();
     entry.view.analyzer = site_analyzer_;
-  } else {
-    entry.view.knowledge = shared;
-    entry.view.analyzer = std::shared_ptr<const FailureAnalyzer>(std::move(*analyzer));
   }
   spdlog::info("knowledge for campaigns of {} reading {}: {} value(s) added, {} skipped", ns,
-               key.substr(ns.size() + 1), added, skipped.size());
+               key.substr(ns.size() + 1), added, entry.view.warnings.size());
   entries_.push_front(std::move(entry));
   if (entries_.size() > capacity_) entries_.pop_back();
-  CampaignKnowledgeView view = entries_.front().view;
-  view.warnings.insert(view.warnings.begin(), warnings.begin(), warnings.end());
-  return view;
+  return with_missing(entries_.front().view);
 }
 
 }  // namespace paratune::controllers
