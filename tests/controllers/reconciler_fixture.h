@@ -81,6 +81,18 @@ inline std::string MadeUpMetrics(const Json& trial_run) {
       .dump();
 }
 
+// A TrialRun made by hand (as a user or an earlier operator would) for `campaign`, iteration 1,
+// tp 2, mbs 1, full recomputation.
+inline Json HandMadeTrialRun(const std::string& name, const std::string& campaign) {
+  return {{"apiVersion", "tuning.paratune.dev/v1alpha1"},
+          {"kind", "TrialRun"},
+          {"metadata", {{"name", name}, {"namespace", "ns"}}},
+          {"spec",
+           {{"campaignRef", {{"name", campaign}}},
+            {"iteration", 1},
+            {"config", {{"tp", 2}, {"mbs", 1}, {"recompute", "full"}}}}}};
+}
+
 class FakeCluster {
  public:
   // detect_anomalies=false: the session learns from every success (tests whose made-up metrics

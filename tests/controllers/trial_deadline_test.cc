@@ -24,14 +24,8 @@ void CreateQueuedTrial(FakeCluster& c) {
   campaign["spec"]["queueName"] = "team-q";
   campaign["spec"]["budget"]["trialTimeout"] = "60s";
   ASSERT_TRUE(c.client.Create(res::kTuningCampaigns, "ns", campaign).ok());
-  Json trial = {{"apiVersion", "tuning.paratune.dev/v1alpha1"},
-                {"kind", "TrialRun"},
-                {"metadata", {{"name", kTrial}, {"namespace", "ns"}}},
-                {"spec",
-                 {{"campaignRef", {{"name", "queued"}}},
-                  {"iteration", 1},
-                  {"config", {{"tp", 2}, {"mbs", 1}, {"recompute", "full"}}}}}};
-  ASSERT_TRUE(c.client.Create(res::kTrialRuns, "ns", trial).ok());
+  ASSERT_TRUE(
+      c.client.Create(res::kTrialRuns, "ns", testing::HandMadeTrialRun(kTrial, "queued")).ok());
 }
 
 kube::ReconcileResult Reconcile(FakeCluster& c) {

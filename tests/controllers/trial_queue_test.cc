@@ -33,14 +33,8 @@ void LaunchQueuedTrial(FakeCluster& c) {
   Json campaign = testing::TestCampaign("queued", 3);
   campaign["spec"]["queueName"] = "team-q";
   ASSERT_TRUE(c.client.Create(res::kTuningCampaigns, "ns", campaign).ok());
-  Json trial = {{"apiVersion", "tuning.paratune.dev/v1alpha1"},
-                {"kind", "TrialRun"},
-                {"metadata", {{"name", kTrial}, {"namespace", "ns"}}},
-                {"spec",
-                 {{"campaignRef", {{"name", "queued"}}},
-                  {"iteration", 1},
-                  {"config", {{"tp", 2}, {"mbs", 1}, {"recompute", "full"}}}}}};
-  ASSERT_TRUE(c.client.Create(res::kTrialRuns, "ns", trial).ok());
+  ASSERT_TRUE(
+      c.client.Create(res::kTrialRuns, "ns", testing::HandMadeTrialRun(kTrial, "queued")).ok());
   ASSERT_TRUE(c.trial_reconciler->Reconcile({"ns", kTrial}).ok());
   ASSERT_EQ(c.Get(res::kJobs, kTrial)["spec"].value("suspend", false), true);
 }

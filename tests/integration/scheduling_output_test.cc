@@ -111,6 +111,19 @@ SchemalessCrd JobSetCrd(LocalCluster* cluster) {
   return SchemalessCrd(cluster, "jobset.x-k8s.io", "v1alpha2", "jobsets", "JobSet");
 }
 
+// The trial's JobSet once the operator has created it (null JSON after 60 s).
+Json AwaitJobSet(KubeClient* admin, const std::string& ns, const std::string& trial) {
+  Json jobset;
+  WaitFor(
+      [&] {
+        auto js = admin->Get(controllers::kJobSets, ns, trial);
+        if (js.ok()) jobset = *js;
+        return js.ok();
+      },
+      seconds(60));
+  return jobset;
+}
+
 TEST(SchedulingTest, QueuedJobSetWaitsSuspendedUntilTheTestAdmitsIt) {
   PARATUNE_REQUIRE_CLUSTER(cluster);
   ASSERT_TRUE(cluster->InstallCrdsAndRbac().ok());
@@ -126,15 +139,9 @@ TEST(SchedulingTest, QueuedJobSetWaitsSuspendedUntilTheTestAdmitsIt) {
   OperatorProcess op(cluster, {"--namespace", ns}, cluster->dir() + "/" + ns + "-operator.log");
   ASSERT_TRUE(op.Start());
   const std::string trial = "qjs-t001";
-  Json jobset;
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        auto js = admin->Get(controllers::kJobSets, ns, trial);
-        if (js.ok()) jobset = *js;
-        return js.ok();
-      },
-      seconds(60)))
-      << Describe(admin, ns, "qjs") << "\noperator log: " << op.log_path();
+  const Json jobset = AwaitJobSet(admin, ns, trial);
+  ASSERT_FALSE(jobset.is_null()) << Describe(admin, ns, "qjs")
+                                 << "\noperator log: " << op.log_path();
   EXPECT_EQ(Field(Field(jobset, "metadata"), "labels").value("kueue.x-k8s.io/queue-name", ""),
             "team-q");
   EXPECT_EQ(Field(jobset, "spec").value("suspend", false), true);
@@ -207,15 +214,9 @@ TEST(SchedulingTest, ATrialKueueCanNeverAdmitFailsInsteadOfWaitingForEver) {
   OperatorProcess op(cluster, {"--namespace", ns}, cluster->dir() + "/" + ns + "-operator.log");
   ASSERT_TRUE(op.Start());
   const std::string trial = "qnever-t001";
-  Json jobset;
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        auto js = admin->Get(controllers::kJobSets, ns, trial);
-        if (js.ok()) jobset = *js;
-        return js.ok();
-      },
-      seconds(60)))
-      << Describe(admin, ns, "qnever") << "\noperator log: " << op.log_path();
+  const Json jobset = AwaitJobSet(admin, ns, trial);
+  ASSERT_FALSE(jobset.is_null()) << Describe(admin, ns, "qnever")
+                                 << "\noperator log: " << op.log_path();
   ASSERT_EQ(Field(jobset, "spec").value("suspend", false), true);
   Json wl = {{"apiVersion", "kueue.x-k8s.io/v1beta1"},
              {"kind", "Workload"},
