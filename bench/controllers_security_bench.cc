@@ -193,10 +193,13 @@ int Pools() {
 int Knowledge() {
   kube::FakeKubeClient client;
   controllers::ConfigMapCache configmaps(&client);
-  auto site = MakeKnowledgeFailureAnalyzer();
-  if (!site.ok()) return 1;
+  auto site_kb = KnowledgeBase::LoadEmbedded();
+  if (!site_kb.ok()) return 1;
+  std::shared_ptr<const KnowledgeBase> site(std::move(*site_kb));
+  auto site_analyzer = MakeKnowledgeFailureAnalyzer(site);
+  if (!site_analyzer.ok()) return 1;
   controllers::CampaignKnowledge knowledge(
-      &configmaps, "", std::shared_ptr<const FailureAnalyzer>(std::move(*site)));
+      &configmaps, "", site, std::shared_ptr<const FailureAnalyzer>(std::move(*site_analyzer)));
   const int namespaces = 40;
   std::string sigs = "signatures:\n", cases = "cases:\n";
   for (int i = 0; i < 300; ++i) {

@@ -43,26 +43,17 @@ Status OnlySubstrings(const std::string& name, const std::string& text) {
 }  // namespace
 
 CampaignKnowledge::CampaignKnowledge(const ConfigMapCache* configmaps, std::string site_dir,
+                                     std::shared_ptr<const KnowledgeBase> site_knowledge,
                                      std::shared_ptr<const FailureAnalyzer> site_analyzer,
                                      size_t capacity)
     : configmaps_(configmaps),
       site_dir_(std::move(site_dir)),
+      site_knowledge_(std::move(site_knowledge)),
       site_analyzer_(std::move(site_analyzer)),
       capacity_(capacity == 0 ? 1 : capacity) {}
 
-std::shared_ptr<const KnowledgeBase> CampaignKnowledge::SiteKnowledge() const {
-  if (!site_loaded_) {
-    site_loaded_ = true;
-    auto kb = KnowledgeBase::LoadDefault(site_dir_);
-    if (!kb.ok()) kb = KnowledgeBase::LoadEmbedded();
-    if (kb.ok()) site_ = std::move(*kb);
-  }
-  return site_;
-}
-
 CampaignKnowledgeView CampaignKnowledge::Site() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return CampaignKnowledgeView{SiteKnowledge(), site_analyzer_, {}};
+  return CampaignKnowledgeView{site_knowledge_, site_analyzer_, {}};
 }
 
 Result<CampaignKnowledgeView> CampaignKnowledge::For(const std::string& ns,
@@ -146,7 +137,7 @@ Result<CampaignKnowledgeView> CampaignKnowledge::For(const std::string& ns,
     entry.view.knowledge = std::move(shared);
     entry.view.analyzer = std::shared_ptr<const FailureAnalyzer>(std::move(*analyzer));
   } else {  // nothing of the campaign's own: the site's, remembered all the same
-    entry.view.knowledge = SiteKnowledge();
+    entry.view.knowledge = site_knowledge_;
     entry.view.analyzer = site_analyzer_;
   }
   spdlog::info("knowledge for campaigns of {} reading {}: {} value(s) added, {} skipped", ns,

@@ -42,9 +42,11 @@ struct CampaignKnowledgeView {
 class CampaignKnowledge {
  public:
   // `configmaps` is borrowed. The site's knowledge: the embedded one plus `site_dir` when not
-  // empty, loaded on first use (a site directory that fails to load leaves the embedded one, as
-  // the operator's analyzer does). `site_analyzer` answers for campaigns that add nothing.
+  // empty, as loaded once by the caller (`site_knowledge`, null when it did not load) with the
+  // analyzer over it (`site_analyzer`), which answers for campaigns that add nothing; a
+  // campaign's own knowledge base is built from `site_dir` again plus its ConfigMaps.
   CampaignKnowledge(const ConfigMapCache* configmaps, std::string site_dir,
+                    std::shared_ptr<const KnowledgeBase> site_knowledge,
                     std::shared_ptr<const FailureAnalyzer> site_analyzer, size_t capacity = 16);
   CampaignKnowledge(const CampaignKnowledge&) = delete;
   CampaignKnowledge& operator=(const CampaignKnowledge&) = delete;
@@ -61,15 +63,13 @@ class CampaignKnowledge {
     std::string key;  // "<ns> <name>@<resourceVersion> ...", one per named ConfigMap
     CampaignKnowledgeView view;
   };
-  std::shared_ptr<const KnowledgeBase> SiteKnowledge() const;  // guarded by mu_
 
   const ConfigMapCache* configmaps_;
   const std::string site_dir_;
+  const std::shared_ptr<const KnowledgeBase> site_knowledge_;
   const std::shared_ptr<const FailureAnalyzer> site_analyzer_;
   const size_t capacity_;
   mutable std::mutex mu_;
-  mutable bool site_loaded_ = false;
-  mutable std::shared_ptr<const KnowledgeBase> site_;
   mutable std::list<Entry> entries_;  // most recently used first
 };
 

@@ -91,7 +91,17 @@ Result<std::unique_ptr<ControllerSet>> SetupControllers(kube::Manager* mgr,
   PARATUNE_RETURN_IF_ERROR(ValidateDiagnosticMode(opts.diagnostics));
   auto set = std::make_unique<ControllerSet>();
   kube::KubeClient* client = mgr->client();
-  auto analyzer = MakeKnowledgeFailureAnalyzer(opts.knowledge_dir);
+  // The site's knowledge, loaded once: the analyzer, the LLM prompts and every campaign's own
+  // knowledge start from it. A site directory that does not load leaves the embedded knowledge.
+  auto site_kb = KnowledgeBase::LoadDefault(opts.knowledge_dir);
+  if (!site_kb.ok() && !opts.knowledge_dir.empty()) {
+    spdlog::warn("site knowledge {} not loaded ({}): using the embedded knowledge",
+                 opts.knowledge_dir, site_kb.status().message());
+    site_kb = KnowledgeBase::LoadEmbedded();
+  }
+  std::shared_ptr<const KnowledgeBase> site;
+  if (site_kb.ok()) site = std::move(*site_kb);
+  auto analyzer = MakeKnowledgeFailureAnalyzer(site);
   if (analyzer.ok()) {
     set->analyzer = std::shared_ptr<const FailureAnalyzer>(std::move(*analyzer));
   } else {
@@ -112,8 +122,8 @@ Result<std::unique_ptr<ControllerSet>> SetupControllers(kube::Manager* mgr,
     cm_informers.push_back(i);  // one per watched namespace when several
   }
   set->configmaps = std::make_unique<ConfigMapCache>(client, cm_informers);
-  set->knowledge =
-      std::make_unique<CampaignKnowledge>(set->configmaps.get(), opts.knowledge_dir, set->analyzer);
+  set->knowledge = std::make_unique<CampaignKnowledge>(set->configmaps.get(), opts.knowledge_dir,
+                                                       site, set->analyzer);
   ConfigMapPoolStoreOptions pool_opts;
   pool_opts.configmaps = set->configmaps.get();
   pool_opts.clock = mgr->time();

@@ -76,7 +76,8 @@ struct ControllerSet {
 };
 
 // Registers both controllers on `mgr` (before mgr->Run). Fails with kInvalidArgument for an
-// unknown diagnostics mode; a malformed knowledge base falls back to the fallback analyzer.
+// unknown diagnostics mode; a site knowledge directory that does not load leaves the embedded
+// knowledge (and a malformed embedded one, a bug, the keyword fallback analyzer).
 Result<std::unique_ptr<ControllerSet>> SetupControllers(kube::Manager* mgr,
                                                         const ControllerSetupOptions& opts);
 

@@ -53,12 +53,19 @@ FailureDiagnosis Diagnose(const CampaignKnowledgeView& view, const std::string& 
   return view.analyzer->Diagnose(ev, Config{}, nullptr);
 }
 
+std::shared_ptr<const KnowledgeBase> EmbeddedKnowledge() {
+  auto kb = KnowledgeBase::LoadEmbedded();
+  EXPECT_TRUE(kb.ok()) << kb.status().ToString();
+  return kb.ok() ? std::shared_ptr<const KnowledgeBase>(std::move(*kb)) : nullptr;
+}
+
 class CampaignKnowledgeTest : public ::testing::Test {
  protected:
   kube::FakeKubeClient client;
   ConfigMapCache configmaps{&client};
+  std::shared_ptr<const KnowledgeBase> site_kb{EmbeddedKnowledge()};
   std::shared_ptr<const FailureAnalyzer> site{MakeFallbackFailureAnalyzer()};
-  CampaignKnowledge knowledge{&configmaps, "", site};
+  CampaignKnowledge knowledge{&configmaps, "", site_kb, site};
 };
 
 TEST_F(CampaignKnowledgeTest, WithoutConfigMapsTheSitesKnowledgeAnswers) {
@@ -67,7 +74,7 @@ TEST_F(CampaignKnowledgeTest, WithoutConfigMapsTheSitesKnowledgeAnswers) {
   EXPECT_EQ(view->analyzer, site);
   EXPECT_TRUE(view->warnings.empty());
   ASSERT_NE(view->knowledge, nullptr);
-  EXPECT_EQ(view->knowledge, knowledge.Site().knowledge);  // loaded once, shared
+  EXPECT_EQ(view->knowledge, site_kb);  // the site's, shared
 }
 
 TEST_F(CampaignKnowledgeTest, TheCampaignsSignaturesCasesAndDocumentsCount) {

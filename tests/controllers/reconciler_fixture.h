@@ -111,7 +111,7 @@ class FakeCluster {
                    ? std::move(site_analyzer)
                    : std::shared_ptr<const FailureAnalyzer>(MakeFallbackFailureAnalyzer());
     configmaps = std::make_unique<ConfigMapCache>(&client);
-    knowledge = std::make_unique<CampaignKnowledge>(configmaps.get(), "", analyzer);
+    knowledge = std::make_unique<CampaignKnowledge>(configmaps.get(), "", nullptr, analyzer);
     ledger = std::make_unique<NodeLedgerStore>(&client, "paratune-system");
     CampaignHealthOptions ho;
     ho.diagnostics = "simulated";

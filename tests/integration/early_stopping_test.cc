@@ -94,7 +94,8 @@ TEST(EarlyStoppingIntegrationTest, ALosingTrialIsStoppedWhileItRuns) {
                                   jobs, pods};
   controllers::ConfigMapCache configmaps(op->get());
   controllers::CampaignKnowledge knowledge(
-      &configmaps, "", std::shared_ptr<const FailureAnalyzer>(MakeFallbackFailureAnalyzer()));
+      &configmaps, "", nullptr,
+      std::shared_ptr<const FailureAnalyzer>(MakeFallbackFailureAnalyzer()));
   controllers::TrialReconcilerOptions topts;
   topts.early_stop_interval = 1000ms;
   controllers::TrialRunReconciler reconciler(op->get(), inf, (*mgr)->recorder(), &knowledge,
