@@ -14,7 +14,7 @@ bool IsMarkdownKey(const std::string& key) {
 }
 
 // What a data value holds: "cases", "pastOptimizations" or "signatures" ("" when it does not
-// parse; AddFile then says why).
+// parse; parsing it as signatures then says why).
 std::string DataKindOf(const std::string& text) {
   auto j = YamlToJson(text);
   if (!j.ok()) return "";

@@ -3,8 +3,9 @@
 // named in spec.agents.knowledgeConfigMaps hold in the campaign's namespace (never another):
 // markdown documents (`*.md` keys), failure signatures and known failures (`*.yaml`, `*.yml`,
 // `*.json` keys; a value with a top-level `cases` key holds known failures), routed as a mounted
-// knowledge directory is (KnowledgeBase::AddFile). Values with a top-level `pastOptimizations`
-// key are the warm start's (controllers/knowledge_records.h) and are not added here.
+// knowledge directory is (KnowledgeBase::LoadDirectory). Values with a top-level
+// `pastOptimizations` key are the warm start's (controllers/knowledge_records.h) and are not
+// added here.
 //
 // A namespace user writes those ConfigMaps, so their content is hostile input: a signature with a
 // `regex` is refused (a backtracking pattern could stall a worker on every log it reads; `contains`
