@@ -372,7 +372,15 @@ Result<kube::ReconcileResult> TrialRunReconciler::Fail(Context& ctx, const std::
   if (!message.empty()) evidence.events.push_back(reason + ": " + message);
   // The campaign's knowledge ConfigMaps (its namespace) beside the site's.
   auto knowledge = knowledge_->For(kube::NamespaceOf(ctx.trial), ctx.campaign);
-  if (!knowledge.ok()) return knowledge.status();
+  if (!knowledge.ok() && knowledge.status().code() == StatusCode::kPermissionDenied) {
+    // Not allowed to read them (the operator's RBAC): the site's knowledge diagnoses, and the
+    // user is told; retrying would hold the trial's end for ever.
+    CampaignKnowledgeView site = knowledge_->Site();
+    site.warnings.push_back("knowledge ConfigMaps not read (" + knowledge.status().message() +
+                            "): diagnosed with the site's knowledge");
+    knowledge = std::move(site);
+  }
+  if (!knowledge.ok()) return knowledge.status();  // transient: retried
   for (const auto& w : knowledge->warnings) {
     if (recorder_ == nullptr) break;
     recorder_->Event(ctx.campaign_object ? *ctx.campaign_object : ctx.trial, "Warning",

@@ -223,5 +223,29 @@ TEST(CampaignKnowledgeReconcilerTest, ATrialFailureIsDiagnosedWithTheCampaignsSi
   EXPECT_EQ(record->failure->summary, failure.value("summary", ""));
 }
 
+// The operator may not read the named ConfigMaps (its RBAC in that namespace): the trial still
+// ends, diagnosed with the site's knowledge, and the campaign is told why.
+TEST(CampaignKnowledgeReconcilerTest, KnowledgeTheOperatorMayNotReadDoesNotHoldTheTrial) {
+  testing::FakeCluster c(/*detect_anomalies=*/false);
+  Json campaign = testing::TestCampaign("denied", 3, 1);
+  campaign["spec"]["agents"]["knowledgeConfigMaps"] = Json::array({"site-failures"});
+  ASSERT_TRUE(c.client.Create(res::kTuningCampaigns, "ns", campaign).ok());
+  c.ReconcileCampaignAndTrials("denied");
+  c.ForEachJobWithoutPod(
+      [&](const Json& tr) { c.FinishJob(kube::NameOf(tr), 1, "Error", "", kScratchLog); });
+  c.client.InjectError("get", "configmaps",
+                       Status(StatusCode::kPermissionDenied, "configmaps is forbidden"), 4);
+  c.ReconcileTrials();
+  const Json failed = c.Get(res::kTrialRuns, "denied-t001");
+  ASSERT_EQ(failed["status"].value("phase", ""), "Failed") << failed.dump(2);
+  EXPECT_NE(failed["status"]["failure"].value("signature", ""), "site-scratch-quota");
+  bool told = false;
+  for (const auto& e : c.List(res::kEvents)) {
+    told |= e.value("reason", "") == "KnowledgeSkipped" &&
+            e.value("message", "").find("not read") != std::string::npos;
+  }
+  EXPECT_TRUE(told);
+}
+
 }  // namespace
 }  // namespace paratune::controllers
