@@ -7,6 +7,7 @@
 // Reports sizes against the ConfigMap limit (1 MiB of data), the time
 // each write takes, what compaction kept, and this process's peak RSS.
 // Prints Markdown to stdout; exit 1 only when it could not measure.
+#include <spdlog/spdlog.h>
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -269,6 +270,7 @@ int Knowledge() {
 }  // namespace paratune
 
 int main() {
+  spdlog::set_level(spdlog::level::warn);  // stdout is the Markdown report.
   std::printf("## Security and bounded state\n\n");
   std::printf(
       "`controllers_security_bench`: the node ledger of a 1,000-node cluster, 25 trials "
