@@ -11,6 +11,9 @@ Result<KueuePending> ReadKueuePending(kube::KubeClient* client, const kube::Json
   kube::ListOptions opts;
   opts.label_selector = std::string(kKueueJobUidLabel) + "=" + uid;
   auto list = client->List(kKueueWorkloads, kube::NamespaceOf(workload), opts);
+  if (!list.ok() && list.status().code() == StatusCode::kNotFound) {
+    list = client->List(kKueueWorkloadsV1beta2, kube::NamespaceOf(workload), opts);
+  }
   if (!list.ok()) {
     const StatusCode code = list.status().code();
     if (code == StatusCode::kNotFound || code == StatusCode::kPermissionDenied) return out;

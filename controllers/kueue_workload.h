@@ -17,6 +17,9 @@ namespace paratune::controllers {
 
 inline const kube::GroupVersionResource kKueueWorkloads{"kueue.x-k8s.io", "v1beta1", "workloads",
                                                         true, "Workload"};
+// Newer Kueue releases serve v1beta2 as well (and in time only it): asked when v1beta1 is not.
+inline const kube::GroupVersionResource kKueueWorkloadsV1beta2{"kueue.x-k8s.io", "v1beta2",
+                                                               "workloads", true, "Workload"};
 inline constexpr const char* kKueueJobUidLabel = "kueue.x-k8s.io/job-uid";
 
 struct KueuePending {
@@ -24,10 +27,10 @@ struct KueuePending {
   std::string message;   // its QuotaReserved=False message ("" when none)
 };
 
-// One LIST of the Workloads of `workload` (a Job or JobSet, by its uid) in its namespace. Empty
-// (not an error) when Kueue's API is not served (NotFound) or the operator may not read it
-// (Forbidden): the trial then simply waits, as it did before. Other transport errors are
-// returned.
+// One LIST of the Workloads of `workload` (a Job or JobSet, by its uid) in its namespace (a second,
+// of v1beta2, when v1beta1 is not served). Empty (not an error) when neither is served
+// (NotFound) or the operator may not read them (Forbidden): the trial then simply waits, as it
+// did before. Other transport errors are returned.
 Result<KueuePending> ReadKueuePending(kube::KubeClient* client, const kube::Json& workload);
 
 }  // namespace paratune::controllers

@@ -97,6 +97,19 @@ TEST(TrialQueueTest, QuotaHeldByOthersWaitsAndSaysWhy) {
   EXPECT_EQ(c.Get(res::kJobs, kTrial)["spec"].value("suspend", false), true);
 }
 
+// A Kueue that serves only v1beta2 Workloads (v1beta1 answers 404): read all the same.
+TEST(TrialQueueTest, AKueueServingOnlyV1beta2IsReadToo) {
+  FakeCluster c(/*detect_anomalies=*/false, RealTimeSource::Get(), KnowledgeAnalyzer());
+  LaunchQueuedTrial(c);
+  KueuePending(c,
+               "couldn't assign flavors to pod set main: resource nvidia.com/gpu unavailable in "
+               "ClusterQueue");
+  c.client.InjectError("list", "workloads", Status::NotFound("the server could not find it"), 1);
+  ASSERT_TRUE(c.trial_reconciler->Reconcile({"ns", kTrial}).ok());
+  // Read on the second LIST (v1beta2): without it the 404 would leave the trial queued.
+  EXPECT_EQ(Status(c).value("phase", ""), "Failed") << Status(c).dump(2);
+}
+
 TEST(TrialQueueTest, WithoutAWorkloadTheTrialWaitsAsBefore) {
   FakeCluster c(/*detect_anomalies=*/false, RealTimeSource::Get(), KnowledgeAnalyzer());
   LaunchQueuedTrial(c);
