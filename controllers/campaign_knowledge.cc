@@ -2,8 +2,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include "agents/knowledge/signatures.h"
-#include "base/yaml.h"
 #include "controllers/conditions.h"
 
 namespace paratune::controllers {
@@ -11,33 +9,6 @@ namespace {
 
 bool IsMarkdownKey(const std::string& key) {
   return key.size() >= 3 && key.compare(key.size() - 3, 3, ".md") == 0;
-}
-
-// What a data value holds: "cases", "pastOptimizations" or "signatures" ("" when it does not
-// parse; parsing it as signatures then says why).
-std::string DataKindOf(const std::string& text) {
-  auto j = YamlToJson(text);
-  if (!j.ok()) return "";
-  if (j->is_object()) {
-    if (j->contains("cases")) return "cases";
-    if (j->contains("pastOptimizations")) return "pastOptimizations";
-  }
-  return "signatures";
-}
-
-// Signatures from a namespace may match by substring only (header).
-Status OnlySubstrings(const std::string& name, const std::string& text) {
-  auto sigs = ParseSignatures(name, text);
-  if (!sigs.ok()) return sigs.status();
-  for (size_t i = 0; i < sigs->size(); ++i) {
-    if (!(*sigs)[i].regex.empty()) {
-      return Status::Invalid(name + ": signatures[" + std::to_string(i) +
-                             "].regex: a campaign's knowledge matches with `contains` only (a "
-                             "regular expression from a namespace could stall the operator); "
-                             "the site's knowledge may use regex");
-    }
-  }
-  return Status::Ok();
 }
 
 }  // namespace
@@ -107,14 +78,10 @@ Result<CampaignKnowledgeView> CampaignKnowledge::For(const std::string& ns,
       if (IsMarkdownKey(k)) {
         ok = (*kb)->AddDocument(name, text);
       } else {
-        const std::string kind = DataKindOf(text);
+        const std::string kind = KnowledgeBase::DataKind(text);
         if (kind == "pastOptimizations") continue;  // the warm start's
-        if (kind == "cases") {
-          ok = (*kb)->AddKnownFailures(name, text);
-        } else {
-          ok = OnlySubstrings(name, text);
-          if (ok.ok()) ok = (*kb)->AddSignatures(name, text);
-        }
+        ok = kind == "cases" ? (*kb)->AddKnownFailures(name, text)
+                             : (*kb)->AddSignatures(name, text, /*allow_regex=*/false);
       }
       if (!ok.ok()) {
         entry.view.warnings.push_back(ok.message() + " (skipped)");

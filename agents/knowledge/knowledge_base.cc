@@ -29,15 +29,6 @@ bool IsConfigMapInternal(const std::filesystem::path& p) {
 
 bool IsMarkdown(const std::string& p) { return EndsWith(p, ".md"); }
 
-// The top-level key that says what a data file holds ("" when none of those below).
-std::string DataKind(const std::string& text) {
-  auto j = YamlToJson(text);
-  if (!j.ok() || !j->is_object()) return "";
-  for (const char* key : {"cases", "pastOptimizations"}) {
-    if (j->contains(key)) return key;
-  }
-  return "";
-}
 bool IsSignatureFile(const std::string& p) {
   return EndsWith(p, ".yaml") || EndsWith(p, ".yml") || EndsWith(p, ".json");
 }
@@ -156,6 +147,15 @@ Status KnowledgeBase::LoadDirectory(const std::string& path) {
   return Status::Ok();
 }
 
+std::string KnowledgeBase::DataKind(const std::string& text) {
+  auto j = YamlToJson(text);
+  if (!j.ok() || !j->is_object()) return "";
+  for (const char* key : {"cases", "pastOptimizations"}) {
+    if (j->contains(key)) return key;
+  }
+  return "";
+}
+
 bool KnowledgeBase::IsKnowledgeFile(const std::string& name) {
   return IsMarkdown(name) || IsSignatureFile(name);
 }
@@ -191,8 +191,9 @@ Status KnowledgeBase::AddDocument(const std::string& name, const std::string& ma
   return Status::Ok();
 }
 
-Status KnowledgeBase::AddSignatures(const std::string& name, const std::string& text) {
-  auto parsed = ParseSignatures(name, text);
+Status KnowledgeBase::AddSignatures(const std::string& name, const std::string& text,
+                                    bool allow_regex) {
+  auto parsed = ParseSignatures(name, text, allow_regex);
   if (!parsed.ok()) return parsed.status();
   bool replaced = false;
   for (auto& sig : *parsed) {

@@ -122,6 +122,9 @@ class KnowledgeBase {
   Status LoadDirectory(const std::string& path);
   // True for a name LoadDirectory reads: *.md, *.yaml, *.yml, *.json.
   static bool IsKnowledgeFile(const std::string& name);
+  // What a data file holds, by its top-level key: "cases", "pastOptimizations", or "" (signatures,
+  // or text that does not parse; AddSignatures then says why).
+  static std::string DataKind(const std::string& text);
   // One file's contents, routed as LoadDirectory routes it: *.md a document; a data file with a
   // top-level `cases` key known failures, with `pastOptimizations` past optimizations, any other
   // signatures. kInvalidArgument naming `name` (and the field) when the name is not a knowledge
@@ -132,7 +135,9 @@ class KnowledgeBase {
   // Parses YAML or JSON `{signatures: [...]}` (or a bare list). Errors name the file and the
   // field ("custom.yaml: signatures[2].category: unknown category \"Foo\""); nothing is added
   // when any entry is bad.
-  Status AddSignatures(const std::string& name, const std::string& text);
+  // `allow_regex` false (knowledge a namespace user wrote): a signature with `regex` is an error
+  // naming it, `contains` substrings only (a backtracking pattern could stall whoever matches).
+  Status AddSignatures(const std::string& name, const std::string& text, bool allow_regex = true);
   void AddPastOptimization(const PastOptimization& p);
   // ParsePastOptimizations, then adds every record. LoadDirectory routes files with a top-level
   // pastOptimizations key here.

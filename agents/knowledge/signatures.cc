@@ -94,7 +94,8 @@ Status CompilePatterns(const JsonFields& f, FailureSignature* sig) {
   return Status::Ok();
 }
 
-Result<FailureSignature> ParseOne(const nlohmann::json& j, const std::string& path) {
+Result<FailureSignature> ParseOne(const nlohmann::json& j, const std::string& path,
+                                  bool allow_regex) {
   JsonFields f(j, path);
   PARATUNE_RETURN_IF_ERROR(f.CheckObject());
   PARATUNE_RETURN_IF_ERROR(f.CheckKnownKeys(
@@ -109,6 +110,12 @@ Result<FailureSignature> ParseOne(const nlohmann::json& j, const std::string& pa
   PARATUNE_RETURN_IF_ERROR(ParseTier(f, &sig.tier));
   PARATUNE_RETURN_IF_ERROR(f.ReadStringList("contains", &sig.contains));
   PARATUNE_RETURN_IF_ERROR(f.ReadStringList("regex", &sig.regex));
+  if (!allow_regex && !sig.regex.empty()) {
+    return Status::Invalid(f.Path("regex") +
+                           ": a campaign's knowledge matches with `contains` only (a regular "
+                           "expression from a namespace could stall the operator); the site's "
+                           "knowledge may use regex");
+  }
   PARATUNE_RETURN_IF_ERROR(f.ReadString("error", &sig.error_type));
   PARATUNE_RETURN_IF_ERROR(f.ReadString("cause", &sig.cause));
   PARATUNE_RETURN_IF_ERROR(f.ReadString("remedy", &sig.remedy));
@@ -185,7 +192,7 @@ bool FailureSignature::Matches(const std::string& line, const std::string& lower
 }
 
 Result<std::vector<FailureSignature>> ParseSignatures(const std::string& source,
-                                                      const std::string& text) {
+                                                      const std::string& text, bool allow_regex) {
   auto j = YamlToJson(text);  // JSON is YAML too.
   if (!j.ok()) return j.status().WithPrefix(source);
   const nlohmann::json* list = &*j;
@@ -199,7 +206,7 @@ Result<std::vector<FailureSignature>> ParseSignatures(const std::string& source,
   if (!list->is_array()) return Status::Invalid(source + ": signatures: must be a list");
   std::vector<FailureSignature> out;
   for (size_t i = 0; i < list->size(); ++i) {
-    auto sig = ParseOne((*list)[i], path + "[" + std::to_string(i) + "]");
+    auto sig = ParseOne((*list)[i], path + "[" + std::to_string(i) + "]", allow_regex);
     if (!sig.ok()) return sig.status().WithPrefix(source);
     sig->source = source;
     out.push_back(std::move(*sig));

@@ -14,8 +14,10 @@ namespace paratune {
 // (root|secondary|symptom), contains and/or regex (lists), error, cause, remedy, parameters,
 // attribution (none|memory|tpu-memory|divisibility|mesh), captures ({name: group}), retryable,
 // confidence. Errors name `source` and the field. All-or-nothing.
+// `allow_regex` false: an entry with `regex` is an error naming `regex` (untrusted knowledge).
 Result<std::vector<FailureSignature>> ParseSignatures(const std::string& source,
-                                                      const std::string& text);
+                                                      const std::string& text,
+                                                      bool allow_regex = true);
 
 }  // namespace paratune
 
