@@ -194,6 +194,8 @@ Result<std::unique_ptr<ControllerSet>> SetupControllers(kube::Manager* mgr,
   topts.jobset_available = set->jobset_available;
   topts.default_image = opts.trial_image;
   topts.early_stop_interval = opts.trial_log_poll;
+  set->nodes = std::make_unique<ClusterNodes>(client, mgr->time());
+  topts.cluster_nodes = set->nodes.get();
   set->trial_reconciler = std::make_unique<NamespaceFilter>(
       std::make_unique<TrialRunReconciler>(client, TrialInformers{trials, campaigns, jobs, pods},
                                            mgr->recorder(), set->knowledge.get(), mgr->time(),

@@ -15,6 +15,7 @@
 #include "controllers/job_renderer.h"
 #include "controllers/llm_api_key.h"
 #include "controllers/message_pool_store.h"
+#include "controllers/node_fit.h"
 #include "controllers/node_health/node_health.h"
 #include "controllers/node_health/node_ledger_store.h"
 #include "controllers/pod_policy.h"
@@ -70,6 +71,7 @@ struct ControllerSet {
   std::unique_ptr<kube::Reconciler> trial_reconciler;
   std::unique_ptr<NodeLedgerStore> ledger;  // null when node_health is off
   std::unique_ptr<CampaignHealth> health;
+  std::unique_ptr<ClusterNodes> nodes;  // judges pods the scheduler leaves Pending (node_fit.h)
   // The merged readers over per-namespace informers (several watched namespaces).
   std::vector<std::unique_ptr<kube::NamespacedReader>> readers;
   bool jobset_available = false;

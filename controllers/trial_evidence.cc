@@ -160,7 +160,8 @@ double PodsWallSeconds(const std::vector<json>& pods, SystemTime now) {
   return s > 0 ? s : 0;
 }
 
-Millis UnschedulableFor(const std::vector<json>& pods, SystemTime now, std::string* message) {
+Millis UnschedulableFor(const std::vector<json>& pods, SystemTime now, std::string* message,
+                        const json** which) {
   Millis longest{0};
   for (const auto& pod : pods) {
     if (Str(Get(pod, "status"), "phase") != "Pending") continue;
@@ -177,6 +178,7 @@ Millis UnschedulableFor(const std::vector<json>& pods, SystemTime now, std::stri
       if (d >= longest) {
         longest = d;
         *message = Str(c, "message");
+        if (which != nullptr) *which = &pod;
       }
     }
   }

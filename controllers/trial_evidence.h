@@ -48,9 +48,9 @@ std::string TerminationMessageOf(const nlohmann::json& pod);
 double PodsWallSeconds(const std::vector<nlohmann::json>& pods, SystemTime now);
 
 // The longest time a pod has been Pending with PodScheduled=False/Unschedulable, as of `now`
-// (zero when none is), and the scheduler's message.
+// (zero when none is), the scheduler's message and (when `pod` is given) that pod.
 Millis UnschedulableFor(const std::vector<nlohmann::json>& pods, SystemTime now,
-                        std::string* message);
+                        std::string* message, const nlohmann::json** pod = nullptr);
 
 }  // namespace paratune::controllers
 

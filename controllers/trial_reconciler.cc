@@ -251,10 +251,29 @@ Result<kube::ReconcileResult> TrialRunReconciler::Observe(Context& ctx, const Js
                     workload.value("kind", "Job") + " was deleted");
   }
   std::string why;
-  Millis stuck = UnschedulableFor(ctx.pods, time_->SystemNow(), &why);
+  const Json* stuck_pod = nullptr;
+  Millis stuck = UnschedulableFor(ctx.pods, time_->SystemNow(), &why, &stuck_pod);
+  if (stuck >= opts_.infeasible_after && stuck_pod != nullptr) {
+    auto fit = JudgeAgainstNodes(*stuck_pod);
+    if (!fit.ok()) return fit.status();
+    ctx.node_fit = *fit;
+    if (ctx.node_fit && ctx.node_fit->could_run == 0) {
+      // Unless the cluster autoscaler is adding a node for it (a node pool scaled to zero has
+      // no Node object to judge).
+      bool scaling_up = false;
+      for (const auto& e : PodEvents(*stuck_pod)) {
+        scaling_up |= e.rfind("TriggeredScaleUp:", 0) == 0;
+      }
+      if (!scaling_up) {
+        PARATUNE_RETURN_IF_ERROR(
+            DeleteWorkload(ctx, workload.value("kind", "Job"), kube::NameOf(workload)));
+        return Fail(ctx, "Unschedulable", why);
+      }
+      ctx.node_fit.reset();
+    }
+  }
   if (stuck >= opts_.unschedulable_after) {
-    (void)client_->Delete(res::kJobs, kube::NamespaceOf(ctx.trial), kube::NameOf(workload),
-                          kube::DeleteOptions{"Background", {}, "", ""});
+    (void)DeleteWorkload(ctx, workload.value("kind", "Job"), kube::NameOf(workload));
     return Fail(ctx, "Unschedulable", why);
   }
   status.phase = pods.any_running ? TrialRunPhase::kRunning : TrialRunPhase::kPending;
@@ -278,7 +297,11 @@ Result<kube::ReconcileResult> TrialRunReconciler::Observe(Context& ctx, const Js
   PARATUNE_RETURN_IF_ERROR(WriteStatus(ctx));
   kube::ReconcileResult r;
   if (poll) r.requeue_after = opts_.early_stop_interval;
-  if (stuck.count() > 0) r.requeue_after = opts_.unschedulable_after - stuck + Millis(1000);
+  if (stuck.count() > 0) {
+    const bool judge_later = opts_.cluster_nodes != nullptr && stuck < opts_.infeasible_after;
+    r.requeue_after =
+        (judge_later ? opts_.infeasible_after : opts_.unschedulable_after) - stuck + Millis(1000);
+  }
   if (deadline_in.count() < kNoDeadline.count() &&
       (r.requeue_after.count() == 0 || deadline_in < r.requeue_after)) {
     r.requeue_after = deadline_in + Millis(500);
@@ -397,6 +420,23 @@ Result<kube::ReconcileResult> TrialRunReconciler::Fail(Context& ctx, const std::
     d.category = "Unschedulable";
     d.summary = "no node could run the trial's pods: " + message;
   }
+  if (reason == "Unschedulable" && ctx.node_fit && d.category == "Unschedulable" &&
+      d.signature != "unschedulable-volume") {
+    // The cluster's nodes, not the wording, say whether waiting can help.
+    const PodFit& fit = *ctx.node_fit;
+    if (fit.could_run == 0) {
+      d.retryable = false;
+      d.confidence = std::max(d.confidence, 95);
+      d.summary = fit.message + " (Confidence: " + std::to_string(d.confidence) + ")";
+      d.evidence = fit.message + (d.evidence.empty() ? "" : "\n" + d.evidence);
+      d.signature = "cluster-nodes";
+    } else if (message.find("Insufficient ") != std::string::npos && !d.retryable) {
+      d.retryable = true;
+      d.summary = std::to_string(fit.could_run) + " of " + std::to_string(fit.nodes) +
+                  " nodes could run the trial's pods once their capacity frees up: " + message;
+      d.signature = "cluster-nodes";
+    }
+  }
   if (d.category.empty()) d.category = "Unknown";
   if (d.summary.empty()) d.summary = reason + (message.empty() ? "" : ": " + message);
   TrialRunStatus& status = ctx.status;
@@ -460,6 +500,14 @@ std::string TrialRunReconciler::PodLog(const Json& pod) {
   auto log = client_->GetPodLog(kube::NamespaceOf(pod), kube::NameOf(pod), opts);
   if (!log.ok()) return std::string();
   return BoundedLog(std::move(*log), static_cast<size_t>(std::max<int64_t>(0, opts.limit_bytes)));
+}
+
+Result<std::optional<PodFit>> TrialRunReconciler::JudgeAgainstNodes(const Json& pod) {
+  if (opts_.cluster_nodes == nullptr) return std::optional<PodFit>();
+  auto nodes = opts_.cluster_nodes->Get();
+  if (!nodes.ok()) return nodes.status();
+  if (*nodes == nullptr || (*nodes)->empty()) return std::optional<PodFit>();
+  return std::optional<PodFit>(JudgePodFit(pod, **nodes));
 }
 
 std::vector<std::string> TrialRunReconciler::PodEvents(const Json& pod) {

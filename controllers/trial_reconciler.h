@@ -23,6 +23,9 @@
 //                       ClusterQueue, missing queue) -> its Job deleted, Failed as Unschedulable.
 //   Past spec.budget.trialTimeout + deadline_grace counted from admission (queue time is not
 //                       trial time) -> its Job/JobSet is deleted, Failed as Timeout.
+//   Pods no node of the cluster could ever run (node_fit.h: labels, taints, allocatable) ->
+//                       after infeasible_after, Failed as Unschedulable, not retryable, the
+//                       summary counting the nodes by reason; its Job deleted.
 //   Job failed, or pods unschedulable too long -> gathers the evidence (termination message,
 //                       log tail, pod reason such as OOMKilled, exit code, scheduling events,
 //                       Job condition), runs the Diagnostician over the site's knowledge and
@@ -43,6 +46,7 @@
 #include "base/time_source.h"
 #include "controllers/campaign_knowledge.h"
 #include "controllers/early_stopping.h"
+#include "controllers/node_fit.h"
 #include "controllers/trial_run_spec.h"
 #include "controllers/trial_run_status.h"
 #include "operator/controller.h"
@@ -57,6 +61,13 @@ struct TrialReconcilerOptions {
   std::string default_image = "paratune/paratune:latest";
   // A trial whose pods cannot be scheduled for this long fails as Unschedulable.
   Millis unschedulable_after{180000};
+  // The cluster's nodes (node_fit.h), null: not judged. A pod Unschedulable for infeasible_after
+  // that no node could ever run (too few devices or too little memory on every node, labels or
+  // taints no node has), with no scale-up triggered for it, fails its trial at once (not
+  // retryable); at unschedulable_after, one that nodes could run when their capacity frees is
+  // retryable whatever else the scheduler's message says.
+  ClusterNodes* cluster_nodes = nullptr;
+  Millis infeasible_after{60000};
   // The operator's own bound on a trial: spec.budget.trialTimeout counted from admission
   // (status.admissionTime; the workload's creation when unqueued) plus this grace. The Job's
   // activeDeadlineSeconds normally ends it first; this one also ends a JobSet, a resumed Job
@@ -131,6 +142,8 @@ class TrialRunReconciler : public kube::Reconciler {
   bool NeverAdmissible(const Context& ctx, const std::string& kueue_message);
   Result<kube::Json> GetWorkload(const Context& ctx);
   std::vector<std::string> PodEvents(const kube::Json& pod);
+  // `pod` judged against the cluster's nodes (nothing without them: no ClusterNodes, Forbidden).
+  Result<std::optional<PodFit>> JudgeAgainstNodes(const kube::Json& pod);
   Status WriteStatus(Context& ctx);
   std::vector<std::string> AvoidList(const Context& ctx);
   void DetectStepTimeAnomaly(Context& ctx, const std::vector<double>& step_times);
@@ -155,6 +168,7 @@ struct TrialRunReconciler::Context {
   TrialRunSpec spec;  // the TrialRun's spec, typed
   std::vector<kube::Json> pods;
   std::string now;
+  std::optional<PodFit> node_fit;  // an Unschedulable pod judged against the cluster's nodes
 };
 
 // JobSet API (jobset.x-k8s.io/v1alpha2 jobsets), used when discovery finds it.

@@ -92,7 +92,7 @@ expect "$TMP/single.yaml" $D "$C.args" \
 # Several watched namespaces: the operator runs one informer per namespace, so nothing
 # namespaced is granted cluster-wide (tests/integration/watch_namespaces_test.cc runs it so).
 expect "$TMP/single.yaml" ClusterRole/paratune-operator .rules \
-  '[{"apiGroups":[""],"resources":["nodes"],"verbs":["get","patch"]}]'
+  '[{"apiGroups":[""],"resources":["nodes"],"verbs":["get","list","patch"]}]'
 expect_absent "$TMP/single.yaml" PodDisruptionBudget/paratune-operator
 expect_absent "$TMP/single.yaml" Role/paratune-leader-election
 expect_absent "$TMP/single.yaml" RoleBinding/paratune-leader-election
@@ -162,7 +162,7 @@ expect "$TMP/tenant.yaml" Role/paratune-operator .metadata.namespace '"team-a"'
 expect "$TMP/tenant.yaml" Role/paratune-operator-state .rules \
   '[{"apiGroups":[""],"resources":["configmaps"],"verbs":["get","list","watch","create","update"]}]'
 expect "$TMP/tenant.yaml" ClusterRole/paratune-operator .rules \
-  '[{"apiGroups":[""],"resources":["nodes"],"verbs":["get","patch"]}]'
+  '[{"apiGroups":[""],"resources":["nodes"],"verbs":["get","list","patch"]}]'
 expect "$TMP/tenant.yaml" $D "$C.args[7]" '"--suspect-min-campaigns=1"'
 expect "$TMP/tenant.yaml" $D "$C.args[8]" '"--llm-allowed-endpoints=https://llm.corp/"'
 expect "$TMP/tenant.yaml" $D "$C.args[9]" '"--trial-allow-host-path=true"'

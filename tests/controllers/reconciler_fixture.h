@@ -132,6 +132,10 @@ class FakeCluster {
       if (!loaded.ok()) return loaded.status();
       return loaded->SuspectNames();
     };
+    // Listed every time it is asked (tests create nodes between reconciles); without Node
+    // objects no pod is judged.
+    nodes = std::make_unique<ClusterNodes>(&client, time, Millis(0));
+    topts.cluster_nodes = nodes.get();
     trial_reconciler = std::make_unique<TrialRunReconciler>(
         &client, TrialInformers{trials(), campaigns(), jobs(), pods()}, recorder.get(),
         knowledge.get(), time, topts);
@@ -224,6 +228,7 @@ class FakeCluster {
   std::unique_ptr<CampaignKnowledge> knowledge;
   std::unique_ptr<NodeLedgerStore> ledger;
   std::unique_ptr<CampaignHealth> health;
+  std::unique_ptr<ClusterNodes> nodes;
   std::unique_ptr<TuningCampaignReconciler> campaign_reconciler;
   std::unique_ptr<TrialRunReconciler> trial_reconciler;
 

@@ -307,6 +307,55 @@ TEST(SchedulingTest, QueuedJobIsHeldForKueueOrTheOperatorSaysTheClusterCannot) {
   op.Stop(SIGTERM);
 }
 
+// A campaign asking 16 GPUs per node of a cluster whose nodes have 8: the real scheduler leaves
+// the pod Pending ("Insufficient nvidia.com/gpu", as it would for GPUs in use). The operator
+// lists the Nodes (its ServiceAccount's rights) and fails the trial as Unschedulable, not
+// retryable, naming the nodes' size, after infeasible_after (60 s) instead of
+// unschedulable_after (180 s), and does not re-run it.
+TEST(SchedulingTest, ATrialNoNodeCouldEverRunFailsEarlyNamingTheNodesSize) {
+  PARATUNE_REQUIRE_CLUSTER(cluster);
+  ASSERT_TRUE(cluster->InstallCrdsAndRbac().ok());
+  KubeClient* admin = cluster->Admin();
+  const std::string ns = cluster->NewNamespace("too-big");
+  Json campaign = SimCampaign("toobig", 2, 1);
+  campaign["spec"]["hardware"]["devicesPerNode"] = 16;
+  campaign["spec"]["budget"]["maxFailedTrials"] = 1;
+  ASSERT_TRUE(admin->Create(resources::kTuningCampaigns, ns, campaign).ok());
+  OperatorProcess op(cluster, {"--namespace", ns}, cluster->dir() + "/" + ns + "-operator.log");
+  ASSERT_TRUE(op.Start());
+  const std::string trial = "toobig-t001";
+  Json status;
+  const auto start = std::chrono::steady_clock::now();
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        status = Field(TrialRun(admin, ns, trial), "status");
+        return status.value("phase", "") == "Failed";
+      },
+      seconds(150), seconds(1)))
+      << status.dump(2) << "\n"
+      << Describe(admin, ns, "toobig") << "\noperator log: " << op.log_path();
+  const double waited =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("failed %.0f s after the operator started\n", waited);
+  EXPECT_LT(waited, 150.0);
+  const Json& failure = Field(status, "failure");
+  EXPECT_EQ(failure.value("category", ""), "Unschedulable") << failure.dump(2);
+  EXPECT_FALSE(failure.value("retryable", true)) << failure.dump(2);
+  EXPECT_EQ(failure.value("signature", ""), "cluster-nodes") << failure.dump(2);
+  EXPECT_NE(
+      failure.value("summary", "").find("offer at most 8 nvidia.com/gpu (the pod requests 16)"),
+      std::string::npos)
+      << failure.dump(2);
+  EXPECT_TRUE(WaitFor([&] { return !admin->Get(resources::kJobs, ns, trial).ok(); }, seconds(30)))
+      << "the Job must be deleted";
+  ASSERT_TRUE(WaitFor([&] { return Finished(admin, ns, "toobig"); }, seconds(60), seconds(1)))
+      << Describe(admin, ns, "toobig");
+  for (const Json& tr : TrialRunsOf(admin, ns, "toobig")) {
+    EXPECT_EQ(NameOf(tr).find("-r1"), std::string::npos) << "not retryable: never re-run";
+  }
+  op.Stop(SIGTERM);
+}
+
 TEST(SchedulingTest, OutputConfigMapIsNeverAdoptedAndOutlivesItsCampaign) {
   PARATUNE_REQUIRE_CLUSTER(cluster);
   ASSERT_TRUE(cluster->InstallCrdsAndRbac().ok());
