@@ -56,6 +56,8 @@ const char* StopReasonName(StopReason r) {
       return "Converged";
     case StopReason::kSpaceExhausted:
       return "SpaceExhausted";
+    case StopReason::kClusterCannotRun:
+      return "ClusterCannotRun";
   }
   return "Unknown";
 }
@@ -619,6 +621,17 @@ std::optional<StopDecision> TuningSession::ShouldStop() const {
           best->name + " reached the target " + ObjectiveMetricName(s.spec.objective.metric) + " " +
               Significant(s.spec.objective.target, 4) + " (" + Significant(v, 4) + ")."};
     }
+  }
+  for (const auto& t : s.pool->trials()) {
+    if (t.phase != TrialPhase::kFailed || !t.failure || t.failure->retryable ||
+        t.failure->category != "Unschedulable") {
+      continue;
+    }
+    return StopDecision{StopReason::kClusterCannotRun,
+                        t.name +
+                            " can never be scheduled here, and every trial of the campaign "
+                            "asks for the same pods: " +
+                            t.failure->summary};
   }
   if (counts.failed >= s.spec.budget.max_failed_trials) {
     return StopDecision{StopReason::kMaxFailedTrials,

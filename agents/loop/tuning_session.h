@@ -114,9 +114,13 @@ enum class StopReason {
   kTargetReached,
   kMaxFailedTrials,
   kConverged,
-  kSpaceExhausted
+  kSpaceExhausted,
+  // A trial failed as Unschedulable and not retryable (no node or queue could ever take its
+  // pods): every trial of the campaign asks for the same pods, so none is launched after it.
+  kClusterCannotRun
 };
-// "BudgetExhausted", "TargetReached", "MaxFailedTrials", "Converged", "SpaceExhausted".
+// "BudgetExhausted", "TargetReached", "MaxFailedTrials", "Converged", "SpaceExhausted",
+// "ClusterCannotRun".
 const char* StopReasonName(StopReason r);
 
 struct StopDecision {

@@ -311,7 +311,8 @@ TEST(SchedulingTest, QueuedJobIsHeldForKueueOrTheOperatorSaysTheClusterCannot) {
 // the pod Pending ("Insufficient nvidia.com/gpu", as it would for GPUs in use). The operator
 // lists the Nodes (its ServiceAccount's rights) and fails the trial as Unschedulable, not
 // retryable, naming the nodes' size, after infeasible_after (60 s) instead of
-// unschedulable_after (180 s), and does not re-run it.
+// unschedulable_after (180 s), does not re-run it, and the campaign stops (every trial would ask
+// for the same pods): stopReason ClusterCannotRun.
 TEST(SchedulingTest, ATrialNoNodeCouldEverRunFailsEarlyNamingTheNodesSize) {
   PARATUNE_REQUIRE_CLUSTER(cluster);
   ASSERT_TRUE(cluster->InstallCrdsAndRbac().ok());
@@ -319,7 +320,6 @@ TEST(SchedulingTest, ATrialNoNodeCouldEverRunFailsEarlyNamingTheNodesSize) {
   const std::string ns = cluster->NewNamespace("too-big");
   Json campaign = SimCampaign("toobig", 2, 1);
   campaign["spec"]["hardware"]["devicesPerNode"] = 16;
-  campaign["spec"]["budget"]["maxFailedTrials"] = 1;
   ASSERT_TRUE(admin->Create(resources::kTuningCampaigns, ns, campaign).ok());
   OperatorProcess op(cluster, {"--namespace", ns}, cluster->dir() + "/" + ns + "-operator.log");
   ASSERT_TRUE(op.Start());
@@ -350,9 +350,12 @@ TEST(SchedulingTest, ATrialNoNodeCouldEverRunFailsEarlyNamingTheNodesSize) {
       << "the Job must be deleted";
   ASSERT_TRUE(WaitFor([&] { return Finished(admin, ns, "toobig"); }, seconds(60), seconds(1)))
       << Describe(admin, ns, "toobig");
-  for (const Json& tr : TrialRunsOf(admin, ns, "toobig")) {
-    EXPECT_EQ(NameOf(tr).find("-r1"), std::string::npos) << "not retryable: never re-run";
-  }
+  EXPECT_EQ(TrialRunsOf(admin, ns, "toobig").size(), 1u) << "neither re-run nor followed";
+  auto toobig = admin->Get(resources::kTuningCampaigns, ns, "toobig");
+  ASSERT_TRUE(toobig.ok());
+  const Json campaign_status = Field(*toobig, "status");
+  EXPECT_EQ(campaign_status.value("stopReason", ""), "ClusterCannotRun") << campaign_status.dump(2);
+  EXPECT_EQ(campaign_status.value("phase", ""), "Failed");
   op.Stop(SIGTERM);
 }
 

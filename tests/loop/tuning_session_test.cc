@@ -287,6 +287,43 @@ TEST(TuningSessionTest, StopsAtBudgetTargetAndMaxFailedTrials) {
   }
 }
 
+// Pods no node (or queue) could ever take: the next trial would ask for the same pods.
+TEST(TuningSessionTest, AnUnschedulableFailureThatWaitingCannotFixStopsTheCampaign) {
+  auto m = Model();
+  for (bool retryable : {true, false}) {
+    SCOPED_TRACE(retryable ? "capacity in use" : "no node could ever run it");
+    auto spec = FakeCampaign();
+    MessagePool pool;
+    auto s = TuningSession::Create(spec, &pool, Deps(m)).value();
+    auto p = s->ProposeNext(1).value();
+    ASSERT_EQ(p.size(), 1u);
+    TrialOutcome o;
+    o.name = p[0].name;
+    FailureDiagnosis d;
+    d.category = "Unschedulable";
+    d.retryable = retryable;
+    d.summary =
+        "no node of the cluster could ever run pod x: of 2 nodes, 2 offer at most 4 "
+        "nvidia.com/gpu (the pod requests 8)";
+    o.diagnosis = d;
+    ASSERT_TRUE(s->RecordOutcome(o).ok());
+    auto stop = s->ShouldStop();
+    if (retryable) {
+      EXPECT_FALSE(stop.has_value());
+      auto next = s->ProposeNext(1).value();
+      ASSERT_EQ(next.size(), 1u);
+      EXPECT_EQ(next[0].name, p[0].name + "-r1");  // waiting can help: run again
+      continue;
+    }
+    ASSERT_TRUE(stop.has_value());
+    EXPECT_EQ(stop->reason, StopReason::kClusterCannotRun);
+    EXPECT_STREQ(StopReasonName(stop->reason), "ClusterCannotRun");
+    EXPECT_NE(stop->message.find("offer at most 4 nvidia.com/gpu"), std::string::npos)
+        << stop->message;
+    EXPECT_TRUE(s->ProposeNext(1).value().empty());
+  }
+}
+
 TEST(TuningSessionTest, BadCampaignsAreRejectedNamingTheField) {
   auto m = Model();
   MessagePool pool;
