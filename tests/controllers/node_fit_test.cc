@@ -127,6 +127,26 @@ TEST(NodeFitTest, TaintsAffinityAndMemoryDecideAndWhatPassesDoesNot) {
       << fit.message;
 }
 
+// The pod spec comes from a namespace user's trial template: shapes the API server would
+// refuse, and values at the limits, give a verdict, never an exception.
+TEST(NodeFitTest, HostileShapesGiveAVerdictNotAnException) {
+  const auto nodes = Facts({Node("gpu-0", 8), Json::array(), Json{{"metadata", 3}}});
+  for (
+      const char* text :
+      {R"({})", R"({"spec": []})", R"({"spec": {"nodeSelector": {"a": 1}, "containers": 5}})",
+       R"({"spec": {"containers": [{"resources": {"requests": {"nvidia.com/gpu": "9e999999"}}}]}})",
+       R"({"spec": {"containers": [{"resources": {"limits": {"memory": "1e308Ei"}}}, 7]}})",
+       R"({"spec": {"tolerations": [{"key": 1}], "affinity": {"nodeAffinity": {
+             "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{},
+             {"matchExpressions": [{"key": "x", "operator": "Gt", "values": ["99999999999999999999"]}]}]}}}}})",
+       R"({"spec": {"containers": [{"resources": {"requests": {"cpu": -4}}}]}})"}) {
+    SCOPED_TRACE(text);
+    const Json pod = Json::parse(text);
+    const PodFit fit = JudgePodFit(pod, nodes);
+    EXPECT_EQ(fit.nodes, 3);
+  }
+}
+
 // Listed once per max_age for every trial; a namespace-scoped install that may not list Nodes
 // gets no verdict (and is not asked again until max_age has passed).
 TEST(NodeFitTest, NodesAreListedOncePerMaxAgeAndForbiddenMeansNoVerdict) {
