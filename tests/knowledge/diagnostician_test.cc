@@ -362,6 +362,46 @@ TEST_F(DiagnosticianTest, SharedMemoryMismatchedCollectivesAndCompilerChecksAreN
   });
 }
 
+// Seventh collection's dev half, in the sources' own wording: a registry answering 5xx through
+// containerd and a pull the runtime cancelled are transient; NCCL socket timeouts, a TCPStore
+// host not resolving yet and a stuck heartbeat monitor are collective failures a re-run can pass;
+// CUDA's driver API OOM is device memory; CUDA 802 (an NVSwitch node whose fabric manager has
+// not started) is the node's; XLA's HLO IR checks are the compiler's; a TPU runtime missing
+// from the image or given the wrong workers is the container's, not a chip's.
+TEST_F(DiagnosticianTest, SeventhCollectionWordingsAreNamed) {
+  ExpectReadings({
+      {"Failed to pull image \"registry.example.com/team/trainer:v3\": failed to copy: "
+       "httpReadSeeker: failed open: unexpected status code https://registry.example.com/v2/"
+       "team/trainer/manifests/sha256:0a1b: 503 Service Unavailable",
+       "ErrImagePull", "ImagePull", true},
+      {"Failed to pull image \"gcr.io/team/trainer:v3\": rpc error: code = Unknown desc = "
+       "context canceled",
+       "ErrImagePull", "ImagePull", true},
+      {"worker-3:83:2526 [0] misc/socket.cc:503 NCCL WARN Net : Call to recv from "
+       "10.0.3.7<41468> failed : Connection timed out",
+       "", "CollectiveTimeout", true},
+      {"ValueError: host not found: Name or service not known", "", "CollectiveTimeout", true},
+      {"[rank3]:[E1104 01:02:03.000000 88 ProcessGroupNCCL.cpp:1400] [PG 0 Rank 3] "
+       "ProcessGroupNCCL's watchdog got stuck for 480 seconds without making progress in "
+       "monitoring enqueued collectives.",
+       "", "CollectiveTimeout", true},
+      {"E cuda_driver.cc:764] failed to alloc 2147483648 bytes unified memory; result: "
+       "CUDA_ERROR_OUT_OF_MEMORY: out of memory",
+       "", "CudaOOM", false},
+      {"RuntimeError: Unexpected error from cudaGetDeviceCount(). Error 802: system not yet "
+       "initialized",
+       "", "NodeFault", true},
+      {"INTERNAL: RET_CHECK failure (external/xla/xla/hlo/ir/hlo_instruction.cc:88) "
+       "ShapeUtil::Compatible(a, b)",
+       "", "CompileError", false},
+      {"Unable to initialize backend 'tpu': INTERNAL: Failed to open libtpu.so: libtpu.so: "
+       "cannot open shared object file: No such file or directory",
+       "", "Unknown", false},
+      {"INFO:tensorflow:ShutdownHook: lame workers found: HeartbeatManager(/job:worker/replica:0)",
+       "", "NodeFault", true},
+  });
+}
+
 // A node whose NVIDIA driver stack is unusable (NVML and the container toolkit say so): the node,
 // not the trial, so a re-run elsewhere can pass.
 TEST_F(DiagnosticianTest, AnUnusableGpuDriverIsTheNodes) {
