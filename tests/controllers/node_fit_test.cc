@@ -16,6 +16,7 @@ namespace paratune::controllers {
 namespace {
 
 using testing::FakeCluster;
+using testing::KnowledgeAnalyzer;
 using testing::Json;
 namespace res = kube::resources;
 
@@ -206,12 +207,6 @@ void LaunchStuckTrial(FakeCluster& c, TimeSource* time, int for_seconds,
 Json TrialStatus(FakeCluster& c) {
   const Json trial = c.Get(res::kTrialRuns, kTrial);
   return trial.is_object() ? trial.value("status", Json::object()) : Json::object();
-}
-
-std::shared_ptr<const FailureAnalyzer> KnowledgeAnalyzer() {
-  auto a = MakeKnowledgeFailureAnalyzer();
-  EXPECT_TRUE(a.ok()) << a.status().ToString();
-  return a.ok() ? std::shared_ptr<const FailureAnalyzer>(std::move(*a)) : nullptr;
 }
 
 TEST(NodeFitReconcilerTest, ATrialNoNodeCouldEverRunFailsWithoutWaitingAndIsNotRetried) {

@@ -93,6 +93,14 @@ inline Json HandMadeTrialRun(const std::string& name, const std::string& campaig
             {"config", {{"tp", 2}, {"mbs", 1}, {"recompute", "full"}}}}}};
 }
 
+// The failure analyzer over the embedded knowledge base (the operator's site analyzer), for a
+// FakeCluster whose tests need its signatures (Kueue's, the scheduler's).
+inline std::shared_ptr<const FailureAnalyzer> KnowledgeAnalyzer() {
+  auto a = MakeKnowledgeFailureAnalyzer();
+  EXPECT_TRUE(a.ok()) << a.status().ToString();
+  return a.ok() ? std::shared_ptr<const FailureAnalyzer>(std::move(*a)) : nullptr;
+}
+
 class FakeCluster {
  public:
   // detect_anomalies=false: the session learns from every success (tests whose made-up metrics

@@ -16,16 +16,11 @@ namespace paratune::controllers {
 namespace {
 
 using testing::FakeCluster;
+using testing::KnowledgeAnalyzer;
 using testing::Json;
 namespace res = kube::resources;
 
 constexpr const char* kTrial = "queued-t001";
-
-std::shared_ptr<const FailureAnalyzer> KnowledgeAnalyzer() {
-  auto a = MakeKnowledgeFailureAnalyzer();
-  EXPECT_TRUE(a.ok()) << a.status().ToString();
-  return a.ok() ? std::shared_ptr<const FailureAnalyzer>(std::move(*a)) : nullptr;
-}
 
 // A campaign with a Kueue queue and one hand-made trial, reconciled once: its Job exists,
 // suspended.
