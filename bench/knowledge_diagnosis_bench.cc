@@ -174,6 +174,7 @@ void PrintPublicCorpus(const paratune::Diagnostician& d) {
   PrintPublicSplit("heldout", outcomes, 4);
   PrintPublicSplit("heldout", outcomes, 5);
   PrintPublicSplit("heldout", outcomes, 6);
+  PrintPublicSplit("heldout", outcomes, 7);
   PrintPublicSplit("dev", outcomes);
   // Hostile input: diagnosis time must stay linear in the log size.
   const std::string ident(4000, 'x');
