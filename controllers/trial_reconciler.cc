@@ -420,17 +420,18 @@ Result<kube::ReconcileResult> TrialRunReconciler::Fail(Context& ctx, const std::
     d.category = "Unschedulable";
     d.summary = "no node could run the trial's pods: " + message;
   }
-  if (reason == "Unschedulable" && ctx.node_fit && d.category == "Unschedulable" &&
-      d.signature != "unschedulable-volume") {
+  if (reason == "Unschedulable" && ctx.node_fit && d.signature != "unschedulable-volume") {
     // The cluster's nodes, not the wording, say whether waiting can help.
     const PodFit& fit = *ctx.node_fit;
     if (fit.could_run == 0) {
+      d.category = "Unschedulable";
       d.retryable = false;
       d.confidence = std::max(d.confidence, 95);
       d.summary = fit.message + " (Confidence: " + std::to_string(d.confidence) + ")";
       d.evidence = fit.message + (d.evidence.empty() ? "" : "\n" + d.evidence);
       d.signature = "cluster-nodes";
-    } else if (message.find("Insufficient ") != std::string::npos && !d.retryable) {
+    } else if (d.category == "Unschedulable" && !d.retryable &&
+               message.find("Insufficient ") != std::string::npos) {
       d.retryable = true;
       d.summary = std::to_string(fit.could_run) + " of " + std::to_string(fit.nodes) +
                   " nodes could run the trial's pods once their capacity frees up: " + message;
