@@ -506,7 +506,12 @@ std::string TrialRunReconciler::PodLog(const Json& pod) {
 Result<std::optional<PodFit>> TrialRunReconciler::JudgeAgainstNodes(const Json& pod) {
   if (opts_.cluster_nodes == nullptr) return std::optional<PodFit>();
   auto nodes = opts_.cluster_nodes->Get();
-  if (!nodes.ok()) return nodes.status();
+  if (!nodes.ok()) {
+    // No verdict this time (the scheduler's words decide, as without the right to list); the
+    // trial is not held up by a Node list that failed.
+    spdlog::warn("trial pods: cannot list the cluster's nodes: {}", nodes.status().ToString());
+    return std::optional<PodFit>();
+  }
   if (*nodes == nullptr || (*nodes)->empty()) return std::optional<PodFit>();
   return std::optional<PodFit>(JudgePodFit(pod, **nodes));
 }

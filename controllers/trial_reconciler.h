@@ -142,7 +142,8 @@ class TrialRunReconciler : public kube::Reconciler {
   bool NeverAdmissible(const Context& ctx, const std::string& kueue_message);
   Result<kube::Json> GetWorkload(const Context& ctx);
   std::vector<std::string> PodEvents(const kube::Json& pod);
-  // `pod` judged against the cluster's nodes (nothing without them: no ClusterNodes, Forbidden).
+  // `pod` judged against the cluster's nodes (nothing without them: no ClusterNodes, Forbidden,
+  // a list that failed).
   Result<std::optional<PodFit>> JudgeAgainstNodes(const kube::Json& pod);
   Status WriteStatus(Context& ctx);
   std::vector<std::string> AvoidList(const Context& ctx);

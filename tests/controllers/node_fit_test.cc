@@ -16,8 +16,8 @@ namespace paratune::controllers {
 namespace {
 
 using testing::FakeCluster;
-using testing::KnowledgeAnalyzer;
 using testing::Json;
+using testing::KnowledgeAnalyzer;
 namespace res = kube::resources;
 
 // A node as the API server serves it (GKE's labels, the device plugin's allocatable).
@@ -241,6 +241,22 @@ TEST(NodeFitReconcilerTest, ATrialNoNodeCouldEverRunFailsWithoutWaitingAndIsNotR
             std::string::npos)
       << failure.dump(2);
   EXPECT_FALSE(c.client.Get(res::kJobs, "ns", kTrial).ok()) << "the Job must be deleted";
+}
+
+// A Node list that fails (a timeout, a 500) gives no verdict: the trial goes on as it would
+// without the right to list, and the reconcile does not fail over it.
+TEST(NodeFitReconcilerTest, ANodeListThatFailsHoldsNothingUp) {
+  FakeCluster c(false, RealTimeSource::Get(), KnowledgeAnalyzer());
+  ASSERT_TRUE(c.client.Create(res::kNodes, "", Node("gpu-0", 4)).ok());
+  LaunchStuckTrial(c, RealTimeSource::Get(), 70,
+                   "0/1 nodes are available: 1 Insufficient nvidia.com/gpu.");
+  c.client.InjectError("list", "nodes", Status::Unavailable("etcd leader changed"), 1);
+  auto r = c.trial_reconciler->Reconcile({"ns", kTrial});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_NE(TrialStatus(c).value("phase", ""), "Failed") << TrialStatus(c).dump(2);
+  // Listed again next time: then judged.
+  ASSERT_TRUE(c.trial_reconciler->Reconcile({"ns", kTrial}).ok());
+  EXPECT_EQ(TrialStatus(c).value("phase", ""), "Failed") << TrialStatus(c).dump(2);
 }
 
 TEST(NodeFitReconcilerTest, AScaleUpForThePodKeepsItWaiting) {
