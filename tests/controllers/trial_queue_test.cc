@@ -16,8 +16,8 @@ namespace paratune::controllers {
 namespace {
 
 using testing::FakeCluster;
-using testing::KnowledgeAnalyzer;
 using testing::Json;
+using testing::KnowledgeAnalyzer;
 namespace res = kube::resources;
 
 constexpr const char* kTrial = "queued-t001";
