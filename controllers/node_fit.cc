@@ -5,31 +5,13 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "controllers/conditions.h"
+
 namespace paratune::controllers {
 
 using kube::Json;
 
 namespace {
-
-const Json& Obj(const Json& j, const char* key) {
-  static const Json kEmpty = Json::object();
-  if (!j.is_object()) return kEmpty;
-  auto it = j.find(key);
-  return it != j.end() && it->is_object() ? *it : kEmpty;
-}
-
-const Json& Arr(const Json& j, const char* key) {
-  static const Json kEmpty = Json::array();
-  if (!j.is_object()) return kEmpty;
-  auto it = j.find(key);
-  return it != j.end() && it->is_array() ? *it : kEmpty;
-}
-
-std::string Str(const Json& j, const char* key) {
-  if (!j.is_object()) return "";
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
-}
 
 // Taints that come and go without anyone changing the node pool: the node lifecycle's
 // condition taints (not-ready, unreachable, memory-pressure, unschedulable...), the cluster
@@ -42,13 +24,13 @@ bool PassingTaint(const std::string& key) {
 
 bool Tolerates(const Json& tolerations, const NodeTaint& t) {
   for (const auto& tol : tolerations) {
-    const std::string effect = Str(tol, "effect");
+    const std::string effect = StringField(tol, "effect");
     if (!effect.empty() && effect != t.effect) continue;
-    const std::string key = Str(tol, "key");
-    const std::string op = Str(tol, "operator");
+    const std::string key = StringField(tol, "key");
+    const std::string op = StringField(tol, "operator");
     if (op == "Exists") {
       if (key.empty() || key == t.key) return true;
-    } else if (key == t.key && Str(tol, "value") == t.value) {
+    } else if (key == t.key && StringField(tol, "value") == t.value) {
       return true;
     }
   }
@@ -57,9 +39,9 @@ bool Tolerates(const Json& tolerations, const NodeTaint& t) {
 
 // One matchExpressions / matchFields requirement against a label (or field) value.
 bool Satisfies(const Json& req, const std::optional<std::string>& value) {
-  const std::string op = Str(req, "operator");
+  const std::string op = StringField(req, "operator");
   std::vector<std::string> values;
-  for (const auto& v : Arr(req, "values")) {
+  for (const auto& v : ArrayField(req, "values")) {
     if (v.is_string()) values.push_back(v.get<std::string>());
   }
   const bool listed = value && std::find(values.begin(), values.end(), *value) != values.end();
@@ -81,18 +63,18 @@ bool Satisfies(const Json& req, const std::optional<std::string>& value) {
 // The trial's own avoidance of suspect nodes (job_renderer: kubernetes.io/hostname NotIn), and
 // any other exclusion of nodes by name: judged as passing (the node may be cleared).
 bool ExcludesByName(const Json& req, bool field) {
-  const std::string key = Str(req, "key");
-  return Str(req, "operator") == "NotIn" &&
+  const std::string key = StringField(req, "key");
+  return StringField(req, "operator") == "NotIn" &&
          (field ? key == "metadata.name" : key == "kubernetes.io/hostname");
 }
 
 bool TermMatches(const Json& term, const NodeFacts& node) {
-  const Json& exprs = Arr(term, "matchExpressions");
-  const Json& fields = Arr(term, "matchFields");
+  const Json& exprs = ArrayField(term, "matchExpressions");
+  const Json& fields = ArrayField(term, "matchFields");
   if (exprs.empty() && fields.empty()) return false;  // an empty term matches no node
   for (const auto& req : exprs) {
     if (ExcludesByName(req, false)) continue;
-    auto it = node.labels.find(Str(req, "key"));
+    auto it = node.labels.find(StringField(req, "key"));
     if (!Satisfies(
             req, it == node.labels.end() ? std::nullopt : std::optional<std::string>(it->second))) {
       return false;
@@ -100,7 +82,7 @@ bool TermMatches(const Json& term, const NodeFacts& node) {
   }
   for (const auto& req : fields) {
     if (ExcludesByName(req, true)) continue;
-    if (Str(req, "key") != "metadata.name" || !Satisfies(req, node.name)) return false;
+    if (StringField(req, "key") != "metadata.name" || !Satisfies(req, node.name)) return false;
   }
   return true;
 }
@@ -110,9 +92,9 @@ bool TermMatches(const Json& term, const NodeFacts& node) {
 std::map<std::string, double> Requests(const Json& spec) {
   const auto of = [](const Json& container) {
     std::map<std::string, double> out;
-    const Json& resources = Obj(container, "resources");
+    const Json& resources = ObjectField(container, "resources");
     for (const char* kind : {"limits", "requests"}) {  // requests override limits
-      for (const auto& [name, value] : Obj(resources, kind).items()) {
+      for (const auto& [name, value] : ObjectField(resources, kind).items()) {
         std::optional<double> q =
             value.is_string()
                 ? ParseQuantity(value.get<std::string>())
@@ -123,10 +105,10 @@ std::map<std::string, double> Requests(const Json& spec) {
     return out;
   };
   std::map<std::string, double> total;
-  for (const auto& c : Arr(spec, "containers")) {
+  for (const auto& c : ArrayField(spec, "containers")) {
     for (const auto& [name, q] : of(c)) total[name] += q;
   }
-  for (const auto& c : Arr(spec, "initContainers")) {
+  for (const auto& c : ArrayField(spec, "initContainers")) {
     for (const auto& [name, q] : of(c)) total[name] = std::max(total[name], q);
   }
   for (auto it = total.begin(); it != total.end();) {
@@ -151,6 +133,47 @@ std::string Amount(const std::string& resource, double v) {
     return buf;
   }
   return Number(v);
+}
+
+// What of a pod the nodes are judged against.
+struct PodShape {
+  const Json& selector;
+  const Json& tolerations;
+  const Json& required;  // requiredDuringSchedulingIgnoredDuringExecution ({} when none)
+  std::map<std::string, double> wants;
+};
+
+double Allocatable(const NodeFacts& node, const std::string& resource) {
+  auto it = node.allocatable.find(resource);
+  return it == node.allocatable.end() ? 0 : it->second;
+}
+
+// Why `node` could never run the pod, checked in the scheduler's filter order (labels,
+// affinity, taints, size); "" when it could. A resource too large reads "resource:<name>".
+std::string WhyNot(const NodeFacts& node, const PodShape& pod) {
+  for (const auto& [k, v] : pod.selector.items()) {
+    auto it = node.labels.find(k);
+    if (!v.is_string() || it == node.labels.end() || it->second != v.get<std::string>()) {
+      return "lack label " + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
+    }
+  }
+  if (pod.required.contains("nodeSelectorTerms")) {
+    const Json& terms = ArrayField(pod.required, "nodeSelectorTerms");
+    if (std::none_of(terms.begin(), terms.end(),
+                     [&](const Json& t) { return TermMatches(t, node); })) {
+      return "do not match the pod's required node affinity";
+    }
+  }
+  for (const NodeTaint& t : node.taints) {
+    if (!Tolerates(pod.tolerations, t)) {
+      return "have taint " + t.key + (t.value.empty() ? "" : "=" + t.value) + ":" + t.effect +
+             " the pod does not tolerate";
+    }
+  }
+  for (const auto& [resource, want] : pod.wants) {
+    if (Allocatable(node, resource) < want) return "resource:" + resource;
+  }
+  return "";
 }
 
 }  // namespace
@@ -204,18 +227,18 @@ std::optional<double> ParseQuantity(const std::string& text) {
 
 NodeFacts FactsOf(const Json& node) {
   NodeFacts f;
-  const Json& meta = Obj(node, "metadata");
-  f.name = Str(meta, "name");
-  for (const auto& [k, v] : Obj(meta, "labels").items()) {
+  const Json& meta = ObjectField(node, "metadata");
+  f.name = StringField(meta, "name");
+  for (const auto& [k, v] : ObjectField(meta, "labels").items()) {
     if (v.is_string()) f.labels[k] = v.get<std::string>();
   }
-  for (const auto& t : Arr(Obj(node, "spec"), "taints")) {
-    NodeTaint taint{Str(t, "key"), Str(t, "value"), Str(t, "effect")};
+  for (const auto& t : ArrayField(ObjectField(node, "spec"), "taints")) {
+    NodeTaint taint{StringField(t, "key"), StringField(t, "value"), StringField(t, "effect")};
     if ((taint.effect == "NoSchedule" || taint.effect == "NoExecute") && !PassingTaint(taint.key)) {
       f.taints.push_back(std::move(taint));
     }
   }
-  for (const auto& [k, v] : Obj(Obj(node, "status"), "allocatable").items()) {
+  for (const auto& [k, v] : ObjectField(ObjectField(node, "status"), "allocatable").items()) {
     if (!v.is_string()) continue;
     if (auto q = ParseQuantity(v.get<std::string>())) f.allocatable[k] = *q;
   }
@@ -223,64 +246,28 @@ NodeFacts FactsOf(const Json& node) {
 }
 
 PodFit JudgePodFit(const Json& pod, const std::vector<NodeFacts>& nodes) {
-  const Json& spec = Obj(pod, "spec");
-  const Json& selector = Obj(spec, "nodeSelector");
-  const Json& tolerations = Arr(spec, "tolerations");
-  const Json& required = Obj(Obj(Obj(spec, "affinity"), "nodeAffinity"),
-                             "requiredDuringSchedulingIgnoredDuringExecution");
-  const bool has_affinity = required.contains("nodeSelectorTerms");
-  const std::map<std::string, double> wants = Requests(spec);
-
+  const Json& spec = ObjectField(pod, "spec");
+  const PodShape shape{ObjectField(spec, "nodeSelector"), ArrayField(spec, "tolerations"),
+                       ObjectField(ObjectField(ObjectField(spec, "affinity"), "nodeAffinity"),
+                                   "requiredDuringSchedulingIgnoredDuringExecution"),
+                       Requests(spec)};
+  const std::map<std::string, double>& wants = shape.wants;
   struct Reason {
     int nodes = 0;
     double most = 0;  // resources: the largest allocatable among these nodes
   };
-  std::map<std::string, Reason> reasons;  // by text (resources: by resource name)
+  std::map<std::string, Reason> reasons;  // by WhyNot's text
   PodFit fit;
   fit.nodes = static_cast<int>(nodes.size());
   for (const NodeFacts& node : nodes) {
-    std::string why;
-    for (const auto& [k, v] : selector.items()) {
-      auto it = node.labels.find(k);
-      if (!v.is_string() || it == node.labels.end() || it->second != v.get<std::string>()) {
-        why = "lack label " + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
-        break;
-      }
-    }
-    if (why.empty() && has_affinity) {
-      const Json& terms = Arr(required, "nodeSelectorTerms");
-      const bool any = std::any_of(terms.begin(), terms.end(),
-                                   [&](const Json& t) { return TermMatches(t, node); });
-      if (!any) why = "do not match the pod's required node affinity";
-    }
+    const std::string why = WhyNot(node, shape);
     if (why.empty()) {
-      for (const NodeTaint& t : node.taints) {
-        if (!Tolerates(tolerations, t)) {
-          why = "have taint " + t.key + (t.value.empty() ? "" : "=" + t.value) + ":" + t.effect +
-                " the pod does not tolerate";
-          break;
-        }
-      }
+      ++fit.could_run;
+      continue;
     }
-    if (why.empty()) {
-      for (const auto& [resource, want] : wants) {
-        auto it = node.allocatable.find(resource);
-        const double have = it == node.allocatable.end() ? 0 : it->second;
-        if (have < want) {
-          Reason& r = reasons["resource:" + resource];
-          ++r.nodes;
-          r.most = std::max(r.most, have);
-          why = "resource";
-          break;
-        }
-      }
-      if (why.empty()) {
-        ++fit.could_run;
-        continue;
-      }
-      if (why == "resource") continue;
-    }
-    ++reasons[why].nodes;
+    Reason& r = reasons[why];
+    ++r.nodes;
+    if (why.rfind("resource:", 0) == 0) r.most = std::max(r.most, Allocatable(node, why.substr(9)));
   }
   if (fit.could_run > 0 || nodes.empty()) return fit;
   std::vector<std::pair<std::string, Reason>> sorted(reasons.begin(), reasons.end());

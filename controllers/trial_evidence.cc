@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "controllers/conditions.h"
+
 namespace paratune::controllers {
 
 namespace {
@@ -13,14 +15,9 @@ const json& Get(const json& obj, const char* key) {
   return obj.is_object() && obj.contains(key) ? obj[key] : kNull;
 }
 
-std::string Str(const json& obj, const char* key) {
-  const json& v = Get(obj, key);
-  return v.is_string() ? v.get<std::string>() : std::string();
-}
-
 bool IsLead(const json& pod) {
   const json& ann = Get(Get(pod, "metadata"), "annotations");
-  std::string index = Str(ann, "batch.kubernetes.io/job-completion-index");
+  std::string index = StringField(ann, "batch.kubernetes.io/job-completion-index");
   return index.empty() || index == "0";
 }
 
@@ -29,8 +26,8 @@ bool IsLead(const json& pod) {
 bool ReadContainer(const json& pod, PodEvidence* out) {
   const json& status = Get(pod, "status");
   const json& statuses = Get(status, "containerStatuses");
-  bool failed = Str(status, "phase") == "Failed";
-  std::string pod_reason = Str(status, "reason");  // Evicted, DeadlineExceeded...
+  bool failed = StringField(status, "phase") == "Failed";
+  std::string pod_reason = StringField(status, "reason");  // Evicted, DeadlineExceeded...
   if (statuses.is_array()) {
     for (const auto& cs : statuses) {
       const json& state = Get(cs, "state");
@@ -38,16 +35,16 @@ bool ReadContainer(const json& pod, PodEvidence* out) {
       const json& waiting = Get(state, "waiting");
       if (term.is_object()) {
         int code = Get(term, "exitCode").is_number() ? Get(term, "exitCode").get<int>() : 0;
-        out->termination_message = Str(term, "message");
+        out->termination_message = StringField(term, "message");
         out->exit_code = code;
-        if (code != 0 || Str(term, "reason") == "OOMKilled") {
-          pod_reason = Str(term, "reason");
+        if (code != 0 || StringField(term, "reason") == "OOMKilled") {
+          pod_reason = StringField(term, "reason");
           failed = true;
         }
         break;
       }
       if (waiting.is_object()) {
-        std::string reason = Str(waiting, "reason");
+        std::string reason = StringField(waiting, "reason");
         if (reason == "ImagePullBackOff" || reason == "ErrImagePull" ||
             reason == "CreateContainerConfigError" || reason == "InvalidImageName") {
           pod_reason = reason;
@@ -67,8 +64,8 @@ WorkloadState ReadWorkloadState(const json& workload) {
   const json& conditions = Get(Get(workload, "status"), "conditions");
   if (!conditions.is_array()) return s;
   for (const auto& c : conditions) {
-    if (Str(c, "status") != "True") continue;
-    std::string type = Str(c, "type");
+    if (StringField(c, "status") != "True") continue;
+    std::string type = StringField(c, "type");
     if (type == "Complete" || type == "Completed") {
       s.phase = WorkloadState::Phase::kSucceeded;
     } else if (type == "Failed") {
@@ -76,8 +73,8 @@ WorkloadState ReadWorkloadState(const json& workload) {
     } else {
       continue;
     }
-    s.reason = Str(c, "reason");
-    s.message = Str(c, "message");
+    s.reason = StringField(c, "reason");
+    s.message = StringField(c, "message");
     if (s.phase == WorkloadState::Phase::kFailed) break;
   }
   return s;
@@ -87,14 +84,14 @@ PodEvidence ReadPods(const std::vector<json>& pods) {
   PodEvidence out;
   const json* lead = nullptr;
   for (const auto& pod : pods) {
-    std::string node = Str(Get(pod, "spec"), "nodeName");
+    std::string node = StringField(Get(pod, "spec"), "nodeName");
     if (!node.empty() &&
         std::find(out.node_names.begin(), out.node_names.end(), node) == out.node_names.end()) {
       out.node_names.push_back(node);
     }
-    out.any_running |= Str(Get(pod, "status"), "phase") == "Running";
+    out.any_running |= StringField(Get(pod, "status"), "phase") == "Running";
     SystemTime t;
-    if (ParseRfc3339(Str(Get(pod, "status"), "startTime"), &t)) {
+    if (ParseRfc3339(StringField(Get(pod, "status"), "startTime"), &t)) {
       if (!out.start_time || t < *out.start_time) out.start_time = t;
     }
     if (lead == nullptr || (IsLead(pod) && !IsLead(*lead))) lead = &pod;
@@ -107,7 +104,7 @@ PodEvidence ReadPods(const std::vector<json>& pods) {
       probe.node_names = out.node_names;
       probe.any_running = out.any_running;
       probe.start_time = out.start_time;
-      probe.failed_pod = Str(Get(pod, "metadata"), "name");
+      probe.failed_pod = StringField(Get(pod, "metadata"), "name");
       lead = &pod;
       out = probe;
       break;
@@ -116,10 +113,11 @@ PodEvidence ReadPods(const std::vector<json>& pods) {
   if (lead != nullptr) {
     if (out.failed_pod.empty()) {
       ReadContainer(*lead, &out);
-      out.failed_pod = Str(Get(*lead, "metadata"), "name");
+      out.failed_pod = StringField(Get(*lead, "metadata"), "name");
     }
     const json& containers = Get(Get(*lead, "spec"), "containers");
-    if (containers.is_array() && !containers.empty()) out.container = Str(containers[0], "name");
+    if (containers.is_array() && !containers.empty())
+      out.container = StringField(containers[0], "name");
   }
   return out;
 }
@@ -129,7 +127,7 @@ std::string TerminationMessageOf(const json& pod) {
   if (!statuses.is_array()) return "";
   for (const auto& cs : statuses) {
     const json& term = Get(Get(cs, "state"), "terminated");
-    if (term.is_object()) return Str(term, "message");
+    if (term.is_object()) return StringField(term, "message");
   }
   return "";
 }
@@ -139,14 +137,14 @@ double PodsWallSeconds(const std::vector<json>& pods, SystemTime now) {
   bool running = false;
   for (const auto& pod : pods) {
     SystemTime t;
-    if (!ParseRfc3339(Str(Get(pod, "status"), "startTime"), &t)) continue;
+    if (!ParseRfc3339(StringField(Get(pod, "status"), "startTime"), &t)) continue;
     if (!start || t < *start) start = t;
     bool finished = false;
     const json& statuses = Get(Get(pod, "status"), "containerStatuses");
     if (statuses.is_array()) {
       for (const auto& cs : statuses) {
         SystemTime f;
-        if (ParseRfc3339(Str(Get(Get(cs, "state"), "terminated"), "finishedAt"), &f)) {
+        if (ParseRfc3339(StringField(Get(Get(cs, "state"), "terminated"), "finishedAt"), &f)) {
           finished = true;
           if (!end || f > *end) end = f;
         }
@@ -164,20 +162,20 @@ Millis UnschedulableFor(const std::vector<json>& pods, SystemTime now, std::stri
                         const json** which) {
   Millis longest{0};
   for (const auto& pod : pods) {
-    if (Str(Get(pod, "status"), "phase") != "Pending") continue;
+    if (StringField(Get(pod, "status"), "phase") != "Pending") continue;
     const json& conditions = Get(Get(pod, "status"), "conditions");
     if (!conditions.is_array()) continue;
     for (const auto& c : conditions) {
-      if (Str(c, "type") != "PodScheduled" || Str(c, "status") != "False" ||
-          Str(c, "reason") != "Unschedulable") {
+      if (StringField(c, "type") != "PodScheduled" || StringField(c, "status") != "False" ||
+          StringField(c, "reason") != "Unschedulable") {
         continue;
       }
       SystemTime since;
-      if (!ParseRfc3339(Str(c, "lastTransitionTime"), &since)) continue;
+      if (!ParseRfc3339(StringField(c, "lastTransitionTime"), &since)) continue;
       auto d = std::chrono::duration_cast<Millis>(now - since);
       if (d >= longest) {
         longest = d;
-        *message = Str(c, "message");
+        *message = StringField(c, "message");
         if (which != nullptr) *which = &pod;
       }
     }
