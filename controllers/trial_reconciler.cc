@@ -254,9 +254,7 @@ Result<kube::ReconcileResult> TrialRunReconciler::Observe(Context& ctx, const Js
   const Json* stuck_pod = nullptr;
   Millis stuck = UnschedulableFor(ctx.pods, time_->SystemNow(), &why, &stuck_pod);
   if (stuck >= opts_.infeasible_after && stuck_pod != nullptr) {
-    auto fit = JudgeAgainstNodes(*stuck_pod);
-    if (!fit.ok()) return fit.status();
-    ctx.node_fit = *fit;
+    ctx.node_fit = JudgeAgainstNodes(*stuck_pod);
     if (ctx.node_fit && ctx.node_fit->could_run == 0) {
       // Unless the cluster autoscaler is adding a node for it (a node pool scaled to zero has
       // no Node object to judge).
@@ -420,7 +418,7 @@ Result<kube::ReconcileResult> TrialRunReconciler::Fail(Context& ctx, const std::
     d.category = "Unschedulable";
     d.summary = "no node could run the trial's pods: " + message;
   }
-  if (reason == "Unschedulable" && ctx.node_fit && d.signature != "unschedulable-volume") {
+  if (reason == "Unschedulable" && ctx.node_fit) {
     // The cluster's nodes, not the wording, say whether waiting can help.
     const PodFit& fit = *ctx.node_fit;
     if (fit.could_run == 0) {
@@ -431,6 +429,7 @@ Result<kube::ReconcileResult> TrialRunReconciler::Fail(Context& ctx, const std::
       d.evidence = fit.message + (d.evidence.empty() ? "" : "\n" + d.evidence);
       d.signature = "cluster-nodes";
     } else if (d.category == "Unschedulable" && !d.retryable &&
+               d.signature != "unschedulable-volume" &&  // volumes are not judged
                message.find("Insufficient ") != std::string::npos) {
       d.retryable = true;
       d.summary = std::to_string(fit.could_run) + " of " + std::to_string(fit.nodes) +
@@ -503,17 +502,17 @@ std::string TrialRunReconciler::PodLog(const Json& pod) {
   return BoundedLog(std::move(*log), static_cast<size_t>(std::max<int64_t>(0, opts.limit_bytes)));
 }
 
-Result<std::optional<PodFit>> TrialRunReconciler::JudgeAgainstNodes(const Json& pod) {
-  if (opts_.cluster_nodes == nullptr) return std::optional<PodFit>();
+std::optional<PodFit> TrialRunReconciler::JudgeAgainstNodes(const Json& pod) {
+  if (opts_.cluster_nodes == nullptr) return std::nullopt;
   auto nodes = opts_.cluster_nodes->Get();
   if (!nodes.ok()) {
     // No verdict this time (the scheduler's words decide, as without the right to list); the
     // trial is not held up by a Node list that failed.
     spdlog::warn("trial pods: cannot list the cluster's nodes: {}", nodes.status().ToString());
-    return std::optional<PodFit>();
+    return std::nullopt;
   }
-  if (*nodes == nullptr || (*nodes)->empty()) return std::optional<PodFit>();
-  return std::optional<PodFit>(JudgePodFit(pod, **nodes));
+  if (*nodes == nullptr || (*nodes)->empty()) return std::nullopt;
+  return JudgePodFit(pod, **nodes);
 }
 
 std::vector<std::string> TrialRunReconciler::PodEvents(const Json& pod) {

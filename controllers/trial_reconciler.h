@@ -144,7 +144,7 @@ class TrialRunReconciler : public kube::Reconciler {
   std::vector<std::string> PodEvents(const kube::Json& pod);
   // `pod` judged against the cluster's nodes (nothing without them: no ClusterNodes, Forbidden,
   // a list that failed).
-  Result<std::optional<PodFit>> JudgeAgainstNodes(const kube::Json& pod);
+  std::optional<PodFit> JudgeAgainstNodes(const kube::Json& pod);
   Status WriteStatus(Context& ctx);
   std::vector<std::string> AvoidList(const Context& ctx);
   void DetectStepTimeAnomaly(Context& ctx, const std::vector<double>& step_times);
