@@ -39,9 +39,10 @@ class Diagnostician {
   // `kb` is not owned and must outlive the Diagnostician. Fails when kb is null.
   static Result<std::unique_ptr<Diagnostician>> Create(const KnowledgeBase* kb);
 
-  // Always returns a diagnosis (category "Unknown", confidence <= 30 when no signature matches
-  // and the known failures' vote is not clear; confidence <= 60 and signature "case:<url>" when
-  // the vote decides).
+  // Always returns a diagnosis: a signature's when one matches; else the known failures' vote
+  // when it is clear (confidence <= 60, signature "case:<url>"); else the category their words
+  // make most probable when the model is sure (confidence 30, signature "words:<category>");
+  // else category "Unknown" with confidence <= 30.
   // Thread-safe.
   FailureDiagnosis Diagnose(const DiagnosisInput& in) const;
 

@@ -279,6 +279,7 @@ Status KnowledgeBase::AddKnownFailures(const std::string& name, const std::strin
     }
   }
   known_index_.Rebuild(known_failures_);
+  failure_words_.Rebuild(known_failures_);
   return Status::Ok();
 }
 

@@ -20,6 +20,7 @@
 
 #include "agents/core/config.h"
 #include "agents/knowledge/bm25.h"
+#include "agents/knowledge/failure_words.h"
 #include "agents/knowledge/known_failures.h"
 #include "base/status.h"
 
@@ -154,6 +155,11 @@ class KnowledgeBase {
   std::optional<SimilarFailure> MostSimilarFailure(const std::string& text) const {
     return known_index_.MostSimilar(text);
   }
+  // The category the words of `text` point to, learned from all the known failures together
+  // (agents/knowledge/failure_words.h); nothing when fewer than two categories are known.
+  std::optional<CategoryGuess> GuessCategoryFromWords(const std::string& text) const {
+    return failure_words_.Guess(text);
+  }
   const std::vector<KnowledgeDocument>& documents() const { return documents_; }
   const std::vector<PastOptimization>& past_optimizations() const { return past_; }
   const FailureSignature* FindSignature(const std::string& key) const;
@@ -173,6 +179,7 @@ class KnowledgeBase {
   std::vector<PastOptimization> past_;
   std::vector<LabelledCase> known_failures_;
   KnownFailureIndex known_index_;       // over known_failures_, rebuilt when it changes
+  FailureWordModel failure_words_;      // over known_failures_, rebuilt with known_index_
   std::vector<KnowledgeHit> passages_;  // parallel to index_ entries (score unset)
   Bm25Index index_;
 };
