@@ -402,6 +402,33 @@ TEST_F(DiagnosticianTest, SeventhCollectionWordingsAreNamed) {
   });
 }
 
+// From the eighth public collection's dev half and the sources that raise the messages.
+TEST_F(DiagnosticianTest, EighthCollectionWordingsAreNamed) {
+  ExpectReadings({
+      // Ranks that disagree on the collective: a bug, not the network.
+      {"node-1:88:88 [0] init.cc:1247 NCCL WARN Mismatched collective detected, please check "
+       "your collective calls at and around rank 5.",
+       "", "CollectiveTimeout", false},
+      // XRT's mesh service: the other replicas had already failed; the connection words are an
+      // echo (nccl-connection alone would call it retryable).
+      {"RuntimeError: tensorflow/compiler/xla/xla_client/mesh_service.cc:364 : Failed to meet "
+       "rendezvous 'init': Connection reset by peer (14)",
+       "", "CollectiveTimeout", false},
+      {"RuntimeError: Check failed: tile_assignment.size() == num_global_devices: Minibatch "
+       "sharding only supports sharding along the batch dimension",
+       "", "InvalidParallelism", false},
+      {"slurmstepd: error: *** JOB 4242 ON gpu-007 CANCELLED AT 2025-01-02T03:04:05 DUE TO TIME "
+       "LIMIT ***",
+       "", "Timeout", false},
+      // A count of failed pods is no deadline: the pods' own logs say why.
+      {"message: Job has reached the specified backoff limit\nreason: BackoffLimitExceeded", "",
+       "Unknown", false},
+      {"Failed to provision volume with storage class \"gp2\": RequestLimitExceeded: Request "
+       "limit exceeded. status code: 503",
+       "", "Unschedulable", true},
+  });
+}
+
 // A node whose NVIDIA driver stack is unusable (NVML and the container toolkit say so): the node,
 // not the trial, so a re-run elsewhere can pass.
 TEST_F(DiagnosticianTest, AnUnusableGpuDriverIsTheNodes) {
