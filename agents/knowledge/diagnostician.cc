@@ -238,6 +238,17 @@ std::string LastLines(std::string text, size_t n) {
   return text;
 }
 
+// The error a diagnosis without a signature names: the log's last exception type (its line
+// becomes the evidence), else `fallback`.
+std::string LastErrorOr(const std::vector<std::string>& lines, const std::string& fallback,
+                        std::string* evidence) {
+  size_t at = 0;
+  std::string error = LastErrorType(lines, &at);
+  if (error.empty()) return fallback;
+  *evidence = EvidenceLine(lines[at]);
+  return error;
+}
+
 // What the known failures are compared with: the events, the log's last lines, the pod reason.
 std::string SimilarityQuery(const DiagnosisInput& in) {
   const std::string log =
@@ -260,13 +271,7 @@ std::optional<FailureDiagnosis> FromSimilar(const KnowledgeBase& kb, const Diagn
   d.retryable = similar->retryable;
   d.signature = "case:" + known.url;
   d.confidence = std::clamp(static_cast<int>(60 * similar->margin), 35, 60);
-  size_t at = 0;
-  std::string error = LastErrorType(lines, &at);
-  if (error.empty()) {
-    error = similar->category;
-  } else {
-    d.evidence = EvidenceLine(lines[at]);
-  }
+  const std::string error = LastErrorOr(lines, similar->category, &d.evidence);
   d.summary = "no parameter (a failure like " + known.url + ") caused " + error +
               " (Confidence: " + std::to_string(d.confidence) + ")";
   // The cited case's own labels (the diagnosis's retryable is all the voters').
@@ -290,13 +295,7 @@ std::optional<FailureDiagnosis> FromWords(const KnowledgeBase& kb, const Diagnos
   d.category = guess->category;
   d.signature = "words:" + guess->category;
   d.confidence = kWordsConfidence;
-  size_t at = 0;
-  std::string error = LastErrorType(lines, &at);
-  if (error.empty()) {
-    error = guess->category;
-  } else {
-    d.evidence = EvidenceLine(lines[at]);
-  }
+  const std::string error = LastErrorOr(lines, guess->category, &d.evidence);
   std::string terms;
   for (const auto& t : guess->terms) terms += (terms.empty() ? "" : ", ") + t;
   char posterior[16];
