@@ -88,6 +88,14 @@ struct FailureDiagnosis {
   bool retryable = false;  // not caused by the parameters
   std::string evidence;    // the log lines the diagnosis rests on
   std::string signature;   // knowledge-base key that matched ("" if none)
+  // True when no signature matched and the known failures' likeness decided: their vote
+  // ("case:<url>") or their words ("words:<category>"). Such a category is a guess: it names
+  // the kind of failure, and nothing drastic (ending a campaign) rests on it.
+  bool ByResemblance() const { return signature.rfind("case:", 0) == 0 || ByWordsOnly(); }
+  // True when only the known failures' words decided (no signature, no close case): right about
+  // half the time on held-out logs, so the loop learns nothing from its category (no memory
+  // observation, no rule against configurations like the trial's).
+  bool ByWordsOnly() const { return signature.rfind("words:", 0) == 0; }
   nlohmann::json ToJson() const;
   static Result<FailureDiagnosis> FromJson(const nlohmann::json& j);
 };

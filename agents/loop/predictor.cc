@@ -102,6 +102,7 @@ Estimate BaseFor(const SearchSpaceIndex& space, const PlannerModel& model, const
 }
 
 bool IsMemoryFailure(const FailureDiagnosis& d) {
+  if (d.ByWordsOnly()) return false;
   return d.category == "CudaOOM" || d.category == "TpuResourceExhausted" || d.category == "HostOOM";
 }
 

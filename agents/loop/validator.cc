@@ -40,7 +40,10 @@ bool WasUnmeasured(const Config& c, const MessagePool& pool) {
 std::string Validator::MatchKnownFailure(const Config& c, const MessagePool& pool,
                                          const CalibratedPredictor& predictor) const {
   for (const auto& t : pool.trials()) {
-    if (t.phase != TrialPhase::kFailed || !t.failure || t.failure->retryable) continue;
+    if (t.phase != TrialPhase::kFailed || !t.failure || t.failure->retryable ||
+        t.failure->ByWordsOnly()) {
+      continue;
+    }
     const FailureDiagnosis& d = *t.failure;
     if (IsMemoryCategory(d.category)) {
       if (NeedsAtLeastAsMuchMemory(c, t.config)) {

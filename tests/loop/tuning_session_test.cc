@@ -322,6 +322,26 @@ TEST(TuningSessionTest, AnUnschedulableFailureThatWaitingCannotFixStopsTheCampai
         << stop->message;
     EXPECT_TRUE(s->ProposeNext(1).value().empty());
   }
+  // The same category guessed from the words of known failures (no signature, no Node verdict)
+  // is no proof that no node could ever run the pods: the campaign goes on.
+  for (const char* guess : {"words:Unschedulable", "case:https://example.com/issue/1"}) {
+    SCOPED_TRACE(guess);
+    auto spec = FakeCampaign();
+    MessagePool pool;
+    auto s = TuningSession::Create(spec, &pool, Deps(m)).value();
+    auto p = s->ProposeNext(1).value();
+    ASSERT_EQ(p.size(), 1u);
+    TrialOutcome o;
+    o.name = p[0].name;
+    FailureDiagnosis d;
+    d.category = "Unschedulable";
+    d.signature = guess;
+    d.confidence = 30;
+    o.diagnosis = d;
+    ASSERT_TRUE(s->RecordOutcome(o).ok());
+    EXPECT_FALSE(s->ShouldStop().has_value());
+    EXPECT_EQ(s->ProposeNext(1).value().size(), 1u);
+  }
 }
 
 TEST(TuningSessionTest, BadCampaignsAreRejectedNamingTheField) {

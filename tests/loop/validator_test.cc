@@ -71,5 +71,33 @@ TEST_F(ValidatorTest, DuplicatesAndKnownFailuresAreRejected) {
   EXPECT_TRUE(v.Check(Make(1, 4, 1, "selective"), pool_, Predictor()).ok);
 }
 
+// A memory failure turns away configurations that need at least as much memory, and feeds the
+// memory model; the same category guessed from the words of known failures (no signature, no
+// close case) does neither.
+TEST_F(ValidatorTest, AMemoryFailureGuessedFromWordsRulesNothingOut) {
+  TrialRecord t;
+  t.name = "fake-t001";
+  t.config = Make(2, 1, 2, "selective");
+  t.phase = TrialPhase::kFailed;
+  FailureDiagnosis d;
+  d.category = "CudaOOM";
+  d.signature = "cuda-oom";
+  t.failure = d;
+  MessagePool by_signature;
+  by_signature.AddTrial(t);
+  t.failure->signature = "words:CudaOOM";
+  MessagePool by_words;
+  by_words.AddTrial(t);
+  Validator v(&spec_, &model_, &space_, {});
+  const Config same_memory = Make(2, 1, 2, "none");  // no more recomputation: as much memory
+  const CalibrationState fit_signature =
+      FitCalibration(space_, model_, by_signature, CalibrationState{});
+  EXPECT_EQ(fit_signature.oom_observations, 1);
+  EXPECT_NE(v.MatchKnownFailure(same_memory, by_signature, Predictor()), "");
+  const CalibrationState fit_words = FitCalibration(space_, model_, by_words, CalibrationState{});
+  EXPECT_EQ(fit_words.oom_observations, 0);
+  EXPECT_EQ(v.MatchKnownFailure(same_memory, by_words, Predictor()), "");
+}
+
 }  // namespace
 }  // namespace paratune
