@@ -88,14 +88,24 @@ struct FailureDiagnosis {
   bool retryable = false;  // not caused by the parameters
   std::string evidence;    // the log lines the diagnosis rests on
   std::string signature;   // knowledge-base key that matched ("" if none)
-  // True when no signature matched and the known failures' likeness decided: their vote
-  // ("case:<url>") or their words ("words:<category>"). Such a category is a guess: it names
-  // the kind of failure, and nothing drastic (ending a campaign) rests on it.
-  bool ByResemblance() const { return signature.rfind("case:", 0) == 0 || ByWordsOnly(); }
-  // True when only the known failures' words decided (no signature, no close case): right about
-  // half the time on held-out logs, so the loop learns nothing from its category (no memory
-  // observation, no rule against configurations like the trial's).
-  bool ByWordsOnly() const { return signature.rfind("words:", 0) == 0; }
+  // No signature matched and the known failures decided: their vote (signature
+  // kByVotePrefix + the closest case's URL) or their words (kByWordsPrefix + the category).
+  // Such a category is a guess: it names the kind of failure, and nothing drastic (ending a
+  // campaign) rests on it.
+  static constexpr const char* kByVotePrefix = "case:";
+  static constexpr const char* kByWordsPrefix = "words:";
+  bool ByVote() const { return signature.rfind(kByVotePrefix, 0) == 0; }
+  bool ByWordsOnly() const { return signature.rfind(kByWordsPrefix, 0) == 0; }
+  bool ByResemblance() const { return ByVote() || ByWordsOnly(); }
+  // Out of device memory (CudaOOM, TpuResourceExhausted) or of memory at all (HostOOM too), as
+  // the loop learns from it. Not when only words decided: right about half the time on held-out
+  // logs, so no memory observation and no rule against configurations like the trial's.
+  bool RanOutOfDeviceMemory() const {
+    return !ByWordsOnly() && (category == "CudaOOM" || category == "TpuResourceExhausted");
+  }
+  bool RanOutOfMemory() const {
+    return RanOutOfDeviceMemory() || (!ByWordsOnly() && category == "HostOOM");
+  }
   nlohmann::json ToJson() const;
   static Result<FailureDiagnosis> FromJson(const nlohmann::json& j);
 };

@@ -259,9 +259,9 @@ std::string SimilarityQuery(const DiagnosisInput& in) {
 
 // A diagnosis from the known failure most like the log: its category and retryable, no
 // parameters, a confidence below any signature's that grows with the margin.
-std::optional<FailureDiagnosis> FromSimilar(const KnowledgeBase& kb, const DiagnosisInput& in,
+std::optional<FailureDiagnosis> FromSimilar(const KnowledgeBase& kb, const std::string& query,
                                             const std::vector<std::string>& lines) {
-  auto similar = kb.MostSimilarFailure(SimilarityQuery(in));
+  auto similar = kb.MostSimilarFailure(query);
   if (!similar || similar->margin < kSimilarMargin || similar->score < kSimilarScore) {
     return std::nullopt;
   }
@@ -269,7 +269,7 @@ std::optional<FailureDiagnosis> FromSimilar(const KnowledgeBase& kb, const Diagn
   FailureDiagnosis d;
   d.category = similar->category;
   d.retryable = similar->retryable;
-  d.signature = "case:" + known.url;
+  d.signature = FailureDiagnosis::kByVotePrefix + known.url;
   d.confidence = std::clamp(static_cast<int>(60 * similar->margin), 35, 60);
   const std::string error = LastErrorOr(lines, similar->category, &d.evidence);
   d.summary = "no parameter (a failure like " + known.url + ") caused " + error +
@@ -285,15 +285,15 @@ std::optional<FailureDiagnosis> FromSimilar(const KnowledgeBase& kb, const Diagn
 // model is sure (posterior at least kWordsPosterior), with a confidence below the vote's. Not
 // retryable, as when nothing explains the log: a guess from words is no reason to spend a trial
 // on running the same thing again. The summary names the terms that decided.
-std::optional<FailureDiagnosis> FromWords(const KnowledgeBase& kb, const DiagnosisInput& in,
+std::optional<FailureDiagnosis> FromWords(const KnowledgeBase& kb, const std::string& query,
                                           const std::vector<std::string>& lines) {
-  auto guess = kb.GuessCategoryFromWords(SimilarityQuery(in));
+  auto guess = kb.GuessCategoryFromWords(query);
   if (!guess || guess->category == "Unknown" || guess->posterior < kWordsPosterior) {
     return std::nullopt;
   }
   FailureDiagnosis d;
   d.category = guess->category;
-  d.signature = "words:" + guess->category;
+  d.signature = FailureDiagnosis::kByWordsPrefix + guess->category;
   d.confidence = kWordsConfidence;
   const std::string error = LastErrorOr(lines, guess->category, &d.evidence);
   std::string terms;
@@ -326,8 +326,9 @@ FailureDiagnosis Diagnostician::Diagnose(const DiagnosisInput& in) const {
     cause = FindCause(kb_->signatures(), lines);
   }
   if (cause.sig == nullptr) {
-    if (auto similar = FromSimilar(*kb_, in, lines)) return *similar;
-    if (auto words = FromWords(*kb_, in, lines)) return *words;
+    const std::string query = SimilarityQuery(in);
+    if (auto similar = FromSimilar(*kb_, query, lines)) return *similar;
+    if (auto words = FromWords(*kb_, query, lines)) return *words;
     return Unmatched(in, lines);
   }
   const FailureSignature& sig = *ForTheDevice(*kb_, cause.sig, in, lines);

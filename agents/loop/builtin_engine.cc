@@ -98,8 +98,7 @@ std::optional<RankedCandidate> BestBorderline(const EngineContext& ctx, double b
     return std::nullopt;
   }
   for (const auto& t : ctx.pool->trials()) {
-    if (t.phase == TrialPhase::kFailed && t.failure && !t.failure->ByWordsOnly() &&
-        (t.failure->category == "CudaOOM" || t.failure->category == "TpuResourceExhausted")) {
+    if (t.phase == TrialPhase::kFailed && t.failure && t.failure->RanOutOfDeviceMemory()) {
       return std::nullopt;
     }
   }

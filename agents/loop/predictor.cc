@@ -101,11 +101,6 @@ Estimate BaseFor(const SearchSpaceIndex& space, const PlannerModel& model, const
   return model.EstimateUncalibrated(c);
 }
 
-bool IsMemoryFailure(const FailureDiagnosis& d) {
-  if (d.ByWordsOnly()) return false;
-  return d.category == "CudaOOM" || d.category == "TpuResourceExhausted" || d.category == "HostOOM";
-}
-
 }  // namespace
 
 double ComputeSeconds(const TimeBreakdown& t) {
@@ -334,7 +329,7 @@ CalibrationState FitCalibration(const SearchSpaceIndex& space, const PlannerMode
       } else if (t.metrics->device_memory_used_gib > 0) {
         memory.push_back({f, false, 0, 0, t.metrics->device_memory_used_gib});
       }
-    } else if (t.phase == TrialPhase::kFailed && t.failure && IsMemoryFailure(*t.failure)) {
+    } else if (t.phase == TrialPhase::kFailed && t.failure && t.failure->RanOutOfMemory()) {
       const Estimate base = BaseFor(space, model, t.config);
       const double usable = base.capacity_gib > 0 ? base.capacity_gib : capacity;
       memory.push_back({FeaturesOf(base, model, t.config), true, 0, OomNeedGiB(t, usable)});

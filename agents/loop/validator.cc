@@ -10,10 +10,6 @@ namespace paratune {
 
 namespace {
 
-bool IsMemoryCategory(const std::string& c) {
-  return c == "CudaOOM" || c == "TpuResourceExhausted" || c == "HostOOM";
-}
-
 // "tp=4, pp=2" for the implicated keys of a failure, as they were in `config`.
 std::string Assignments(const std::vector<std::string>& keys, const Config& config) {
   std::string s;
@@ -40,12 +36,9 @@ bool WasUnmeasured(const Config& c, const MessagePool& pool) {
 std::string Validator::MatchKnownFailure(const Config& c, const MessagePool& pool,
                                          const CalibratedPredictor& predictor) const {
   for (const auto& t : pool.trials()) {
-    if (t.phase != TrialPhase::kFailed || !t.failure || t.failure->retryable ||
-        t.failure->ByWordsOnly()) {
-      continue;
-    }
+    if (t.phase != TrialPhase::kFailed || !t.failure || t.failure->retryable) continue;
     const FailureDiagnosis& d = *t.failure;
-    if (IsMemoryCategory(d.category)) {
+    if (d.RanOutOfMemory()) {
       if (NeedsAtLeastAsMuchMemory(c, t.config)) {
         return "needs at least as much memory as " + t.name + " (" + ConfigKey(t.config) +
                "), which failed with " + d.category +
