@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <string_view>
 
 #include "controllers/conditions.h"
 
@@ -148,8 +149,16 @@ double Allocatable(const NodeFacts& node, const std::string& resource) {
   return it == node.allocatable.end() ? 0 : it->second;
 }
 
+// WhyNot's answer for a node too small: kTooSmall + the resource's name.
+constexpr std::string_view kTooSmall = "resource:";
+
+// The resource a WhyNot answer says the node has too little of ("" for any other answer).
+std::string TooSmallIn(const std::string& why) {
+  return why.rfind(kTooSmall, 0) == 0 ? why.substr(kTooSmall.size()) : "";
+}
+
 // Why `node` could never run the pod, checked in the scheduler's filter order (labels,
-// affinity, taints, size); "" when it could. A resource too large reads "resource:<name>".
+// affinity, taints, size); "" when it could.
 std::string WhyNot(const NodeFacts& node, const PodShape& pod) {
   for (const auto& [k, v] : pod.selector.items()) {
     auto it = node.labels.find(k);
@@ -171,7 +180,7 @@ std::string WhyNot(const NodeFacts& node, const PodShape& pod) {
     }
   }
   for (const auto& [resource, want] : pod.wants) {
-    if (Allocatable(node, resource) < want) return "resource:" + resource;
+    if (Allocatable(node, resource) < want) return std::string(kTooSmall) + resource;
   }
   return "";
 }
@@ -267,7 +276,8 @@ PodFit JudgePodFit(const Json& pod, const std::vector<NodeFacts>& nodes) {
     }
     Reason& r = reasons[why];
     ++r.nodes;
-    if (why.rfind("resource:", 0) == 0) r.most = std::max(r.most, Allocatable(node, why.substr(9)));
+    const std::string resource = TooSmallIn(why);
+    if (!resource.empty()) r.most = std::max(r.most, Allocatable(node, resource));
   }
   if (fit.could_run > 0 || nodes.empty()) return fit;
   std::vector<std::pair<std::string, Reason>> sorted(reasons.begin(), reasons.end());
@@ -276,8 +286,8 @@ PodFit JudgePodFit(const Json& pod, const std::vector<NodeFacts>& nodes) {
   std::string text;
   for (const auto& [why, r] : sorted) {
     std::string part;
-    if (why.rfind("resource:", 0) == 0) {
-      const std::string resource = why.substr(9);
+    const std::string resource = TooSmallIn(why);
+    if (!resource.empty()) {
       const double want = wants.at(resource);
       part = r.most <= 0 ? "have no " + resource
                          : "offer at most " + Amount(resource, r.most) + " " + resource;

@@ -28,7 +28,7 @@ void FailureWordModel::Rebuild(const std::vector<LabelledCase>& cases) {
     for (const auto& t : Terms(FailureText(c.events, c.log, c.pod_reason, c.exit_code))) {
       ++cat.term_counts[t];
       ++cat.term_total;
-      ++vocabulary_[t];
+      vocabulary_.insert(t);
     }
     ++cases_;
   }

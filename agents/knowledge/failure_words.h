@@ -16,6 +16,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "agents/knowledge/known_failures.h"
@@ -52,7 +53,7 @@ class FailureWordModel {
   double LogLikelihood(const Category& c, const std::string& term) const;
 
   std::map<std::string, Category> categories_;
-  std::unordered_map<std::string, size_t> vocabulary_;  // term -> logs that use it
+  std::unordered_set<std::string> vocabulary_;  // every term of every known failure
   size_t cases_ = 0;
 };
 
