@@ -2,6 +2,8 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <optional>
+#include <utility>
 
 #include "controllers/conditions.h"
 #include "controllers/node_health/diagnostic_jobs.h"
@@ -35,6 +37,49 @@ std::string Label(const Json& obj, const char* key) {
              : std::string();
 }
 
+// The newest verdict on `check` among the node's evidence: "Passed"/"Failed" and its summary.
+std::optional<std::pair<std::string, std::string>> NewestVerdict(const health::NodeRecord& rec,
+                                                                 const std::string& check) {
+  for (auto e = rec.evidence.rbegin(); e != rec.evidence.rend(); ++e) {
+    if (e->trial != check || (e->kind != "DiagnosticPassed" && e->kind != "DiagnosticFailed")) {
+      continue;
+    }
+    const std::string prefix = check + ": ";
+    return std::make_pair(
+        std::string(e->kind == "DiagnosticPassed" ? "Passed" : "Failed"),
+        e->detail.rfind(prefix, 0) == 0 ? e->detail.substr(prefix.size()) : e->detail);
+  }
+  return std::nullopt;
+}
+
+// The verdict the ledger holds on `check` for the node's current suspicion (whichever
+// campaign's Job gave it); nullopt when the check has not been judged since it became suspect.
+std::optional<std::pair<std::string, std::string>> LedgerVerdict(const health::NodeLedger& ledger,
+                                                                 const std::string& node,
+                                                                 const std::string& check) {
+  const health::NodeRecord* rec = ledger.Find(node);
+  if (rec == nullptr) return std::nullopt;
+  const bool failed = rec->checks_failed.count(check) > 0;
+  if (!failed && rec->checks_passed.count(check) == 0) return std::nullopt;
+  auto newest = NewestVerdict(*rec, check);
+  const std::string state = failed ? "Failed" : "Passed";
+  return std::make_pair(state, newest && newest->first == state
+                                   ? newest->second
+                                   : std::string(failed ? "failed" : "passed"));
+}
+
+// A check this campaign waited on (another campaign ran it) for a node no longer suspect: the
+// verdict that ended the suspicion, or null when the ledger no longer has one (dropped).
+Json SettleWaited(const Json& entry, const health::NodeLedger& ledger) {
+  const health::NodeRecord* rec = ledger.Find(entry.value("node", ""));
+  auto verdict = rec != nullptr ? NewestVerdict(*rec, entry.value("check", "")) : std::nullopt;
+  if (!verdict) return Json();
+  Json settled = entry;
+  settled["state"] = verdict->first;
+  settled["summary"] = verdict->second + " (checked for another campaign)";
+  return settled;
+}
+
 }  // namespace
 
 Result<Json> CampaignHealth::DiagnoseCheck(HealthContext& ctx, const std::string& node,
@@ -49,7 +94,30 @@ Result<Json> CampaignHealth::DiagnoseCheck(HealthContext& ctx, const std::string
   kube::ObjectPtr cached = jobs_->Get({ns, name});
   Json job;
   if (cached) job = *cached;
+  const std::string uid = kube::UidOf(*ctx.campaign);
   if (job.is_null()) {
+    // Another campaign's Job judged it during this suspicion: its verdict holds here too.
+    if (auto verdict = LedgerVerdict(ctx.ledger, node, check)) {
+      Json adopted = {{"node", node},
+                      {"check", check},
+                      {"state", verdict->first},
+                      {"summary", verdict->second + " (checked for another campaign)"}};
+      if (previous != adopted) {
+        EmitOnce(ctx, "diag-adopted|" + node + "|" + check + "|" + verdict->first, emit,
+                 verdict->first == "Passed" ? "Normal" : "Warning", reasons::kDiagnosticResult,
+                 check + " on " + node + " " + (verdict->first == "Passed" ? "passed" : "failed") +
+                     " (checked for another campaign): " + verdict->second);
+      }
+      return adopted;
+    }
+    if (!claims_.Claim(uid, node, check, {ns, name})) {
+      return Json{{"node", node},
+                  {"check", check},
+                  {"state", "Running"},
+                  {"summary",
+                   "running for another campaign that used this node; its verdict "
+                   "applies here too"}};
+    }
     std::string peer;
     if (check == "nccl-allreduce") {
       for (const auto& n : NodesUsed(*ctx.trial_runs)) {
@@ -58,13 +126,17 @@ Result<Json> CampaignHealth::DiagnoseCheck(HealthContext& ctx, const std::string
           break;
         }
       }
-      if (peer.empty()) return Json();  // no healthy peer this campaign knows of: skip
+      if (peer.empty()) {  // no healthy peer this campaign knows of: skip, let another try
+        claims_.Release(uid, node, check);
+        return Json();
+      }
     }
     DiagnosticJobOptions o;
     o.mode = opts_.diagnostics;
     o.paratune_image = opts_.paratune_image;
     auto rendered = RenderDiagnosticJob(*ctx.campaign, check, node, peer, o);
     if (!rendered.ok()) {
+      claims_.Release(uid, node, check);
       EmitOnce(ctx, "diag-render|" + name, emit, "Warning", reasons::kDiagnosticResult,
                "cannot run " + check + " on " + node + ": " + rendered.status().message());
       return Json();
@@ -75,6 +147,7 @@ Result<Json> CampaignHealth::DiagnoseCheck(HealthContext& ctx, const std::string
     }
     auto created = client_->Create(res::kJobs, ns, *rendered);
     if (!created.ok() && created.status().code() != StatusCode::kAlreadyExists) {
+      claims_.Release(uid, node, check);
       return created.status();
     }
     if (created.ok()) {
@@ -86,6 +159,8 @@ Result<Json> CampaignHealth::DiagnoseCheck(HealthContext& ctx, const std::string
     return entry;
   }
   if (IsTerminal(previous)) return previous;  // judged and recorded already
+  // Ours, and running or done: held against other campaigns (again, after a restart).
+  (void)claims_.Claim(uid, node, check, {ns, name});
   // A Job of that name that paratune did not render (someone made it first) proves nothing.
   DiagnosticJobOptions expect;
   expect.mode = opts_.diagnostics;
@@ -137,9 +212,12 @@ Status CampaignHealth::Diagnose(HealthContext& ctx, const HealthEmit& emit) {
   for (const auto& d : old.is_array() ? old : Json::array()) {
     const std::string node = d.value("node", "");
     previous[node + "|" + d.value("check", "")] = d;
-    // Checks of nodes no longer suspect stay as history.
+    // Checks of nodes no longer suspect stay as history; one this campaign only waited on
+    // takes the verdict another campaign's Job gave.
     if (std::find(ctx.suspects.begin(), ctx.suspects.end(), node) == ctx.suspects.end()) {
-      out.push_back(d);
+      const bool waited = !IsTerminal(d) && d.value("jobName", "").empty();
+      Json kept = waited ? SettleWaited(d, ctx.ledger) : d;
+      if (!kept.is_null()) out.push_back(kept);
     }
   }
   std::vector<health::CheckResult> results;
@@ -159,6 +237,9 @@ Status CampaignHealth::Diagnose(HealthContext& ctx, const HealthEmit& emit) {
   auto ledger = ledger_->Modify([results, now = ctx.now](health::NodeLedger* l) {  // kept
     for (const auto& r : results) l->RecordDiagnostic(r.node, r.check, r.passed, r.summary, now);
   });
+  if (ledger.ok()) {  // the verdicts are the ledger's now: the checks need no holder
+    for (const auto& r : results) claims_.Release(kube::UidOf(*ctx.campaign), r.node, r.check);
+  }
   if (!ledger.ok()) {
     LedgerProblem(ctx, emit, "WriteFailed", ledger.status().message());
     return Status::Ok();
@@ -173,13 +254,14 @@ Status CampaignHealth::Diagnose(HealthContext& ctx, const HealthEmit& emit) {
       listed.push_back(s);
       continue;
     }
+    claims_.ReleaseNode(node);
     emit("Normal", reasons::kNodeCleared,
          "node " + node +
              " passed its diagnostic checks: no longer suspect, later trials may "
              "run on it again");
     // A later suspicion runs its checks afresh: drop this one's Jobs.
     for (const auto& d : out) {
-      if (d.value("node", "") != node) continue;
+      if (d.value("node", "") != node || d.value("jobName", "").empty()) continue;
       (void)client_->Delete(res::kJobs, kube::NamespaceOf(*ctx.campaign), d.value("jobName", ""),
                             kube::DeleteOptions{"Background", {}, "", ""});
     }

@@ -105,6 +105,48 @@ std::string ClusterApproveCommand(const std::string& operator_ns, const std::str
          " --from-literal=remediation=" + id + " --from-literal=approvedBy=<your-name>";
 }
 
+DiagnosticClaims::DiagnosticClaims(const kube::ObjectReader* jobs, TimeSource* clock)
+    : jobs_(jobs), clock_(clock) {}
+
+bool DiagnosticClaims::Claim(const std::string& uid, const std::string& node,
+                             const std::string& check, const kube::ObjectKey& job) {
+  const SteadyTime now = clock_->Now();
+  std::lock_guard<std::mutex> lock(mu_);
+  const std::string key = node + "|" + check;
+  auto it = held_.find(key);
+  if (it != held_.end() && it->second.uid != uid) {
+    const auto age = now - it->second.since;
+    const bool holds =
+        age < kGrace || (age < kLifetime && jobs_ != nullptr && jobs_->Get(it->second.job));
+    if (holds) return false;
+  }
+  if (it == held_.end() && held_.size() >= kMaxClaims) {
+    for (auto h = held_.begin(); h != held_.end();) {
+      h = now - h->second.since >= kLifetime ? held_.erase(h) : std::next(h);
+    }
+    if (held_.size() >= kMaxClaims) held_.erase(held_.begin());
+  }
+  if (it == held_.end() || it->second.uid != uid) held_[key] = {uid, job, now};
+  return true;
+}
+
+void DiagnosticClaims::Release(const std::string& uid, const std::string& node,
+                               const std::string& check) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = held_.find(node + "|" + check);
+  if (it != held_.end() && it->second.uid == uid) held_.erase(it);
+}
+
+void DiagnosticClaims::ReleaseNode(const std::string& node) {
+  std::lock_guard<std::mutex> lock(mu_);
+  held_.erase(held_.lower_bound(node + "|"), held_.lower_bound(node + "}"));
+}
+
+size_t DiagnosticClaims::size() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return held_.size();
+}
+
 CampaignHealth::CampaignHealth(kube::KubeClient* client, NodeLedgerStore* ledger,
                                kube::ObjectReader* jobs, kube::ObjectReader* pods,
                                CampaignHealthOptions opts)
@@ -114,7 +156,8 @@ CampaignHealth::CampaignHealth(kube::KubeClient* client, NodeLedgerStore* ledger
       pods_(pods),
       opts_(std::move(opts)),
       approvals_(client, ledger->ns(), opts_.approval_recheck,
-                 opts_.clock != nullptr ? opts_.clock : RealTimeSource::Get()) {}
+                 opts_.clock != nullptr ? opts_.clock : RealTimeSource::Get()),
+      claims_(jobs, opts_.clock != nullptr ? opts_.clock : RealTimeSource::Get()) {}
 
 void CampaignHealth::EmitOnce(const HealthContext& ctx, const std::string& key,
                               const HealthEmit& emit, const std::string& type,

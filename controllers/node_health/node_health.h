@@ -9,7 +9,9 @@
 //   Diagnose    runs the whitelisted checks of each suspect (controllers/diagnostic_jobs) as
 //               Jobs with deterministic names, interprets them when done, records the verdicts
 //               (status.nodeHealth.diagnostics, ledger RecordDiagnostic); all passing clears the
-//               suspicion.
+//               suspicion. One Job per suspect node and check in the cluster, not one per
+//               campaign that used the node: the first campaign to diagnose it claims the check
+//               (DiagnosticClaims); the others wait for its verdict and take it from the ledger.
 //   Remediate   proposes CordonNode for each suspect and RetryTrial for each anomalous trial
 //               (status.remediations + RemediationProposed naming the kubectl command). A
 //               CordonNode runs only once a ConfigMap ClusterApprovalName(id) exists in the
@@ -35,6 +37,7 @@
 #include "agents/health/node_ledger.h"
 #include "agents/loop/tuning_session.h"
 #include "base/time_source.h"
+#include "controllers/node_health/diagnostic_jobs.h"
 #include "controllers/node_health/node_ledger_store.h"
 #include "operator/kube_client.h"
 #include "operator/object_reader.h"
@@ -72,6 +75,45 @@ class ClusterApprovals {
   std::mutex mu_;
   std::map<std::string, SteadyTime> missing_since_;  // name -> when found missing; guarded by mu_
   static constexpr size_t kMaxMissing = 4096;
+};
+
+// Which campaign runs each diagnostic check of each suspect node (issue 17: at 200 campaigns a
+// suspect node that most of them had used got a GEMM check from each). A claim holds while it
+// is young (`grace`: its Job may not be in the cache yet) or its Job is in the cache and the
+// claim is younger than `lifetime` (a check's Job ends by its activeDeadlineSeconds, and the
+// claimant records the verdict when it does); otherwise the next campaign that needs the check
+// takes it over. Kept in this process only: the operator is one leader, and after a restart a
+// campaign whose own check Job still exists goes on reading it (at most one more Job per
+// check). Thread-safe.
+class DiagnosticClaims {
+ public:
+  static constexpr Millis kGrace{30000};
+  static constexpr Millis kLifetime{(kDiagnosticDeadlineSeconds + 300) * 1000};
+
+  // Borrows both; `jobs` may be null (then a claim holds for `grace` only).
+  DiagnosticClaims(const kube::ObjectReader* jobs, TimeSource* clock);
+
+  // True when campaign `uid` is to run `check` on `node` itself, as Job `job`: nobody holds
+  // the check, or it holds it already, or the holder's claim lapsed (recorded as `uid`'s).
+  bool Claim(const std::string& uid, const std::string& node, const std::string& check,
+             const kube::ObjectKey& job);
+  // Ends `uid`'s claim of (node, check) (its verdict is recorded, or its create failed).
+  void Release(const std::string& uid, const std::string& node, const std::string& check);
+  // Ends every claim on `node` (its suspicion ended).
+  void ReleaseNode(const std::string& node);
+  size_t size() const;
+
+ private:
+  struct Held {
+    std::string uid;
+    kube::ObjectKey job;
+    SteadyTime since;
+  };
+  static constexpr size_t kMaxClaims = 4096;
+  const kube::ObjectReader* jobs_;
+  TimeSource* clock_;
+  mutable std::mutex mu_;
+  std::map<std::string, Held> held_;  // "node|check"; guarded by mu_
 };
 
 // One campaign reconcile's view, filled by the campaign reconciler; Observe/Diagnose/Remediate
@@ -135,6 +177,7 @@ class CampaignHealth {
   kube::ObjectReader* pods_;
   CampaignHealthOptions opts_;
   ClusterApprovals approvals_;
+  DiagnosticClaims claims_;
   std::mutex mu_;
   std::set<std::string> emitted_;       // guarded by mu_
   std::deque<std::string> emit_order_;  // guarded by mu_; oldest first, for the bound below

@@ -123,6 +123,7 @@ class FakeCluster {
     ledger = std::make_unique<NodeLedgerStore>(&client, "paratune-system");
     CampaignHealthOptions ho;
     ho.diagnostics = "simulated";
+    ho.clock = time;
     // The approval tests create an approval between two reconciles a moment apart: asked every
     // time here (ClusterApprovalsTest covers the recheck interval).
     ho.approval_recheck = Millis(0);

@@ -416,6 +416,133 @@ TEST(NodeHealthTest, SuspectNodeIsAvoidedDiagnosedAndCordonedOnlyWithApproval) {
   EXPECT_FALSE(c.ledger->Load()->IsSuspect("gpu-2"));
 }
 
+std::vector<Json> DiagnosticJobs(FakeCluster& c) {
+  std::vector<Json> out;
+  for (const auto& j : c.List(res::kJobs)) {
+    if (j["metadata"].value("labels", Json::object()).contains(kDiagnosticCheckLabel)) {
+      out.push_back(j);
+    }
+  }
+  return out;
+}
+
+Json DiagnosticEntry(FakeCluster& c, const std::string& campaign, const std::string& check) {
+  Json st = c.Get(res::kTuningCampaigns, campaign)["status"];
+  for (const auto& d : st["nodeHealth"].value("diagnostics", Json::array())) {
+    if (d.value("check", "") == check) return d;
+  }
+  return Json();
+}
+
+// Issue 17: a suspect node is diagnosed once in the cluster, not once per campaign that used it
+// (at 200 campaigns each suspect node got a check Job from most of them). The second campaign
+// waits for the first one's Jobs and takes their verdicts from the ledger; when those Jobs are
+// gone (their campaign was deleted), it runs the checks still unjudged itself.
+TEST(NodeHealthTest, ASuspectNodeIsDiagnosedOnceForEveryCampaignThatUsedIt) {
+  FakeTimeSource clock;
+  FakeCluster c(true, &clock);
+  for (const char* n : {"gpu-0", "gpu-2"})
+    ASSERT_TRUE(c.client.Create(res::kNodes, "", Node(n)).ok());
+  ASSERT_TRUE(c.client.Create(res::kTuningCampaigns, "ns", Campaign("llama", 6)).ok());
+  ASSERT_TRUE(c.client.Create(res::kTuningCampaigns, "ns", Campaign("mistral", 6)).ok());
+  auto plan = [](const std::string& tr) {
+    if (tr == "llama-t002" || tr == "llama-t003") return TrialPlay{0.40, true, "gpu-2"};
+    if (tr == "mistral-t001") return TrialPlay{0.40, false, "gpu-2"};
+    return TrialPlay{0.40, false, "gpu-0"};
+  };
+  for (int i = 0; i < 4 && Phase(c, "mistral-t001") != "Succeeded"; ++i) Step(c, "mistral", plan);
+  ASSERT_EQ(Phase(c, "mistral-t001"), "Succeeded");
+  for (int i = 0; i < 8 && Phase(c, "llama-t003") != "Succeeded"; ++i) Step(c, "llama", plan);
+  Step(c, "llama", plan);
+  ASSERT_TRUE(c.ledger->Load()->IsSuspect("gpu-2"));
+  const std::vector<Json> jobs = DiagnosticJobs(c);
+  ASSERT_GE(jobs.size(), 2u);
+  for (const auto& j : jobs) {
+    EXPECT_EQ(j["metadata"]["ownerReferences"][0]["name"], "llama") << kube::NameOf(j);
+  }
+  // The second campaign that ran a trial on gpu-2 lists it and waits: no Job of its own.
+  ASSERT_TRUE(c.campaign_reconciler->Reconcile({"ns", "mistral"}).ok());
+  Json st = c.Get(res::kTuningCampaigns, "mistral")["status"];
+  ASSERT_EQ(st["nodeHealth"]["suspectNodes"].size(), 1u) << st["nodeHealth"].dump(2);
+  EXPECT_EQ(DiagnosticJobs(c).size(), jobs.size());
+  ASSERT_EQ(st["nodeHealth"]["diagnostics"].size(), jobs.size()) << st["nodeHealth"].dump(2);
+  for (const auto& d : st["nodeHealth"]["diagnostics"]) {
+    EXPECT_EQ(d.value("state", ""), "Running") << d.dump();
+    EXPECT_FALSE(d.contains("jobName")) << "another tenant's Job is not named: " << d.dump();
+    EXPECT_NE(d.value("summary", "").find("another campaign"), std::string::npos) << d.dump();
+  }
+  // The first campaign's check fails: the second takes the verdict without running it.
+  Json failed = jobs[0];
+  const std::string failed_check =
+      failed["metadata"]["labels"].value(kDiagnosticCheckLabel, std::string());
+  failed["status"] = {{"conditions",
+                       {{{"type", "Failed"},
+                         {"status", "True"},
+                         {"reason", "DeadlineExceeded"},
+                         {"message", "Job was active longer than specified deadline"}}}}};
+  ASSERT_TRUE(c.client.UpdateStatus(res::kJobs, failed).ok());
+  ASSERT_TRUE(c.campaign_reconciler->Reconcile({"ns", "llama"}).ok());
+  EXPECT_EQ(DiagnosticEntry(c, "llama", failed_check).value("state", ""), "Failed");
+  ASSERT_TRUE(c.campaign_reconciler->Reconcile({"ns", "mistral"}).ok());
+  Json adopted = DiagnosticEntry(c, "mistral", failed_check);
+  EXPECT_EQ(adopted.value("state", ""), "Failed") << adopted.dump();
+  EXPECT_NE(adopted.value("summary", "").find("checked for another campaign"), std::string::npos)
+      << adopted.dump();
+  EXPECT_NE(adopted.value("summary", "").find("deadline"), std::string::npos) << adopted.dump();
+  EXPECT_TRUE(AnyEventSays(c, "DiagnosticResult",
+                           failed_check + " on gpu-2 failed (checked for "
+                                          "another campaign)"));
+  EXPECT_EQ(DiagnosticJobs(c).size(), jobs.size());
+  // The first campaign's other Jobs vanish (it was deleted; the garbage collector took them).
+  // Within the claim's grace the second campaign still waits (the Job may be uncached yet);
+  // after it, it runs each check still unjudged, once.
+  for (size_t i = 1; i < jobs.size(); ++i) {
+    ASSERT_TRUE(c.client.Delete(res::kJobs, "ns", kube::NameOf(jobs[i]), {}).ok());
+  }
+  ASSERT_TRUE(c.campaign_reconciler->Reconcile({"ns", "mistral"}).ok());
+  EXPECT_EQ(DiagnosticJobs(c).size(), 1u);
+  clock.Advance(DiagnosticClaims::kGrace + Millis(1000));
+  for (int i = 0; i < 2; ++i) ASSERT_TRUE(c.campaign_reconciler->Reconcile({"ns", "mistral"}).ok());
+  std::set<std::string> mistral_checks;
+  for (const auto& j : DiagnosticJobs(c)) {
+    if (j["metadata"]["ownerReferences"][0]["name"] != "mistral") continue;
+    mistral_checks.insert(j["metadata"]["labels"].value(kDiagnosticCheckLabel, std::string()));
+  }
+  EXPECT_EQ(mistral_checks.size(), jobs.size() - 1);
+  EXPECT_EQ(mistral_checks.count(failed_check), 0u) << "a judged check is not run again";
+  EXPECT_EQ(DiagnosticEntry(c, "mistral", failed_check).value("state", ""), "Failed");
+}
+
+// A claim lapses when its Job leaves the cache after the grace, or when it outlives any Job.
+TEST(DiagnosticClaimsTest, AClaimHoldsWhileItsJobRunsAndLapsesWithoutIt) {
+  FakeTimeSource clock;
+  kube::FakeKubeClient client;
+  kube::testing::ClientReader jobs(&client, res::kJobs);
+  DiagnosticClaims claims(&jobs, &clock);
+  EXPECT_TRUE(claims.Claim("uid-a", "gpu-2", "gemm", {"a", "a-diag-gemm-gpu-2"}));
+  EXPECT_TRUE(claims.Claim("uid-a", "gpu-2", "gemm", {"a", "a-diag-gemm-gpu-2"})) << "its own";
+  EXPECT_FALSE(claims.Claim("uid-b", "gpu-2", "gemm", {"b", "b-diag-gemm-gpu-2"}));
+  EXPECT_TRUE(claims.Claim("uid-b", "gpu-2", "ecc-xid", {"b", "b-diag-ecc-xid-gpu-2"}));
+  EXPECT_TRUE(claims.Claim("uid-b", "gpu-3", "gemm", {"b", "b-diag-gemm-gpu-3"}));
+  Json job = {{"apiVersion", "batch/v1"},
+              {"kind", "Job"},
+              {"metadata", {{"name", "a-diag-gemm-gpu-2"}, {"namespace", "a"}}}};
+  ASSERT_TRUE(client.Create(res::kJobs, "a", job).ok());
+  clock.Advance(DiagnosticClaims::kGrace + Millis(1));
+  EXPECT_FALSE(claims.Claim("uid-b", "gpu-2", "gemm", {"b", "b-diag-gemm-gpu-2"}))
+      << "its Job runs";
+  clock.Advance(DiagnosticClaims::kLifetime);
+  EXPECT_TRUE(claims.Claim("uid-b", "gpu-2", "gemm", {"b", "b-diag-gemm-gpu-2"}))
+      << "older than any check's Job";
+  EXPECT_FALSE(claims.Claim("uid-a", "gpu-2", "gemm", {"a", "a-diag-gemm-gpu-2"}));
+  claims.Release("uid-a", "gpu-2", "gemm");  // not a's: nothing
+  EXPECT_FALSE(claims.Claim("uid-a", "gpu-2", "gemm", {"a", "a-diag-gemm-gpu-2"}));
+  claims.Release("uid-b", "gpu-2", "gemm");
+  EXPECT_TRUE(claims.Claim("uid-a", "gpu-2", "gemm", {"a", "a-diag-gemm-gpu-2"}));
+  claims.ReleaseNode("gpu-2");
+  EXPECT_EQ(claims.size(), 1u) << "gpu-3's claim stays";
+}
+
 // Issue 17: with a node proposed for cordoning, every campaign that used it asks for the same
 // approval ConfigMap on each reconcile; one found missing is asked for again only after the
 // recheck interval, and an approval made meanwhile is found then.
