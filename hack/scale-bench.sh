@@ -28,6 +28,7 @@
 # campaigns' trialTimeout is twice a paced trial's length (at least the sample's 5m), so a long
 # pace that keeps later rounds out of the first does not time its trials out.
 # Env: PARATUNE_SCALE_CAMPAIGNS ("200 1000"), PARATUNE_SCALE_GPU_NODES (32),
+# PARATUNE_SIM_NODE_FAULTS (sick simulated nodes, as hack/local-cluster.sh; unset: none),
 # PARATUNE_SCALE_TIMEOUT (seconds from the start of apply to wait for the first round; 600 up
 # to 200 campaigns, 1500 above), PARATUNE_SCALE_SETTLE (seconds to wait after it for every
 # campaign to finish; 420, 30 above 200), PARATUNE_SCALE_TRIAL_PACE (9 up to 200 campaigns, 60
@@ -243,15 +244,20 @@ for e in json.load(sys.stdin)["items"]:
     n += (e.get("source", {}).get("component") or e.get("reportingComponent")) == "paratune-operator"
 print(n)') || { partial "listing the Events after the first round failed 5 times"; return 0; }
 settled_s=$(( $(date +%s) - t_settle ))
+# Diagnostic Jobs the operator created (its log names each) and the (node, check) pairs they
+# ran: one Job per pair is the aim, whatever the number of campaigns that used a suspect node.
+diag=$(grep -o 'running diagnostic check [^ ]* on suspect node [^ ]*' "$dir/operator.log" |
+       awk '{c++; u[$4 "|" $8] = 1} END {printf "%d %d", c + 0, length(u)}')
 [ -n "$t_first" ] || log "not every campaign got a trial Job within ${timeout_s}s ($with_one of $n)"
 python3 - "$dir" "$n" "$gpu_nodes" "$nodes" "$t0" "$t_applied" "${t_first:-}" "${t_round:-}" \
   "$cpu0" "$cpu1" "$rss_kib" "$hwm_kib" "$trials" "$jobs" "$(nproc)" "${op_args[*]}" "$events" \
   "$(date +%s.%N)" "$op_start" "$api0" "$api1" "$etcd0" "$etcd1" "$load" "$flowschema" \
-  "$trials_all" "$running" "$settled_s" "$events_all" "$trial_pace" <<'PY'
+  "$trials_all" "$running" "$settled_s" "$events_all" "$trial_pace" "$diag" \
+  "${PARATUNE_SIM_NODE_FAULTS:-}" <<'PY'
 import datetime, json, re, sys
 (d, n, gpu_nodes, nodes, t0, t_applied, t_first, t_round, cpu0, cpu1, rss, hwm, trials, jobs,
  cores, args, events, t_end, t_start, api0, api1, etcd0, etcd1, load, flowschema, trials_all,
- unfinished, settled_s, events_all, trial_pace) = sys.argv[1:]
+ unfinished, settled_s, events_all, trial_pace, diag, faults) = sys.argv[1:]
 n = int(n)
 text = open(d + "/metrics.txt").read()
 round_text = open(d + "/metrics-round.txt").read()
@@ -326,8 +332,9 @@ print(f"{n} simulated campaigns (`simulated-llama3-8b-anywhere.yaml`, parallelTr
       f"{gpu_nodes} simulated GPU nodes ({nodes} nodes in all, `paratune-kubelet-sim`) on a "
       f"{cores}-core machine shared with the control plane, the trial-sim processes and other "
       f"work (load average {load} when applied). Trials paced at {trial_pace} s per progress "
-      f"line of trial-sim's log (about 10 lines a trial). One operator (`{args}`) under the chart's "
-      f"ServiceAccount token.\n")
+      f"line of trial-sim's log (about 10 lines a trial). "
+      + (f"Sick simulated nodes: `{faults}`. " if faults else "")
+      + f"One operator (`{args}`) under the chart's ServiceAccount token.\n")
 print("| Figure | Value |")
 print("|---|---|")
 print(f"| `kubectl apply` of {n} campaigns | {float(t_applied) - t0:.1f} s |")
@@ -351,6 +358,9 @@ print(f"| overall: campaigns finished / TrialRuns, {int(settled_s)} s after the 
       f"{n - int(unfinished)} of {n} / {trials_all} |")
 print(f"| overall: API requests / per TrialRun | {requests:.0f} / "
       f"{requests / max(trials_all, 1):.2f} |")
+diag_jobs, diag_pairs = diag.split()
+print(f"| overall: diagnostic Jobs created / (suspect node, check) pairs they ran | "
+      f"{diag_jobs} / {diag_pairs} |")
 print(f"| mean API request rate since the operator started | "
       f"{requests / (float(t_end) - float(t_start)):.1f}/s |")
 print(f"| Events in the campaigns' namespace at the first round (all components) | {events} |")
