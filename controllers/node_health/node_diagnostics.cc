@@ -16,9 +16,11 @@ namespace {
 using kube::Json;
 namespace res = kube::resources;
 
+// Passed and Failed are verdicts (the ledger has them); Inconclusive is a Job that could not
+// judge the node (no output that parses): this campaign does not run it again, another may.
 bool IsTerminal(const Json& entry) {
   const std::string s = entry.is_object() ? entry.value("state", "") : "";
-  return s == "Passed" || s == "Failed";
+  return s == "Passed" || s == "Failed" || s == "Inconclusive";
 }
 
 std::vector<std::string> EvidenceKinds(const health::NodeRecord* rec) {
@@ -193,8 +195,17 @@ Result<Json> CampaignHealth::DiagnoseCheck(HealthContext& ctx, const std::string
   auto result = InterpretDiagnosticJob(job, pods, log_of,
                                        health::ExpectationsFor(ctx.spec->hardware.accelerator));
   if (!result) return entry;
-  entry["state"] = result->passed ? "Passed" : "Failed";
   entry["summary"] = result->summary;
+  if (result->inconclusive) {
+    // Neither clears nor convicts the node (a pod deleted or stuck, output not in the tool's
+    // format): nothing for the ledger, and the check is free for another campaign to run.
+    entry["state"] = "Inconclusive";
+    claims_.Release(uid, node, check);
+    emit("Warning", reasons::kDiagnosticResult,
+         check + " on " + node + " could not judge the node: " + result->summary);
+    return entry;
+  }
+  entry["state"] = result->passed ? "Passed" : "Failed";
   if (result->measurements.is_object()) entry["measurements"] = result->measurements;
   results->push_back(*result);
   emit(result->passed ? "Normal" : "Warning", reasons::kDiagnosticResult,

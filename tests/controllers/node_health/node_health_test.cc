@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "agents/core/campaign.h"
+#include "agents/sim/node_checks.h"
 #include "controllers/conditions.h"
 #include "controllers/node_health/diagnostic_jobs.h"
 #include "controllers/node_health/node_ledger_store.h"
@@ -331,7 +332,8 @@ TEST(NodeHealthTest, SuspectNodeIsAvoidedDiagnosedAndCordonedOnlyWithApproval) {
   EXPECT_EQ(kube::ResourceVersionOf(
                 *c.client.Get(res::kConfigMaps, "paratune-system", kNodeHealthConfigMap)),
             ledger_rv);
-  // A check that fails is recorded and keeps the suspicion.
+  // A check whose Job fails without output could not judge the node: Inconclusive, not
+  // written to the ledger, and the suspicion stays.
   Json job = c.Get(res::kJobs, *diag_jobs.begin());
   job["status"] = {{"conditions",
                     {{{"type", "Failed"},
@@ -342,13 +344,17 @@ TEST(NodeHealthTest, SuspectNodeIsAvoidedDiagnosedAndCordonedOnlyWithApproval) {
   c.Sync();
   ASSERT_TRUE(c.campaign_reconciler->Reconcile({"ns", "llama"}).ok());
   st = c.Get(res::kTuningCampaigns, "llama")["status"];
-  bool failed_seen = false;
+  bool inconclusive_seen = false;
   for (const auto& d : st["nodeHealth"]["diagnostics"]) {
     if (d.value("jobName", "") == *diag_jobs.begin())
-      failed_seen = d.value("state", "") == "Failed";
+      inconclusive_seen = d.value("state", "") == "Inconclusive";
   }
-  EXPECT_TRUE(failed_seen) << st["nodeHealth"].dump(2);
+  EXPECT_TRUE(inconclusive_seen) << st["nodeHealth"].dump(2);
   EXPECT_EQ(st["nodeHealth"]["suspectNodes"].size(), 1u);
+  EXPECT_EQ(kube::ResourceVersionOf(
+                *c.client.Get(res::kConfigMaps, "paratune-system", kNodeHealthConfigMap)),
+            ledger_rv);
+  EXPECT_TRUE(AnyEventSays(c, "DiagnosticResult", "could not judge the node"));
 
   // Cordon proposed; an approval without approved-by is refused and does nothing.
   Json cordon = Remediation(st, "cordon-gpu-2");
@@ -416,6 +422,31 @@ TEST(NodeHealthTest, SuspectNodeIsAvoidedDiagnosedAndCordonedOnlyWithApproval) {
   EXPECT_FALSE(c.ledger->Load()->IsSuspect("gpu-2"));
 }
 
+// Plays the Job controller and the check's pod on `node`: a pod the Job controls prints
+// `output` and the Job completes.
+void FinishDiagnosticJob(FakeCluster& c, Json job, const std::string& node,
+                         const std::string& output) {
+  const std::string name = kube::NameOf(job);
+  Json spec = job["spec"]["template"]["spec"];
+  spec["nodeName"] = node;
+  Json pod = {{"apiVersion", "v1"},
+              {"kind", "Pod"},
+              {"metadata",
+               {{"name", name + "-0-abcde"},
+                {"namespace", "ns"},
+                {"labels", {{"job-name", name}}},
+                {"ownerReferences", Json::array({{{"apiVersion", "batch/v1"},
+                                                  {"kind", "Job"},
+                                                  {"name", name},
+                                                  {"uid", kube::UidOf(job)},
+                                                  {"controller", true}}})}}},
+              {"spec", spec}};
+  ASSERT_TRUE(c.client.Create(res::kPods, "ns", pod).ok());
+  c.client.SetPodLog("ns", name + "-0-abcde", output);
+  job["status"] = {{"conditions", {{{"type", "Complete"}, {"status", "True"}}}}};
+  ASSERT_TRUE(c.client.UpdateStatus(res::kJobs, job).ok());
+}
+
 std::vector<Json> DiagnosticJobs(FakeCluster& c) {
   std::vector<Json> out;
   for (const auto& j : c.List(res::kJobs)) {
@@ -471,16 +502,15 @@ TEST(NodeHealthTest, ASuspectNodeIsDiagnosedOnceForEveryCampaignThatUsedIt) {
     EXPECT_FALSE(d.contains("jobName")) << "another tenant's Job is not named: " << d.dump();
     EXPECT_NE(d.value("summary", "").find("another campaign"), std::string::npos) << d.dump();
   }
-  // The first campaign's check fails: the second takes the verdict without running it.
-  Json failed = jobs[0];
+  // The first campaign's check finds the node throttled: the second takes the verdict
+  // without running it.
+  const Json failed = jobs[0];
   const std::string failed_check =
       failed["metadata"]["labels"].value(kDiagnosticCheckLabel, std::string());
-  failed["status"] = {{"conditions",
-                       {{{"type", "Failed"},
-                         {"status", "True"},
-                         {"reason", "DeadlineExceeded"},
-                         {"message", "Job was active longer than specified deadline"}}}}};
-  ASSERT_TRUE(c.client.UpdateStatus(res::kJobs, failed).ok());
+  FinishDiagnosticJob(
+      c, failed, "gpu-2",
+      SimulatedCheckOutput(failed_check, "gpu-2", {{"gpu-2", NodeFaultKind::kThrottle, 0.5}}, {},
+                           "nvidia-h100-80gb", 3));
   ASSERT_TRUE(c.campaign_reconciler->Reconcile({"ns", "llama"}).ok());
   EXPECT_EQ(DiagnosticEntry(c, "llama", failed_check).value("state", ""), "Failed");
   ASSERT_TRUE(c.campaign_reconciler->Reconcile({"ns", "mistral"}).ok());
@@ -488,19 +518,41 @@ TEST(NodeHealthTest, ASuspectNodeIsDiagnosedOnceForEveryCampaignThatUsedIt) {
   EXPECT_EQ(adopted.value("state", ""), "Failed") << adopted.dump();
   EXPECT_NE(adopted.value("summary", "").find("checked for another campaign"), std::string::npos)
       << adopted.dump();
-  EXPECT_NE(adopted.value("summary", "").find("deadline"), std::string::npos) << adopted.dump();
+  EXPECT_EQ(adopted.value("summary", ""),
+            DiagnosticEntry(c, "llama", failed_check).value("summary", "") +
+                " (checked for another campaign)");
   EXPECT_TRUE(AnyEventSays(c, "DiagnosticResult",
                            failed_check + " on gpu-2 failed (checked for "
                                           "another campaign)"));
   EXPECT_EQ(DiagnosticJobs(c).size(), jobs.size());
+  // A check Job of the first campaign that ends without output judged nothing: the check is
+  // free at once, and the second campaign runs its own.
+  Json stuck = jobs[1];
+  const std::string stuck_check =
+      stuck["metadata"]["labels"].value(kDiagnosticCheckLabel, std::string());
+  stuck["status"] = {{"conditions",
+                      {{{"type", "Failed"},
+                        {"status", "True"},
+                        {"reason", "DeadlineExceeded"},
+                        {"message", "Job was active longer than specified deadline"}}}}};
+  ASSERT_TRUE(c.client.UpdateStatus(res::kJobs, stuck).ok());
+  ASSERT_TRUE(c.campaign_reconciler->Reconcile({"ns", "llama"}).ok());
+  EXPECT_EQ(DiagnosticEntry(c, "llama", stuck_check).value("state", ""), "Inconclusive");
+  EXPECT_FALSE(c.ledger->Load()->Find("gpu-2")->checks_failed.count(stuck_check))
+      << "an inconclusive check convicts nobody";
+  ASSERT_TRUE(c.campaign_reconciler->Reconcile({"ns", "mistral"}).ok());
+  Json own = DiagnosticEntry(c, "mistral", stuck_check);
+  EXPECT_EQ(own.value("state", ""), "Running") << own.dump();
+  EXPECT_EQ(own.value("jobName", ""), DiagnosticJobName("mistral", stuck_check, "gpu-2"));
+  EXPECT_EQ(DiagnosticJobs(c).size(), jobs.size() + 1);
   // The first campaign's other Jobs vanish (it was deleted; the garbage collector took them).
   // Within the claim's grace the second campaign still waits (the Job may be uncached yet);
   // after it, it runs each check still unjudged, once.
-  for (size_t i = 1; i < jobs.size(); ++i) {
+  for (size_t i = 2; i < jobs.size(); ++i) {
     ASSERT_TRUE(c.client.Delete(res::kJobs, "ns", kube::NameOf(jobs[i]), {}).ok());
   }
   ASSERT_TRUE(c.campaign_reconciler->Reconcile({"ns", "mistral"}).ok());
-  EXPECT_EQ(DiagnosticJobs(c).size(), 1u);
+  EXPECT_EQ(DiagnosticJobs(c).size(), 3u) << "within the grace, nothing is taken over";
   clock.Advance(DiagnosticClaims::kGrace + Millis(1000));
   for (int i = 0; i < 2; ++i) ASSERT_TRUE(c.campaign_reconciler->Reconcile({"ns", "mistral"}).ok());
   std::set<std::string> mistral_checks;
