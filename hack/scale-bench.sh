@@ -385,6 +385,28 @@ for (verb, res), v in sorted(by_kind.items(), key=lambda kv: -kv[1]):
     print(f"| {verb} | {res} | {r:.0f} | {r / (2 * n):.2f} | {v:.0f} | "
           f"{v / max(trials_all, 1):.2f} |")
 print()
+# Where reconciles wait: the operator's request latency by verb and resource (all codes), the
+# whole run; watches are long polls by design and left out.
+latency = {}
+for labels, v in series("rest_client_request_duration_seconds_bucket"):
+    k = (labels.get("verb", "?"), labels.get("resource", "?"))
+    le = float("inf") if labels["le"] == "+Inf" else float(labels["le"])
+    latency.setdefault(k, {})
+    latency[k][le] = latency[k].get(le, 0) + v
+rows = []
+for k, bs in latency.items():
+    bs = sorted(bs.items())
+    if k[0] == "WATCH" or not bs or bs[-1][1] < 10:
+        continue
+    rows.append((quantile(bs, 0.99), k, bs[-1][1], quantile(bs, 0.5)))
+if rows:
+    print("Request latency by verb and resource (the whole run; 10 requests or more, slowest p99 "
+          "first):\n")
+    print("| verb | resource | requests | p50 | p99 |")
+    print("|---|---|---:|---:|---:|")
+    for p99, (verb, res), count, p50 in sorted(rows, key=lambda r: -r[0]):
+        print(f"| {verb} | {res} | {count:.0f} | {p50 * 1000:.1f} ms | {p99 * 1000:.1f} ms |")
+    print()
 PY
 kill "$op_pid" 2>/dev/null || true
 teardown

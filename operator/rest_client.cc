@@ -97,7 +97,8 @@ class RestKubeClientImpl final : public RestKubeClient {
         watch_client_(utility::conversions::to_string_t(cfg.server), MakeConfig(cfg, 900)),
         bucket_(cfg.qps, cfg.burst, time->Now()) {
     if (metrics_ != nullptr) {
-      metrics_->DeclareHistogram(kRestLatency, "Request latency in seconds by verb and code",
+      metrics_->DeclareHistogram(kRestLatency,
+                                 "Request latency in seconds by verb, resource and code",
                                  MetricsRegistry::LatencyBuckets());
       metrics_->DeclareCounter(kRestRequests, "Requests by verb, resource and code");
       metrics_->DeclareCounter(kRestRetries, "Requests retried after 429 or Retry-After, by code");
@@ -336,7 +337,8 @@ void RestKubeClientImpl::Record(const Call& call, int code, SteadyTime start) {
   if (call.verb != std::string("WATCH")) AddThreadApiSeconds(secs);
   if (metrics_ == nullptr) return;
   const std::string code_text = code == 0 ? "<error>" : std::to_string(code);
-  metrics_->Observe(kRestLatency, {{"verb", call.verb}, {"code", code_text}}, secs);
+  metrics_->Observe(kRestLatency,
+                    {{"verb", call.verb}, {"resource", call.resource}, {"code", code_text}}, secs);
   metrics_->Inc(kRestRequests,
                 {{"verb", call.verb}, {"resource", call.resource}, {"code", code_text}});
 }

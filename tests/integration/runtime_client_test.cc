@@ -136,7 +136,9 @@ TEST(RuntimeClientTest, ClientSideRateLimit) {
   for (int i = 0; i < 12; ++i) ASSERT_TRUE((*c)->List(resources::kNamespaces, "", {}).ok());
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_GE(secs, 0.9) << "12 requests at 10 qps with burst 2 need about 1 s";
-  EXPECT_EQ(metrics.HistogramCount(kRestLatency, {{"verb", "LIST"}, {"code", "200"}}), 12);
+  EXPECT_EQ(metrics.HistogramCount(kRestLatency,
+                                   {{"verb", "LIST"}, {"resource", "namespaces"}, {"code", "200"}}),
+            12);
 }
 
 TEST(RuntimeClientTest, WatchSeesChangesAndStopsOnRequest) {
