@@ -73,21 +73,62 @@ void LogServer::Stop() {
 }
 
 void LogServer::Serve() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    draining_ = false;
+  }
+  std::vector<std::thread> workers;
+  for (int i = 0; i < kWorkers; ++i) workers.emplace_back([this] { Work(); });
   while (!stopping_.load()) {
     pollfd p{fd_, POLLIN, 0};
     if (poll(&p, 1, 200) <= 0) continue;
     int conn = accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
     if (conn < 0) continue;
-    timeval tv{5, 0};
-    setsockopt(conn, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    setsockopt(conn, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));  // a reader that stalls
-    SSL* ssl = SSL_new(static_cast<SSL_CTX*>(ctx_));
-    SSL_set_fd(ssl, conn);
-    if (SSL_accept(ssl) == 1) Handle(ssl);
-    SSL_shutdown(ssl);
-    SSL_free(ssl);
-    close(conn);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (accepted_.size() < kMaxQueued) {
+        accepted_.push_back(conn);
+        conn = -1;
+      }
+    }
+    if (conn >= 0) {
+      close(conn);  // overloaded: the API server reports the error to the reader
+      continue;
+    }
+    cv_.notify_one();
   }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    draining_ = true;
+  }
+  cv_.notify_all();
+  for (auto& w : workers) w.join();
+}
+
+void LogServer::Work() {
+  for (;;) {
+    int conn = -1;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [this] { return draining_ || !accepted_.empty(); });
+      if (accepted_.empty()) return;  // draining, nothing left
+      conn = accepted_.front();
+      accepted_.pop_front();
+    }
+    ServeConnection(conn);
+  }
+}
+
+void LogServer::ServeConnection(int conn) {
+  timeval tv{5, 0};
+  setsockopt(conn, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  setsockopt(conn, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));  // a reader that stalls
+  SSL* ssl = SSL_new(static_cast<SSL_CTX*>(ctx_));
+  SSL_set_fd(ssl, conn);
+  if (SSL_accept(ssl) == 1) Handle(ssl);
+  SSL_shutdown(ssl);
+  SSL_free(ssl);
+  close(conn);
 }
 
 void LogServer::Handle(void* handle) {
