@@ -89,7 +89,9 @@ PodEvidence ReadPods(const std::vector<json>& pods) {
         std::find(out.node_names.begin(), out.node_names.end(), node) == out.node_names.end()) {
       out.node_names.push_back(node);
     }
-    out.any_running |= StringField(Get(pod, "status"), "phase") == "Running";
+    const std::string phase = StringField(Get(pod, "status"), "phase");
+    out.any_running |= phase == "Running";
+    out.any_finished |= phase == "Succeeded" || phase == "Failed";
     SystemTime t;
     if (ParseRfc3339(StringField(Get(pod, "status"), "startTime"), &t)) {
       if (!out.start_time || t < *out.start_time) out.start_time = t;
@@ -103,6 +105,7 @@ PodEvidence ReadPods(const std::vector<json>& pods) {
     if (ReadContainer(pod, &probe)) {
       probe.node_names = out.node_names;
       probe.any_running = out.any_running;
+      probe.any_finished = out.any_finished;
       probe.start_time = out.start_time;
       probe.failed_pod = StringField(Get(pod, "metadata"), "name");
       lead = &pod;

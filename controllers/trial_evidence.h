@@ -32,6 +32,7 @@ struct PodEvidence {
   std::string container;   // its first container's name
   std::vector<std::string> node_names;
   bool any_running = false;
+  bool any_finished = false;             // a pod in phase Succeeded or Failed
   std::optional<SystemTime> start_time;  // earliest pod start
 };
 

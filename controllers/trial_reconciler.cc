@@ -274,12 +274,17 @@ Result<kube::ReconcileResult> TrialRunReconciler::Observe(Context& ctx, const Js
     (void)DeleteWorkload(ctx, workload.value("kind", "Job"), kube::NameOf(workload));
     return Fail(ctx, "Unschedulable", why);
   }
-  status.phase = pods.any_running ? TrialRunPhase::kRunning : TrialRunPhase::kPending;
+  // A trial whose pods have run stays Running until its workload ends: a pod that finished
+  // before the Job controller marks the Job Complete or Failed (seconds under load) is no step
+  // back to Pending, and no status write of its own.
+  const bool ran =
+      pods.any_running || pods.any_finished || ctx.original.phase == TrialRunPhase::kRunning;
+  status.phase = ran ? TrialRunPhase::kRunning : TrialRunPhase::kPending;
   if (!ctx.original.phase && status.phase == TrialRunPhase::kPending) {
     const Millis wait = FirstStatusIn(workload);
     if (wait.count() > 0) return kube::ReconcileResult{false, std::min(wait, deadline_in)};
   }
-  if (!pods.any_running && ctx.original.phase == TrialRunPhase::kPending) {
+  if (!ran && ctx.original.phase == TrialRunPhase::kPending) {
     // Still Pending: where its pods were placed and when they started go out with the next
     // phase (Running or the outcome, both from the pods) instead of as status writes of their own.
     status.node_names = ctx.original.node_names;

@@ -231,6 +231,17 @@ TEST(TrialReconcilerTest, StatusIsPatchedOnlyWhenThePhaseMoves) {
   c.client.ResetCalls();
   ReconcileTrial(c);
   EXPECT_EQ(c.client.Calls("patch"), 0) << "a second look at an unchanged trial writes nothing";
+  // The pod finished; the Job controller has not marked the Job Complete yet (seconds under
+  // load): the trial is still Running, not back to Pending, and nothing is written.
+  pod = c.Get(res::kPods, std::string(kTrial) + "-0-x");
+  pod["status"]["phase"] = "Succeeded";
+  pod["status"]["containerStatuses"][0]["state"] = {
+      {"terminated", {{"exitCode", 0}, {"reason", "Completed"}}}};
+  ASSERT_TRUE(c.client.UpdateStatus(res::kPods, pod).ok());
+  c.client.ResetCalls();
+  st = ReconcileTrial(c);
+  EXPECT_EQ(st.value("phase", ""), "Running");
+  EXPECT_EQ(c.client.Calls("patch"), 0) << "a pod that ended before its Job is no status write";
 }
 
 // A Job whose pods have not started when first_status_wait has passed is written Pending with
