@@ -161,8 +161,6 @@ Result<Json> CampaignHealth::DiagnoseCheck(HealthContext& ctx, const std::string
     return entry;
   }
   if (IsTerminal(previous)) return previous;  // judged and recorded already
-  // Ours, and running or done: held against other campaigns (again, after a restart).
-  (void)claims_.Claim(uid, node, check, {ns, name});
   // A Job of that name that paratune did not render (someone made it first) proves nothing.
   DiagnosticJobOptions expect;
   expect.mode = opts_.diagnostics;
@@ -175,8 +173,11 @@ Result<Json> CampaignHealth::DiagnoseCheck(HealthContext& ctx, const std::string
                  " was not made by paratune (its containers differ): its result is "
                  "ignored; delete it to let the check run");
     entry["summary"] = "Job " + name + " was not made by paratune: ignored";
+    claims_.Release(uid, node, check);  // it judges nothing: another campaign may run the check
     return entry;
   }
+  // Ours, and running or done: held against other campaigns (again, after a restart).
+  (void)claims_.Claim(uid, node, check, {ns, name});
   std::vector<Json> pods;
   if (pods_ != nullptr) {
     for (const auto& p : pods_->List(ns)) {

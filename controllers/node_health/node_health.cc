@@ -105,6 +105,12 @@ std::string ClusterApproveCommand(const std::string& operator_ns, const std::str
          " --from-literal=remediation=" + id + " --from-literal=approvedBy=<your-name>";
 }
 
+namespace {
+TimeSource* Clock(const CampaignHealthOptions& o) {
+  return o.clock != nullptr ? o.clock : RealTimeSource::Get();
+}
+}  // namespace
+
 DiagnosticClaims::DiagnosticClaims(const kube::ObjectReader* jobs, TimeSource* clock)
     : jobs_(jobs), clock_(clock) {}
 
@@ -155,9 +161,8 @@ CampaignHealth::CampaignHealth(kube::KubeClient* client, NodeLedgerStore* ledger
       jobs_(jobs),
       pods_(pods),
       opts_(std::move(opts)),
-      approvals_(client, ledger->ns(), opts_.approval_recheck,
-                 opts_.clock != nullptr ? opts_.clock : RealTimeSource::Get()),
-      claims_(jobs, opts_.clock != nullptr ? opts_.clock : RealTimeSource::Get()) {}
+      approvals_(client, ledger->ns(), opts_.approval_recheck, Clock(opts_)),
+      claims_(jobs, Clock(opts_)) {}
 
 void CampaignHealth::EmitOnce(const HealthContext& ctx, const std::string& key,
                               const HealthEmit& emit, const std::string& type,

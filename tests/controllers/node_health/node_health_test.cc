@@ -565,6 +565,39 @@ TEST(NodeHealthTest, ASuspectNodeIsDiagnosedOnceForEveryCampaignThatUsedIt) {
   EXPECT_EQ(DiagnosticEntry(c, "mistral", failed_check).value("state", ""), "Failed");
 }
 
+// A Job under a campaign's diagnostic Job name that paratune did not make judges nothing, so it
+// holds no claim: another campaign that used the node runs the check.
+TEST(NodeHealthTest, AForeignJobUnderACheckNameDoesNotHoldTheCheck) {
+  FakeCluster c;
+  for (const char* n : {"gpu-0", "gpu-2"})
+    ASSERT_TRUE(c.client.Create(res::kNodes, "", Node(n)).ok());
+  ASSERT_TRUE(c.client.Create(res::kTuningCampaigns, "ns", Campaign("llama", 6)).ok());
+  ASSERT_TRUE(c.client.Create(res::kTuningCampaigns, "ns", Campaign("mistral", 6)).ok());
+  const std::string foreign = DiagnosticJobName("llama", "gemm", "gpu-2");
+  Json job = {
+      {"apiVersion", "batch/v1"},
+      {"kind", "Job"},
+      {"metadata", {{"name", foreign}, {"namespace", "ns"}}},
+      {"spec",
+       {{"template", {{"spec", {{"containers", {{{"name", "x"}, {"image", "busybox"}}}}}}}}}}};
+  ASSERT_TRUE(c.client.Create(res::kJobs, "ns", job).ok());
+  auto plan = [](const std::string& tr) {
+    if (tr == "llama-t002" || tr == "llama-t003") return TrialPlay{0.40, true, "gpu-2"};
+    if (tr == "mistral-t001") return TrialPlay{0.40, false, "gpu-2"};
+    return TrialPlay{0.40, false, "gpu-0"};
+  };
+  for (int i = 0; i < 4 && Phase(c, "mistral-t001") != "Succeeded"; ++i) Step(c, "mistral", plan);
+  for (int i = 0; i < 8 && Phase(c, "llama-t003") != "Succeeded"; ++i) Step(c, "llama", plan);
+  Step(c, "llama", plan);
+  ASSERT_TRUE(c.ledger->Load()->IsSuspect("gpu-2"));
+  EXPECT_NE(DiagnosticEntry(c, "llama", "gemm").value("summary", "").find("not made by paratune"),
+            std::string::npos);
+  ASSERT_TRUE(c.campaign_reconciler->Reconcile({"ns", "mistral"}).ok());
+  Json own = DiagnosticEntry(c, "mistral", "gemm");
+  EXPECT_EQ(own.value("jobName", ""), DiagnosticJobName("mistral", "gemm", "gpu-2")) << own.dump();
+  EXPECT_FALSE(c.Get(res::kJobs, DiagnosticJobName("mistral", "gemm", "gpu-2")).is_null());
+}
+
 // A claim lapses when its Job leaves the cache after the grace, or when it outlives any Job.
 TEST(DiagnosticClaimsTest, AClaimHoldsWhileItsJobRunsAndLapsesWithoutIt) {
   FakeTimeSource clock;
