@@ -41,6 +41,9 @@ struct TuningCampaignReconciler::Context {
   std::unique_ptr<TuningSession> session;
   std::map<std::string, Json> trial_runs;  // by name, owned by this campaign
   bool pool_changed = false;
+  // The pool holds what only it records (an outcome ingested, node health): it is written now,
+  // never held (ProposeAndPersist).
+  bool pool_must_be_written = false;
   std::string now;
   HealthContext health;
   bool health_checked = false;
@@ -128,6 +131,10 @@ Result<kube::ReconcileResult> TuningCampaignReconciler::Reconcile(const kube::Ob
   auto loaded = store_->Load(ctx.campaign);
   if (!loaded.ok()) return loaded.status();
   ctx.loaded = std::move(*loaded);
+  for (const auto& tr : informers_.trials->ByOwner(kube::UidOf(ctx.campaign))) {
+    ctx.trial_runs[kube::NameOf(*tr)] = *tr;
+  }
+  if (ctx.loaded.version.empty()) AdoptTrialRuns(ctx);
   SessionDeps deps;
   deps.diagnostician = analyzer_;
   deps.options.seed = opts_.seed;
@@ -158,9 +165,6 @@ Result<kube::ReconcileResult> TuningCampaignReconciler::Reconcile(const kube::Ob
     return session.status();
   }
   ctx.session = std::move(*session);
-  for (const auto& tr : informers_.trials->ByOwner(kube::UidOf(ctx.campaign))) {
-    ctx.trial_runs[kube::NameOf(*tr)] = *tr;
-  }
   ctx.hours = SumAcceleratorHours(ctx.spec, ctx.trial_runs, time_->SystemNow());
   AcceleratorBudgetReached(ctx.spec, ctx.hours, &ctx.budget_message);
   Status done = Advance(ctx);
@@ -221,6 +225,7 @@ Status TuningCampaignReconciler::Ingest(Context& ctx) {
     Status s = ctx.session->RecordOutcome(outcome);
     if (!s.ok() && s.code() != StatusCode::kNotFound) return s;
     ctx.pool_changed = true;
+    ctx.pool_must_be_written = true;
     const TrialRecord* rec = ctx.session->pool().FindTrial(name);
     if (outcome.succeeded) {
       char buf[64];
@@ -262,6 +267,7 @@ Status TuningCampaignReconciler::CheckHealth(Context& ctx) {
   PARATUNE_RETURN_IF_ERROR(opts_.health->Diagnose(h, emit));
   PARATUNE_RETURN_IF_ERROR(opts_.health->Remediate(h, emit));
   ctx.pool_changed |= h.pool_changed;
+  ctx.pool_must_be_written |= h.pool_changed;
   ctx.health_checked = true;
   return Status::Ok();
 }
@@ -292,10 +298,70 @@ Status TuningCampaignReconciler::ProposeAndPersist(Context& ctx) {
     ctx.pool_changed |= !plans->empty() || rejected.size() != rejected_before;
   }
   if (!ctx.pool_changed) return Status::Ok();
+  // The built-in engine's first round (nothing saved yet, nothing ingested) is held in this
+  // process until the pool next changes: its trials become TrialRuns in this reconcile and come
+  // back from them (AdoptTrialRuns) if the process ends first; its analyses and pre-flight
+  // rejections the engine makes again. One write fewer per campaign (issue 17). A model's
+  // answers are never held: an LLM is not asked twice.
+  if (ctx.loaded.version.empty() && !ctx.pool_must_be_written &&
+      ctx.spec.agents.engine == "builtin" &&
+      store_->Hold(ctx.campaign, ctx.session->pool(), ctx.loaded.version)) {
+    return Status::Ok();
+  }
   auto version = store_->Save(ctx.campaign, ctx.session->pool(), ctx.loaded.version);
   if (!version.ok()) return version.status();
   ctx.loaded.version = *version;
   return Status::Ok();
+}
+
+void TuningCampaignReconciler::AdoptTrialRuns(Context& ctx) {
+  const std::string campaign = kube::NameOf(ctx.campaign);
+  std::vector<std::string> adopted;
+  for (const auto& [name, tr] : ctx.trial_runs) {  // by name: iteration order
+    if (ctx.loaded.pool.FindTrial(name) != nullptr) continue;
+    auto spec = TrialRunSpecFromJson(ObjectField(tr, "spec"));
+    std::string why;
+    if (!spec.ok()) {
+      why = spec.status().message();
+    } else if (spec->campaign_name != campaign) {
+      why = "spec.campaignRef.name is \"" + spec->campaign_name + "\"";
+    } else if (Status in = ctx.spec.CheckInSearchSpace(spec->config, "spec.config"); !in.ok()) {
+      why = in.message();
+    }
+    TrialRecord t;
+    if (why.empty()) {
+      auto proposal = Proposal::FromJson(spec->proposal, "spec.proposal");
+      auto prediction = Prediction::FromJson(spec->prediction, "spec.prediction");
+      if (!proposal.ok()) why = proposal.status().message();
+      if (!prediction.ok()) why = prediction.status().message();
+      if (why.empty()) {
+        t.proposal = std::move(*proposal);
+        t.prediction = std::move(*prediction);
+      }
+    }
+    if (!why.empty()) {
+      Emit(ctx, "Warning", reasons::kTrialNotAdopted,
+           "TrialRun " + name + " is owned by this campaign but its message pool has no record " +
+               "of it, and it cannot be taken in: " + why);
+      continue;
+    }
+    t.name = name;
+    t.iteration = spec->iteration;
+    t.config = spec->config;
+    t.retry_of = spec->retry_of;
+    t.avoid_nodes = spec->avoid_nodes;
+    t.phase = TrialPhase::kPending;  // open: Ingest reads its outcome when it has one
+    ctx.loaded.pool.AddTrial(std::move(t));
+    adopted.push_back(name);
+  }
+  if (adopted.empty()) return;
+  ctx.pool_changed = true;
+  std::string names;
+  for (const auto& n : adopted) names += (names.empty() ? "" : ", ") + n;
+  Emit(ctx, "Normal", reasons::kTrialsAdopted,
+       names + ": TrialRuns of this campaign that its message pool did not record (the operator " +
+           "stopped before saving the round that launched them, or the pool ConfigMap was " +
+           "deleted) are taken back into it with the proposal and prediction they carry");
 }
 
 Status TuningCampaignReconciler::LaunchOpenTrials(Context& ctx) {

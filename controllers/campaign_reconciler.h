@@ -8,7 +8,10 @@
 //      trial);
 //   3. saves the pool BEFORE creating TrialRuns, then creates every open trial that has no
 //      TrialRun yet. Names are deterministic ("<campaign>-t003"), so a crash at any point
-//      neither loses nor duplicates a trial: AlreadyExists means it was made already;
+//      neither loses nor duplicates a trial: AlreadyExists means it was made already. The
+//      built-in engine's first round is not saved but held (MessagePoolStore::Hold) until the
+//      pool next changes; TrialRuns of the campaign that a pool (no pool saved yet) lacks are
+//      taken into it from their spec (AdoptTrialRuns), so a crash loses no trial there either;
 //   4. writes status (phase, iteration, counts, baseline, best, last analysis, conditions with
 //      observedGeneration) and, once finished, publishes the best configuration to
 //      spec.output.configMapName (never one it did not create; owned by the campaign only with
@@ -89,6 +92,10 @@ class TuningCampaignReconciler : public kube::Reconciler {
   Status Ingest(Context& ctx);
   Status CheckHealth(Context& ctx);
   Status ProposeAndPersist(Context& ctx);
+  // With no pool saved: the campaign's TrialRuns the pool lacks become its open trials (config,
+  // proposal, prediction, retry from their spec); one outside the search space or not naming
+  // the campaign is left out with a Warning Event. Sets pool_changed when it took any.
+  void AdoptTrialRuns(Context& ctx);
   Status LaunchOpenTrials(Context& ctx);
   // Writes the best configuration to spec.output.configMapName when that ConfigMap is absent or
   // ours (IsOutputOf); one that is not is left untouched: OutputPublished=False naming its

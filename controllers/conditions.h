@@ -27,6 +27,9 @@ inline constexpr const char* kInvalidSpec = "InvalidSpec";
 inline constexpr const char* kProposed = "Proposed";
 inline constexpr const char* kRejectedByPreflight = "RejectedByPreflight";
 inline constexpr const char* kLaunched = "Launched";
+// TrialRuns of the campaign its message pool had no record of, taken into it (or not).
+inline constexpr const char* kTrialsAdopted = "TrialsAdopted";
+inline constexpr const char* kTrialNotAdopted = "TrialNotAdopted";
 inline constexpr const char* kTrialSucceeded = "TrialSucceeded";
 inline constexpr const char* kTrialFailed = "TrialFailed";
 inline constexpr const char* kNewBest = "NewBest";

@@ -115,8 +115,8 @@ std::optional<std::string> Annotation(const Json& obj, const char* key) {
 
 }  // namespace
 
-// A byte-bounded LRU of immutable chunks (by name) and of the heads this process wrote (by
-// campaign UID), plus the last compaction level per campaign.
+// A byte-bounded LRU of immutable chunks (by name), of the heads this process wrote and of the
+// pools it holds (by campaign UID), plus the last compaction level per campaign.
 struct ConfigMapPoolStore::Cache {
   struct Head {
     Version version;
@@ -128,7 +128,7 @@ struct ConfigMapPoolStore::Cache {
     std::list<std::string>::iterator lru;
   };
   std::mutex mu;
-  std::map<std::string, Entry> entries;  // "c/<name>" or "h/<uid>"
+  std::map<std::string, Entry> entries;  // "c/<name>", "h/<uid>" or "p/<uid>" (a held pool)
   std::list<std::string> lru;            // most recent first
   size_t bytes = 0;
   size_t limit = 0;
@@ -141,14 +141,16 @@ struct ConfigMapPoolStore::Cache {
     lru.erase(it->second.lru);
     entries.erase(it);
   }
-  void Put(const std::string& key, std::string data, Version version = {}) {
+  // False when `data` alone exceeds the limit (nothing is kept).
+  bool Put(const std::string& key, std::string data, Version version = {}) {
     std::lock_guard lock(mu);
     EraseLocked(key);
-    if (data.size() > limit) return;
+    if (data.size() > limit) return false;
     lru.push_front(key);
     bytes += data.size();
     entries[key] = Entry{std::move(data), std::move(version), lru.begin()};
     while (bytes > limit && !lru.empty()) EraseLocked(lru.back());
+    return true;
   }
   bool Find(const std::string& key, std::string* data, Version* version = nullptr) {
     std::lock_guard lock(mu);
@@ -217,6 +219,9 @@ Result<LoadedPool> ConfigMapPoolStore::Load(const Json& campaign) {
   const std::string name = kube::NameOf(campaign);
   Version v;
   std::string tail;
+  if (opts_.cache_heads && cache_->Find("p/" + kube::UidOf(campaign), &tail)) {
+    return ParsePool(tail, HeadName(name) + " (held, not written yet)", "");
+  }
   const bool cached = opts_.cache_heads && cache_->Find("h/" + kube::UidOf(campaign), &tail, &v);
   if (!cached) {
     auto head = Read(ns, HeadName(name));
@@ -350,8 +355,11 @@ Result<std::string> ConfigMapPoolStore::Save(const Json& campaign, const Message
   }
   if (!written.ok()) {
     cache_->Forget("h/" + uid);
+    // Another writer's pool exists: the next Load reads it, not the one held here.
+    if (written.status().code() == StatusCode::kConflict) cache_->Forget("p/" + uid);
     return written.status();
   }
+  cache_->Forget("p/" + uid);
   next.rv = kube::ResourceVersionOf(*written);
   if (opts_.cache_heads) cache_->Put("h/" + uid, tail, next);
   cache_->SetCompaction(uid, level);
@@ -364,6 +372,12 @@ Result<std::string> ConfigMapPoolStore::Save(const Json& campaign, const Message
   }
   DeleteChunks(campaign, next.chunks, prev.legacy);
   return EncodeVersion(next);
+}
+
+bool ConfigMapPoolStore::Hold(const Json& campaign, const MessagePool& pool,
+                              const std::string& version) {
+  if (!opts_.cache_heads || !version.empty()) return false;
+  return cache_->Put("p/" + kube::UidOf(campaign), pool.ToJson().dump());
 }
 
 }  // namespace paratune::controllers

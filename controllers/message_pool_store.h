@@ -35,6 +35,19 @@ class MessagePoolStore {
   // (reload and retry). Returns the new version.
   virtual Result<std::string> Save(const kube::Json& campaign, const MessagePool& pool,
                                    const std::string& version) = 0;
+  // Keeps `pool` as the campaign's pool in this process without writing it: Load returns it
+  // (version "", so the next Save creates the pool) until a Save writes it. Only for a pool of
+  // which nothing was ever saved (`version` ""), and only the caller knows whether a process that
+  // ends before the next Save may lose it (TuningCampaignReconciler holds the built-in engine's
+  // first round, whose trials its TrialRuns give back). False when this store cannot hold (it may
+  // not be the pool's only writer, or the pool does not fit its memory): the caller saves.
+  virtual bool Hold(const kube::Json& campaign, const MessagePool& pool,
+                    const std::string& version) {
+    (void)campaign;
+    (void)pool;
+    (void)version;
+    return false;
+  }
   // Adds what the store has to say about this campaign's pool to the status the reconciler is
   // about to write (a condition). Default: nothing.
   virtual void DecorateStatus(const kube::Json& campaign, kube::Json* status) const {
@@ -78,7 +91,8 @@ enum class PoolCompaction { kNone, kText, kRecords, kTooLarge };
 // then moves the head (so a crash mid-save leaves the previous pool intact), then deletes the
 // chunks the head no longer lists. Pools saved by earlier versions ("-pool-g<gen>-<i>" shards)
 // still load; the next save rewrites them. A typical save (a trial appended or updated) costs
-// one request: the head. Thread-safe when the client is; one writer per campaign at a time.
+// one request: the head; the first save of a pool the reconciler held (Hold) costs the head and
+// no request before it. Thread-safe when the client is; one writer per campaign at a time.
 class ConfigMapPoolStore : public MessagePoolStore {
  public:
   // Borrows client.
@@ -91,6 +105,10 @@ class ConfigMapPoolStore : public MessagePoolStore {
   // to compact: True/TextShortened (LLM text, evidence) or True/RecordsCompacted (older trials'
   // prose). A full pool is False/PoolFull, set by Save itself.
   void DecorateStatus(const kube::Json& campaign, kube::Json* status) const override;
+  // Holds in the cache of heads (opts.cache_heads: this process is the only writer). A held pool
+  // the cache evicts is gone as if the process had restarted.
+  bool Hold(const kube::Json& campaign, const MessagePool& pool,
+            const std::string& version) override;
 
   static std::string HeadName(const std::string& campaign) { return campaign + "-pool"; }
 

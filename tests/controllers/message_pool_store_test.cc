@@ -104,6 +104,55 @@ TEST(ConfigMapPoolStoreTest, CompactsWhatWouldNotFit) {
   EXPECT_EQ(cond["reason"], "PoolFull");
 }
 
+// A held pool costs no request until it is saved; Load gives it back (version "", so the save
+// creates it); another process does not see it. A store that may not be the only writer does
+// not hold, nor does one asked to hold a pool that was saved already.
+TEST(ConfigMapPoolStoreTest, AHeldPoolIsLoadedFromMemoryAndCreatedByTheNextSave) {
+  kube::FakeKubeClient client;
+  Json campaign = Campaign(&client);
+  ConfigMapPoolStore store(&client);
+  MessagePool pool = PoolWithTrials(2, 100);
+  client.ResetCalls();
+  ASSERT_TRUE(store.Hold(campaign, pool, ""));
+  auto held = store.Load(campaign);
+  ASSERT_TRUE(held.ok()) << held.status().ToString();
+  EXPECT_EQ(held->version, "");
+  EXPECT_EQ(held->pool.ToJson(), pool.ToJson());
+  EXPECT_EQ(client.Calls("create") + client.Calls("update") + client.Calls("get"), 0);
+  ConfigMapPoolStore other(&client);
+  EXPECT_TRUE(other.Load(campaign)->pool.trials().empty()) << "held in this process only";
+
+  pool.trials()[0].phase = TrialPhase::kSucceeded;
+  auto v = store.Save(campaign, pool, held->version);
+  ASSERT_TRUE(v.ok()) << v.status().ToString();
+  EXPECT_EQ(client.Calls("create"), 1) << "the head";
+  EXPECT_EQ(other.Load(campaign)->pool.ToJson(), pool.ToJson());
+  auto after = store.Load(campaign);
+  EXPECT_EQ(after->version, *v) << "the saved pool, not the held one";
+  EXPECT_FALSE(store.Hold(campaign, pool, *v)) << "saved already";
+
+  ConfigMapPoolStoreOptions shared;
+  shared.cache_heads = false;
+  ConfigMapPoolStore not_alone(&client, shared);
+  EXPECT_FALSE(not_alone.Hold(campaign, pool, ""));
+}
+
+// A held pool whose save finds another writer's pool is dropped: the next Load reads that one.
+TEST(ConfigMapPoolStoreTest, AHeldPoolGivesWayToAPoolSavedElsewhere) {
+  kube::FakeKubeClient client;
+  Json campaign = Campaign(&client);
+  ConfigMapPoolStore store(&client);
+  ConfigMapPoolStore elsewhere(&client);
+  ASSERT_TRUE(store.Hold(campaign, PoolWithTrials(1, 10), ""));
+  ASSERT_TRUE(elsewhere.Save(campaign, PoolWithTrials(3, 10), "").ok());
+  auto saved = store.Save(campaign, PoolWithTrials(2, 10), "");
+  EXPECT_EQ(saved.status().code(), StatusCode::kConflict) << saved.status().ToString();
+  auto loaded = store.Load(campaign);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  EXPECT_EQ(loaded->pool.trials().size(), 3u);
+  EXPECT_NE(loaded->version, "");
+}
+
 // Appending a trial to a pool of many chunks rewrites the head and at most the chunk the
 // change falls in, not every chunk; a fresh store (another process) loads it whole.
 TEST(ConfigMapPoolStoreTest, SavesIncrementally) {

@@ -179,6 +179,120 @@ TEST(CampaignReconcilerTest, AReconcileBeforeTheWatchCreatesNoTrialRunTwice) {
   EXPECT_EQ(c.List(res::kTrialRuns).size(), 2u);
 }
 
+// The reconciler of an operator that restarted: a new pool store (nothing held, no head
+// remembered) over the same cluster.
+struct Restarted {
+  explicit Restarted(FakeCluster& c)
+      : store(&c.client),
+        reconciler(&c.client, CampaignInformers{c.campaigns(), c.trials()}, &store,
+                   c.recorder.get(), c.analyzer, nullptr, RealTimeSource::Get(), [] {
+                     CampaignReconcilerOptions o;
+                     o.detect_anomalies = false;
+                     return o;
+                   }()) {}
+  ConfigMapPoolStore store;
+  TuningCampaignReconciler reconciler;
+};
+
+int EventsWithReason(FakeCluster& c, const std::string& reason) {
+  int n = 0;
+  for (const auto& e : c.List(res::kEvents)) n += e.value("reason", "") == reason ? 1 : 0;
+  return n;
+}
+
+// Issue 17: the built-in engine's first round is launched without writing the message pool
+// (held until the next change, which writes it); an operator that restarts before then takes
+// the round back from its TrialRuns, proposes nothing twice and runs the campaign to the end.
+TEST(CampaignReconcilerTest, TheFirstRoundIsHeldAndARestartTakesItBackFromTheTrialRuns) {
+  FakeCluster c(/*detect_anomalies=*/false);
+  ASSERT_TRUE(c.client.Create(res::kTuningCampaigns, "ns", Campaign("llama", 4, 2)).ok());
+  c.ReconcileCampaignAndTrials("llama");
+  ASSERT_EQ(c.List(res::kTrialRuns).size(), 2u);
+  EXPECT_TRUE(c.List(res::kConfigMaps).empty()) << "no pool written for the first round";
+  std::map<std::string, Json> launched;
+  for (const auto& tr : c.List(res::kTrialRuns)) launched[kube::NameOf(tr)] = tr["spec"];
+
+  Restarted r(c);
+  auto adopted = r.reconciler.Reconcile({"ns", "llama"});
+  ASSERT_TRUE(adopted.ok()) << adopted.status().ToString();
+  EXPECT_EQ(c.List(res::kTrialRuns).size(), 2u) << "nothing proposed again";
+  EXPECT_EQ(EventsWithReason(c, "TrialsAdopted"), 1);
+  auto pool = r.store.Load(c.Get(res::kTuningCampaigns, "llama"));
+  ASSERT_TRUE(pool.ok()) << pool.status().ToString();
+  ASSERT_EQ(pool->pool.trials().size(), 2u);
+  for (const auto& t : pool->pool.trials()) {
+    ASSERT_TRUE(launched.count(t.name)) << t.name;
+    EXPECT_EQ(t.proposal.ToJson(), launched[t.name]["proposal"]) << t.name;
+    EXPECT_EQ(t.iteration, launched[t.name].value("iteration", int64_t{0}));
+    EXPECT_EQ(t.phase, TrialPhase::kPending);
+  }
+
+  // The trials finish: their outcomes are what only the pool records, so it is written.
+  c.ForEachJobWithoutPod([&](const Json& tr) {
+    c.FinishJob(kube::NameOf(tr), 0, "Completed", testing::MadeUpMetrics(tr));
+  });
+  c.ReconcileTrials();
+  ASSERT_TRUE(r.reconciler.Reconcile({"ns", "llama"}).ok());
+  EXPECT_FALSE(c.Get(res::kConfigMaps, "llama-pool").is_null());
+  ConfigMapPoolStore another_process(&c.client);
+  auto written = another_process.Load(c.Get(res::kTuningCampaigns, "llama"));
+  ASSERT_TRUE(written.ok()) << written.status().ToString();
+  EXPECT_EQ(written->pool.trials().size(), 4u) << "two measured, two proposed";
+  for (int i = 0; i < 8 && Phase(c, "llama") != "Succeeded"; ++i) {
+    ASSERT_TRUE(r.reconciler.Reconcile({"ns", "llama"}).ok());
+    c.ReconcileTrials();
+    c.ForEachJobWithoutPod([&](const Json& tr) {
+      c.FinishJob(kube::NameOf(tr), 0, "Completed", testing::MadeUpMetrics(tr));
+    });
+    c.ReconcileTrials();
+  }
+  EXPECT_EQ(Phase(c, "llama"), "Succeeded");
+  EXPECT_EQ(c.List(res::kTrialRuns).size(), 4u);
+  EXPECT_EQ(c.Get(res::kTuningCampaigns, "llama")["status"]["trials"]["succeeded"], 4);
+}
+
+// A TrialRun that names the campaign as its owner but whose configuration is outside the search
+// space (a hand-made one) is not taken in: a Warning names it, and the campaign goes on.
+TEST(CampaignReconcilerTest, ATrialRunOutsideTheSearchSpaceIsNotAdopted) {
+  FakeCluster c(/*detect_anomalies=*/false);
+  ASSERT_TRUE(c.client.Create(res::kTuningCampaigns, "ns", Campaign("llama", 4, 1)).ok());
+  Json tc = c.Get(res::kTuningCampaigns, "llama");
+  Json stray = testing::HandMadeTrialRun("llama-t007", "llama");
+  stray["spec"]["config"]["tp"] = 16;
+  stray["metadata"]["ownerReferences"] = Json::array({kube::MakeControllerRef(tc)});
+  ASSERT_TRUE(c.client.Create(res::kTrialRuns, "ns", stray).ok());
+  ASSERT_TRUE(c.campaign_reconciler->Reconcile({"ns", "llama"}).ok());
+  EXPECT_EQ(EventsWithReason(c, "TrialNotAdopted"), 1);
+  EXPECT_EQ(EventsWithReason(c, "TrialsAdopted"), 0);
+  for (const auto& e : c.List(res::kEvents)) {
+    if (e.value("reason", "") != "TrialNotAdopted") continue;
+    EXPECT_NE(e.value("message", "").find("llama-t007"), std::string::npos) << e.dump();
+    EXPECT_NE(e.value("message", "").find("spec.config.tp"), std::string::npos) << e.dump();
+  }
+  EXPECT_FALSE(c.Get(res::kTrialRuns, "llama-t001").is_null()) << "the campaign starts";
+}
+
+// A campaign whose proposals come from a language model writes its first round before launching
+// it: a model's answer is not held where a restart would lose it.
+TEST(CampaignReconcilerTest, AnLlmCampaignsFirstRoundIsWrittenBeforeItsTrialRuns) {
+  FakeCluster c(/*detect_anomalies=*/false);
+  TuningCampaignReconciler reconciler(
+      &c.client, CampaignInformers{c.campaigns(), c.trials()}, c.store.get(), c.recorder.get(),
+      c.analyzer,
+      [](const CampaignSpec&, MessagePool*) -> Result<std::unique_ptr<StrategyEngine>> {
+        return std::unique_ptr<StrategyEngine>();  // the built-in engine answers
+      },
+      RealTimeSource::Get(), CampaignReconcilerOptions{});
+  Json campaign = Campaign("llama", 4, 2);
+  campaign["spec"]["agents"] = {{"engine", "llm"},
+                                {"llm", {{"endpoint", "https://llm.corp/v1"}, {"model", "m"}}}};
+  ASSERT_TRUE(c.client.Create(res::kTuningCampaigns, "ns", campaign).ok());
+  auto r = reconciler.Reconcile({"ns", "llama"});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(c.List(res::kTrialRuns).size(), 2u);
+  EXPECT_FALSE(c.Get(res::kConfigMaps, "llama-pool").is_null());
+}
+
 TEST(CampaignReconcilerTest, FailedTrialIsDiagnosedAndLargerBudgetResumes) {
   FakeCluster c(/*detect_anomalies=*/false);
   // tp 8 too: the made-up OOM of the second trial rules out every configuration that needs at
