@@ -79,6 +79,10 @@ teardown() {
   rm -rf "$dir"; dir=""
 }
 trap teardown EXIT
+# A command that fails under `set -e` ends the run: say which (one that prints nothing, as a
+# process killed by a signal, would otherwise end it silently).
+set -E
+trap 'log "failed (exit $?) at line $LINENO: $BASH_COMMAND"' ERR
 
 # measure N: one fresh control plane and operator, N campaigns; prints a "### N campaigns" part.
 measure() {
