@@ -47,6 +47,12 @@ namespace paratune::controllers {
 inline constexpr const char* kApproveAnnotation = "tuning.paratune.dev/approve";
 inline constexpr const char* kApprovedByAnnotation = "tuning.paratune.dev/approved-by";
 
+// The states of a status.nodeHealth.diagnostics entry and of a status.remediations entry; the
+// TuningCampaign CRD's enums list exactly these (ControllersCrdTest writes each through a real
+// API server: a state the schema lacks makes every status write of the campaign fail).
+inline constexpr const char* kDiagnosticStates[] = {"Running", "Passed", "Failed", "Inconclusive"};
+inline constexpr const char* kRemediationStates[] = {"Proposed", "Applied", "Failed", "Obsolete"};
+
 struct CampaignHealthOptions {
   std::string diagnostics = "nvidia";  // off | nvidia | simulated (operator --diagnostics)
   std::string paratune_image = "paratune/paratune:latest";  // simulated checks' image

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "base/time_source.h"
+#include "controllers/node_health/node_health.h"
 #include "operator/rest_client.h"
 #include "tests/integration/cluster_fixture.h"
 
@@ -81,6 +82,40 @@ TEST(ControllersCrdTest, StatusIsASubresource) {
   auto st = c->UpdateStatus(resources::kTuningCampaigns, again);
   ASSERT_TRUE(st.ok()) << StatusText(st.status());
   EXPECT_EQ((*st)["status"]["phase"], "Running");
+}
+
+// Every state the node-health code writes passes the schema's enums (Inconclusive was missing
+// from the CRD for a day: a campaign whose check judged nothing could write no status at all).
+TEST(ControllersCrdTest, StatusTakesEveryDiagnosticAndRemediationState) {
+  PARATUNE_REQUIRE_CLUSTER(cluster);
+  InstallCrdsAndRbac(cluster);
+  KubeClient* c = cluster->Admin();
+  std::string ns = cluster->NewNamespace("crdstates");
+  ASSERT_TRUE(c->Create(resources::kTuningCampaigns, ns, Campaign("s")).ok());
+  auto write = [&](const std::string& diagnostic, const std::string& remediation) {
+    Json current = *c->Get(resources::kTuningCampaigns, ns, "s");
+    current["status"] = {
+        {"phase", "Running"},
+        {"nodeHealth",
+         {{"diagnostics",
+           {{{"node", "gpu-1"}, {"check", "gemm"}, {"state", diagnostic}, {"summary", "s"}}}}}},
+        {"remediations",
+         {{{"id", "cordon-gpu-1"},
+           {"action", "CordonNode"},
+           {"node", "gpu-1"},
+           {"state", remediation}}}}};
+    return c->UpdateStatus(resources::kTuningCampaigns, current).status();
+  };
+  for (const char* state : controllers::kDiagnosticStates) {
+    Status s = write(state, "Proposed");
+    EXPECT_TRUE(s.ok()) << "diagnostic state " << state << ": " << StatusText(s);
+  }
+  for (const char* state : controllers::kRemediationStates) {
+    Status s = write("Running", state);
+    EXPECT_TRUE(s.ok()) << "remediation state " << state << ": " << StatusText(s);
+  }
+  EXPECT_EQ(write("Maybe", "Proposed").code(), StatusCode::kInvalidArgument)
+      << "the enum is enforced";
 }
 
 TEST(ControllersCrdTest, OperatorServiceAccountHasExactlyWhatTheControllersUse) {
