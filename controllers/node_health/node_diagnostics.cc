@@ -2,6 +2,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <chrono>
 #include <optional>
 #include <utility>
 
@@ -17,7 +18,8 @@ using kube::Json;
 namespace res = kube::resources;
 
 // Passed and Failed are verdicts (the ledger has them); Inconclusive is a Job that could not
-// judge the node (no output that parses): this campaign does not run it again, another may.
+// judge the node (no output that parses): another campaign may run the check at once, and this
+// one runs it again after kInconclusiveRetryAfter, kDiagnosticAttempts times in all.
 bool IsTerminal(const Json& entry) {
   const std::string s = entry.is_object() ? entry.value("state", "") : "";
   return s == "Passed" || s == "Failed" || s == "Inconclusive";
@@ -82,6 +84,37 @@ Json SettleWaited(const Json& entry, const health::NodeLedger& ledger) {
   return settled;
 }
 
+constexpr int64_t kDiagnosticAttempts = 3;
+constexpr std::chrono::minutes kInconclusiveRetryAfter{5};
+
+int64_t AttemptOf(const Json& entry) {
+  return entry.is_object() ? std::max<int64_t>(1, entry.value("attempt", int64_t{1})) : 1;
+}
+
+// When the Job got its terminal condition (nullopt when it does not say).
+std::optional<SystemTime> FinishedAt(const Json& job) {
+  const Json conditions = ObjectField(job, "status").value("conditions", Json::array());
+  for (const auto& c : conditions.is_array() ? conditions : Json::array()) {
+    const std::string type = c.value("type", "");
+    SystemTime t;
+    if ((type == "Complete" || type == "Failed") && c.value("status", "") == "True" &&
+        ParseRfc3339(c.value("lastTransitionTime", ""), &t)) {
+      return t;
+    }
+  }
+  return std::nullopt;
+}
+
+// An Inconclusive check of this campaign whose Job ended kInconclusiveRetryAfter ago (or does
+// not say when) and that has attempts left.
+bool RetryDue(const Json& previous, const Json& job, const std::string& now) {
+  if (!previous.is_object() || previous.value("state", "") != "Inconclusive") return false;
+  if (AttemptOf(previous) >= kDiagnosticAttempts) return false;
+  SystemTime at;
+  const auto finished = FinishedAt(job);
+  return !finished || !ParseRfc3339(now, &at) || at - *finished >= kInconclusiveRetryAfter;
+}
+
 }  // namespace
 
 Result<Json> CampaignHealth::DiagnoseCheck(HealthContext& ctx, const std::string& node,
@@ -91,6 +124,7 @@ Result<Json> CampaignHealth::DiagnoseCheck(HealthContext& ctx, const std::string
   const std::string ns = kube::NamespaceOf(*ctx.campaign);
   const std::string name = DiagnosticJobName(kube::NameOf(*ctx.campaign), check, node);
   Json entry = {{"node", node}, {"check", check}, {"jobName", name}, {"state", "Running"}};
+  if (AttemptOf(previous) > 1) entry["attempt"] = AttemptOf(previous);
   // The cache has our own creates at once (Wrote below); one it lacks is created, and a create
   // that finds it (someone else's, or ours before a restart's sync) is judged when cached.
   kube::ObjectPtr cached = jobs_->Get({ns, name});
@@ -152,13 +186,30 @@ Result<Json> CampaignHealth::DiagnoseCheck(HealthContext& ctx, const std::string
       claims_.Release(uid, node, check);
       return created.status();
     }
+    // Our Job of the check ended Inconclusive and was deleted to run it again (below).
+    const bool again = previous.is_object() && previous.value("state", "") == "Inconclusive" &&
+                       previous.value("jobName", "") == name;
+    if (again) entry["attempt"] = AttemptOf(previous) + 1;
     if (created.ok()) {
       jobs_->Wrote(*created);
       emit("Normal", reasons::kDiagnosticStarted,
            "running diagnostic check " + check + " on suspect node " + node + " (Job " + name +
-               (peer.empty() ? "" : ", peer " + peer) + ")");
+               (peer.empty() ? "" : ", peer " + peer) + ")" +
+               (again ? ", attempt " + std::to_string(AttemptOf(entry)) + " of " +
+                            std::to_string(kDiagnosticAttempts) + ": the last one judged nothing"
+                      : ""));
     }
     return entry;
+  }
+  if (RetryDue(previous, job, ctx.now)) {
+    // Run it again: the Job goes first (its name is the check's); the next reconcile that finds
+    // it gone creates the next attempt.
+    if (!ObjectField(job, "metadata").contains("deletionTimestamp")) {
+      Status deleted =
+          client_->Delete(res::kJobs, ns, name, kube::DeleteOptions{"Background", {}, "", ""});
+      if (!deleted.ok() && deleted.code() != StatusCode::kNotFound) return deleted;
+    }
+    return previous;
   }
   if (IsTerminal(previous)) return previous;  // judged and recorded already
   // A Job of that name that paratune did not render (someone made it first) proves nothing.
@@ -202,8 +253,15 @@ Result<Json> CampaignHealth::DiagnoseCheck(HealthContext& ctx, const std::string
     // format): nothing for the ledger, and the check is free for another campaign to run.
     entry["state"] = "Inconclusive";
     claims_.Release(uid, node, check);
+    const int64_t attempt = AttemptOf(entry);
     emit("Warning", reasons::kDiagnosticResult,
-         check + " on " + node + " could not judge the node: " + result->summary);
+         check + " on " + node + " could not judge the node: " + result->summary +
+             (attempt < kDiagnosticAttempts
+                  ? " (attempt " + std::to_string(attempt) + " of " +
+                        std::to_string(kDiagnosticAttempts) + "; it runs again " +
+                        std::to_string(kInconclusiveRetryAfter.count()) + " minutes after it ended)"
+                  : " (the last of " + std::to_string(kDiagnosticAttempts) +
+                        " attempts: this campaign does not run it again)"));
     return entry;
   }
   entry["state"] = result->passed ? "Passed" : "Failed";

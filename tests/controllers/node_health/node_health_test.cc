@@ -565,6 +565,65 @@ TEST(NodeHealthTest, ASuspectNodeIsDiagnosedOnceForEveryCampaignThatUsedIt) {
   EXPECT_EQ(DiagnosticEntry(c, "mistral", failed_check).value("state", ""), "Failed");
 }
 
+// A check that judged nothing (its Job ended without output) is run again by the campaign that
+// ran it, 5 minutes after it ended, 3 attempts in all: a single campaign's suspect node is not
+// left suspect for ever because one check pod was evicted.
+TEST(NodeHealthTest, AnInconclusiveCheckRunsAgainLaterThreeTimesInAll) {
+  FakeTimeSource clock;
+  FakeCluster c(true, &clock);
+  for (const char* n : {"gpu-0", "gpu-2"})
+    ASSERT_TRUE(c.client.Create(res::kNodes, "", Node(n)).ok());
+  ASSERT_TRUE(c.client.Create(res::kTuningCampaigns, "ns", Campaign("llama", 6)).ok());
+  auto plan = [](const std::string& tr) {
+    if (tr == "llama-t002" || tr == "llama-t003") return TrialPlay{0.40, true, "gpu-2"};
+    return TrialPlay{0.40, false, "gpu-0"};
+  };
+  for (int i = 0; i < 8 && Phase(c, "llama-t003") != "Succeeded"; ++i) Step(c, "llama", plan);
+  Step(c, "llama", plan);
+  ASSERT_TRUE(c.ledger->Load()->IsSuspect("gpu-2"));
+  ASSERT_FALSE(DiagnosticJobs(c).empty());
+  const std::string check =
+      DiagnosticJobs(c)[0]["metadata"]["labels"].value(kDiagnosticCheckLabel, std::string());
+  const std::string name = DiagnosticJobName("llama", check, "gpu-2");
+  const std::string uid_before = kube::UidOf(c.Get(res::kJobs, name));
+  auto end_without_output = [&] {
+    Json job = c.Get(res::kJobs, name);
+    ASSERT_FALSE(job.is_null()) << name;
+    job["status"] = {{"conditions",
+                      {{{"type", "Failed"},
+                        {"status", "True"},
+                        {"reason", "DeadlineExceeded"},
+                        {"lastTransitionTime", FormatRfc3339(clock.SystemNow())}}}}};
+    ASSERT_TRUE(c.client.UpdateStatus(res::kJobs, job).ok());
+    ASSERT_TRUE(c.campaign_reconciler->Reconcile({"ns", "llama"}).ok());
+  };
+  end_without_output();
+  EXPECT_EQ(DiagnosticEntry(c, "llama", check).value("state", ""), "Inconclusive");
+  clock.Advance(Millis(4 * 60 * 1000));
+  ASSERT_TRUE(c.campaign_reconciler->Reconcile({"ns", "llama"}).ok());
+  EXPECT_EQ(kube::UidOf(c.Get(res::kJobs, name)), uid_before) << "not within 5 minutes";
+  for (int attempt = 2; attempt <= 3; ++attempt) {
+    clock.Advance(Millis(61 * 1000 + (attempt == 3 ? 4 * 60 * 1000 : 0)));
+    ASSERT_TRUE(c.campaign_reconciler->Reconcile({"ns", "llama"}).ok());  // deletes the Job
+    ASSERT_TRUE(c.campaign_reconciler->Reconcile({"ns", "llama"}).ok());  // runs it again
+    Json entry = DiagnosticEntry(c, "llama", check);
+    EXPECT_EQ(entry.value("state", ""), "Running") << entry.dump();
+    EXPECT_EQ(entry.value("attempt", 0), attempt) << entry.dump();
+    EXPECT_NE(kube::UidOf(c.Get(res::kJobs, name)), uid_before) << "a new Job";
+    EXPECT_TRUE(AnyEventSays(c, "DiagnosticStarted",
+                             "attempt " + std::to_string(attempt) + " of 3: the last one judged"));
+    end_without_output();
+    EXPECT_EQ(DiagnosticEntry(c, "llama", check).value("state", ""), "Inconclusive");
+  }
+  const std::string last_uid = kube::UidOf(c.Get(res::kJobs, name));
+  clock.Advance(Millis(60 * 60 * 1000));
+  for (int i = 0; i < 2; ++i) ASSERT_TRUE(c.campaign_reconciler->Reconcile({"ns", "llama"}).ok());
+  EXPECT_EQ(kube::UidOf(c.Get(res::kJobs, name)), last_uid) << "three attempts in all";
+  EXPECT_EQ(DiagnosticEntry(c, "llama", check).value("attempt", 0), 3);
+  EXPECT_TRUE(AnyEventSays(c, "DiagnosticResult", "the last of 3 attempts"));
+  EXPECT_TRUE(c.ledger->Load()->IsSuspect("gpu-2")) << "nothing judged it";
+}
+
 // A Job under a campaign's diagnostic Job name that paratune did not make judges nothing, so it
 // holds no claim: another campaign that used the node runs the check.
 TEST(NodeHealthTest, AForeignJobUnderACheckNameDoesNotHoldTheCheck) {
