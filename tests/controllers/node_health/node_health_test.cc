@@ -123,6 +123,20 @@ Json Node(const std::string& name) {
   return {{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", {{"name", name}}}};
 }
 
+// Nodes gpu-0 and gpu-2 and campaign "llama", whose second and third trials drift on gpu-2 and
+// make it suspect (anomalies weigh 2 each, threshold 3); the others run on gpu-0.
+void RunLlamaUntilGpu2IsSuspect(FakeCluster& c) {
+  for (const char* n : {"gpu-0", "gpu-2"})
+    ASSERT_TRUE(c.client.Create(res::kNodes, "", Node(n)).ok());
+  ASSERT_TRUE(c.client.Create(res::kTuningCampaigns, "ns", Campaign("llama", 6)).ok());
+  auto plan = [](const std::string& tr) {
+    if (tr == "llama-t002" || tr == "llama-t003") return TrialPlay{0.40, true, "gpu-2"};
+    return TrialPlay{0.40, false, "gpu-0"};
+  };
+  for (int i = 0; i < 8 && Phase(c, "llama-t003") != "Succeeded"; ++i) Step(c, "llama", plan);
+  Step(c, "llama", plan);
+}
+
 TEST(NodeLedgerStoreTest, WritesOnlyChangesAndRetriesConflicts) {
   kube::FakeKubeClient client;
   NodeLedgerStore store(&client, "paratune-system");
@@ -275,16 +289,7 @@ TEST(NodeHealthTest, AnomalousTrialIsNotTheBestAndItsRetryNeedsApproval) {
 
 TEST(NodeHealthTest, SuspectNodeIsAvoidedDiagnosedAndCordonedOnlyWithApproval) {
   FakeCluster c;
-  for (const char* n : {"gpu-0", "gpu-2"})
-    ASSERT_TRUE(c.client.Create(res::kNodes, "", Node(n)).ok());
-  ASSERT_TRUE(c.client.Create(res::kTuningCampaigns, "ns", Campaign("llama", 6)).ok());
-  // Two drifting trials on gpu-2 make it suspect (anomalies weigh 2 each, threshold 3).
-  auto plan = [](const std::string& tr) {
-    if (tr == "llama-t002" || tr == "llama-t003") return TrialPlay{0.40, true, "gpu-2"};
-    return TrialPlay{0.40, false, "gpu-0"};
-  };
-  for (int i = 0; i < 8 && Phase(c, "llama-t003") != "Succeeded"; ++i) Step(c, "llama", plan);
-  Step(c, "llama", plan);
+  RunLlamaUntilGpu2IsSuspect(c);
   Json st = c.Get(res::kTuningCampaigns, "llama")["status"];
   ASSERT_EQ(st["nodeHealth"]["suspectNodes"].size(), 1u) << st.dump(2);
   EXPECT_EQ(st["nodeHealth"]["suspectNodes"][0]["name"], "gpu-2");
@@ -571,15 +576,7 @@ TEST(NodeHealthTest, ASuspectNodeIsDiagnosedOnceForEveryCampaignThatUsedIt) {
 TEST(NodeHealthTest, AnInconclusiveCheckRunsAgainLaterThreeTimesInAll) {
   FakeTimeSource clock;
   FakeCluster c(true, &clock);
-  for (const char* n : {"gpu-0", "gpu-2"})
-    ASSERT_TRUE(c.client.Create(res::kNodes, "", Node(n)).ok());
-  ASSERT_TRUE(c.client.Create(res::kTuningCampaigns, "ns", Campaign("llama", 6)).ok());
-  auto plan = [](const std::string& tr) {
-    if (tr == "llama-t002" || tr == "llama-t003") return TrialPlay{0.40, true, "gpu-2"};
-    return TrialPlay{0.40, false, "gpu-0"};
-  };
-  for (int i = 0; i < 8 && Phase(c, "llama-t003") != "Succeeded"; ++i) Step(c, "llama", plan);
-  Step(c, "llama", plan);
+  RunLlamaUntilGpu2IsSuspect(c);
   ASSERT_TRUE(c.ledger->Load()->IsSuspect("gpu-2"));
   ASSERT_FALSE(DiagnosticJobs(c).empty());
   const std::string check =
