@@ -91,28 +91,28 @@ int64_t AttemptOf(const Json& entry) {
   return entry.is_object() ? std::max<int64_t>(1, entry.value("attempt", int64_t{1})) : 1;
 }
 
-// When the Job got its terminal condition (nullopt when it does not say).
-std::optional<SystemTime> FinishedAt(const Json& job) {
+// Whether the Job ended (a terminal condition) at `cutoff` or before; a condition that does not
+// say when counts as before. A Job that has not ended is false.
+bool EndedBy(const Json& job, SystemTime cutoff) {
   const Json conditions = ObjectField(job, "status").value("conditions", Json::array());
   for (const auto& c : conditions.is_array() ? conditions : Json::array()) {
     const std::string type = c.value("type", "");
+    if ((type != "Complete" && type != "Failed") || c.value("status", "") != "True") continue;
     SystemTime t;
-    if ((type == "Complete" || type == "Failed") && c.value("status", "") == "True" &&
-        ParseRfc3339(c.value("lastTransitionTime", ""), &t)) {
-      return t;
-    }
+    return !ParseRfc3339(c.value("lastTransitionTime", ""), &t) || t <= cutoff;
   }
-  return std::nullopt;
+  return false;
 }
 
-// An Inconclusive check of this campaign whose Job ended kInconclusiveRetryAfter ago (or does
-// not say when) and that has attempts left.
+// An Inconclusive check of this campaign with attempts left whose Job ended
+// kInconclusiveRetryAfter ago. A Job of its name that has not ended is the next attempt already
+// (its status not written yet): it is left to run.
 bool RetryDue(const Json& previous, const Json& job, const std::string& now) {
   if (!previous.is_object() || previous.value("state", "") != "Inconclusive") return false;
   if (AttemptOf(previous) >= kDiagnosticAttempts) return false;
   SystemTime at;
-  const auto finished = FinishedAt(job);
-  return !finished || !ParseRfc3339(now, &at) || at - *finished >= kInconclusiveRetryAfter;
+  if (!ParseRfc3339(now, &at)) return false;
+  return EndedBy(job, at - kInconclusiveRetryAfter);
 }
 
 }  // namespace
