@@ -298,13 +298,12 @@ Status TuningCampaignReconciler::ProposeAndPersist(Context& ctx) {
     ctx.pool_changed |= !plans->empty() || rejected.size() != rejected_before;
   }
   if (!ctx.pool_changed) return Status::Ok();
-  // The built-in engine's first round (nothing saved yet, nothing ingested) is held in this
-  // process until the pool next changes: its trials become TrialRuns in this reconcile and come
-  // back from them (AdoptTrialRuns) if the process ends first; its analyses and pre-flight
-  // rejections the engine makes again. One write fewer per campaign (issue 17). A model's
-  // answers are never held: an LLM is not asked twice.
-  if (ctx.loaded.version.empty() && !ctx.pool_must_be_written &&
-      ctx.spec.agents.engine == "builtin" &&
+  // The built-in engine's first round (nothing ingested; Hold takes only a pool of which nothing
+  // was saved yet) is held in this process until the pool next changes: its trials become TrialRuns
+  // in this reconcile and come back from them (AdoptTrialRuns) if the process ends first; its
+  // analyses and pre-flight rejections the engine makes again. One write fewer per campaign (issue
+  // 17). A model's answers are never held: an LLM is not asked twice.
+  if (!ctx.pool_must_be_written && ctx.spec.agents.engine == "builtin" &&
       store_->Hold(ctx.campaign, ctx.session->pool(), ctx.loaded.version)) {
     return Status::Ok();
   }
@@ -315,43 +314,18 @@ Status TuningCampaignReconciler::ProposeAndPersist(Context& ctx) {
 }
 
 void TuningCampaignReconciler::AdoptTrialRuns(Context& ctx) {
-  const std::string campaign = kube::NameOf(ctx.campaign);
   std::vector<std::string> adopted;
   for (const auto& [name, tr] : ctx.trial_runs) {  // by name: iteration order
     if (ctx.loaded.pool.FindTrial(name) != nullptr) continue;
-    auto spec = TrialRunSpecFromJson(ObjectField(tr, "spec"));
-    std::string why;
-    if (!spec.ok()) {
-      why = spec.status().message();
-    } else if (spec->campaign_name != campaign) {
-      why = "spec.campaignRef.name is \"" + spec->campaign_name + "\"";
-    } else if (Status in = ctx.spec.CheckInSearchSpace(spec->config, "spec.config"); !in.ok()) {
-      why = in.message();
-    }
-    TrialRecord t;
-    if (why.empty()) {
-      auto proposal = Proposal::FromJson(spec->proposal, "spec.proposal");
-      auto prediction = Prediction::FromJson(spec->prediction, "spec.prediction");
-      if (!proposal.ok()) why = proposal.status().message();
-      if (!prediction.ok()) why = prediction.status().message();
-      if (why.empty()) {
-        t.proposal = std::move(*proposal);
-        t.prediction = std::move(*prediction);
-      }
-    }
-    if (!why.empty()) {
+    auto t = TrialRecordOf(tr, ctx.campaign);
+    Status in = t.ok() ? ctx.spec.CheckInSearchSpace(t->config, "spec.config") : t.status();
+    if (!in.ok()) {
       Emit(ctx, "Warning", reasons::kTrialNotAdopted,
            "TrialRun " + name + " is owned by this campaign but its message pool has no record " +
-               "of it, and it cannot be taken in: " + why);
+               "of it, and it cannot be taken in: " + in.message());
       continue;
     }
-    t.name = name;
-    t.iteration = spec->iteration;
-    t.config = spec->config;
-    t.retry_of = spec->retry_of;
-    t.avoid_nodes = spec->avoid_nodes;
-    t.phase = TrialPhase::kPending;  // open: Ingest reads its outcome when it has one
-    ctx.loaded.pool.AddTrial(std::move(t));
+    ctx.loaded.pool.AddTrial(std::move(*t));
     adopted.push_back(name);
   }
   if (adopted.empty()) return;
@@ -533,6 +507,28 @@ Json TrialRunFor(const Json& campaign, const TrialRecord& trial) {
             {"labels", {{kCampaignLabel, kube::NameOf(campaign)}}},
             {"ownerReferences", Json::array({kube::MakeControllerRef(campaign)})}}},
           {"spec", spec}};
+}
+
+Result<TrialRecord> TrialRecordOf(const Json& trial_run, const Json& campaign) {
+  auto spec = TrialRunSpecFromJson(ObjectField(trial_run, "spec"));
+  if (!spec.ok()) return spec.status();
+  if (spec->campaign_name != kube::NameOf(campaign)) {
+    return Status::Invalid("spec.campaignRef.name is \"" + spec->campaign_name + "\"");
+  }
+  auto proposal = Proposal::FromJson(spec->proposal, "spec.proposal");
+  if (!proposal.ok()) return proposal.status();
+  auto prediction = Prediction::FromJson(spec->prediction, "spec.prediction");
+  if (!prediction.ok()) return prediction.status();
+  TrialRecord t;
+  t.name = kube::NameOf(trial_run);
+  t.iteration = spec->iteration;
+  t.config = std::move(spec->config);
+  t.proposal = std::move(*proposal);
+  t.prediction = std::move(*prediction);
+  t.retry_of = std::move(spec->retry_of);
+  t.avoid_nodes = std::move(spec->avoid_nodes);
+  t.phase = TrialPhase::kPending;  // open: the campaign reads its outcome when it has one
+  return t;
 }
 
 TrialOutcome OutcomeFromTrialRun(const std::string& name, const TrialRunStatus& status) {

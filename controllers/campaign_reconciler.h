@@ -126,6 +126,11 @@ class TuningCampaignReconciler : public kube::Reconciler {
 // The TrialRun object for a trial of the pool (spec per contract section 5), owned by the
 // campaign.
 kube::Json TrialRunFor(const kube::Json& campaign, const TrialRecord& trial);
+// The inverse of TrialRunFor: the open trial a TrialRun of `campaign` launched (config,
+// proposal, prediction, retry, avoided nodes; the pool's own fields, such as `change`, are not
+// on it). kInvalidArgument naming the field when its spec does not parse or names another
+// campaign.
+Result<TrialRecord> TrialRecordOf(const kube::Json& trial_run, const kube::Json& campaign);
 // The outcome the session ingests, from the status of the finished TrialRun `name`.
 TrialOutcome OutcomeFromTrialRun(const std::string& name, const TrialRunStatus& status);
 
