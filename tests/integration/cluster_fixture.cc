@@ -1,7 +1,5 @@
 #include "tests/integration/cluster_fixture.h"
 
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,24 +9,11 @@
 
 #include "base/time_source.h"
 #include "operator/rest_client.h"
+#include "tests/support/loopback.h"
 
 namespace paratune::kube::testing {
 
 namespace {
-
-int FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t len = sizeof(addr);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  int port = ntohs(addr.sin_port);
-  close(fd);
-  return port;
-}
 
 std::string KubeBinDir() {
   if (const char* env = std::getenv("PARATUNE_KUBE_BIN"); env != nullptr && *env) return env;
@@ -89,6 +74,7 @@ LocalCluster* LocalCluster::Get(std::string* why) {
     auto* c = new LocalCluster();
     char tmpl[] = "/tmp/paratune-it-XXXXXX";
     c->dir_ = mkdtemp(tmpl);
+    using paratune::testing::FreePort;
     int api = FreePort(), etcd = FreePort(), kubelet = FreePort();
     while (etcd + 1 == api) etcd = FreePort();
     c->env_ = "PARATUNE_CLUSTER_DIR=" + c->dir_ + " PARATUNE_API_PORT=" + std::to_string(api) +

@@ -12,6 +12,7 @@
 #include "operator/manager.h"
 #include "operator/rest_client.h"
 #include "tests/integration/cluster_fixture.h"
+#include "tests/support/loopback.h"
 
 namespace paratune::kube {
 namespace {
@@ -198,15 +199,8 @@ TEST(RuntimeInformerTest, KubeletSimRunsPodsAndRefusesOtherImages) {
 // pod-log read whose client, an operator being killed, went away); otherwise the status line of
 // the answer.
 std::string KubeletRequest(int port, bool hang_up) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    close(fd);
-    return "connection refused";
-  }
+  const int fd = paratune::testing::ConnectLoopback(port);
+  if (fd < 0) return "connection refused";
   SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
   SSL* ssl = SSL_new(ctx);
   SSL_set_fd(ssl, fd);

@@ -7,11 +7,8 @@
 // cpprest's U() macro would clash with GoogleTest's templates.
 #define _TURN_OFF_PLATFORM_STRING
 
-#include <arpa/inet.h>
 #include <cpprest/http_client.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -21,43 +18,17 @@
 #include <string>
 #include <thread>
 
+#include "tests/support/loopback.h"
+
 namespace paratune::kubelet {
 namespace {
 
 namespace fs = std::filesystem;
+using paratune::testing::ConnectLoopback;
+using paratune::testing::FreePort;
 using web::http::methods;
 using web::http::client::http_client;
 using web::http::client::http_client_config;
-
-int FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof(addr);
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    close(fd);
-    return -1;
-  }
-  close(fd);
-  return ntohs(addr.sin_port);
-}
-
-// A TCP connection to the server that never sends a byte (a reader that stalls).
-int ConnectAndSayNothing(int port) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    close(fd);
-    return -1;
-  }
-  return fd;
-}
 
 TEST(KubeletLogServerTest, AStalledConnectionDoesNotHoldUpOtherLogReads) {
   char tmpl[] = "/tmp/paratune-logserver-XXXXXX";
@@ -77,7 +48,7 @@ TEST(KubeletLogServerTest, AStalledConnectionDoesNotHoldUpOtherLogReads) {
   const int port = FreePort();
   ASSERT_GT(port, 0);
   ASSERT_TRUE(server.Start(port, cert, key).ok());
-  const int stalled = ConnectAndSayNothing(port);
+  const int stalled = ConnectLoopback(port);  // a reader that never sends a byte
   ASSERT_GE(stalled, 0);
   std::this_thread::sleep_for(std::chrono::milliseconds(200));  // accepted first
 

@@ -1,14 +1,12 @@
 #include "operator/manager.h"
 
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <thread>
 
 #include "operator/testing/fake_kube_client.h"
+#include "tests/support/loopback.h"
 
 namespace paratune::kube {
 namespace {
@@ -16,15 +14,8 @@ namespace {
 using namespace std::chrono_literals;
 
 std::string HttpGet(int port, const std::string& path) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    close(fd);
-    return "";
-  }
+  const int fd = paratune::testing::ConnectLoopback(port);
+  if (fd < 0) return "";
   std::string req = "GET " + path + " HTTP/1.0\r\n\r\n";
   (void)!write(fd, req.data(), req.size());
   std::string out;
