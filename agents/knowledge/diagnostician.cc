@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cstdio>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include "agents/knowledge/attribution.h"
@@ -142,6 +143,44 @@ bool ShowsProgress(const std::vector<std::string>& lines) {
     }
   }
   return false;
+}
+
+// The non-negative integer right after `key` in `line` (-1 when there is none).
+long IntAfter(const std::string& line, const std::string& key) {
+  size_t p = line.find(key);
+  if (p == std::string::npos) return -1;
+  p += key.size();
+  long v = -1;
+  for (; p < line.size() && std::isdigit(static_cast<unsigned char>(line[p])) && v < 1000000; ++p) {
+    v = (v < 0 ? 0 : v * 10) + (line[p] - '0');
+  }
+  return v;
+}
+
+// Why a collective timeout will happen again, from what the ranks report ("" when nothing says
+// so): ranks whose watchdogs caught different collectives (OpType) disagree about the program, as
+// PyTorch's desync report calls it; a start-up barrier that counted more workers than the world
+// size was launched with more processes than the job has ranks. Neither is the network or a node.
+std::string RecurringCollectiveTimeout(const std::vector<std::string>& lines) {
+  std::set<std::string> ops;
+  for (const auto& l : lines) {
+    const long world = IntAfter(l, "world_size="), workers = IntAfter(l, "worker_count=");
+    if (world > 0 && workers > world) {
+      return "the start-up barrier counted " + std::to_string(workers) +
+             " workers for a world size of " + std::to_string(world) +
+             ": more processes were launched than the job has ranks";
+    }
+    const size_t p = l.find("OpType=");
+    if (p == std::string::npos) continue;
+    size_t e = p + 7;
+    while (e < l.size() && (std::isupper(static_cast<unsigned char>(l[e])) || l[e] == '_')) ++e;
+    if (e > p + 7 && ops.size() < 8) ops.insert(l.substr(p + 7, e - p - 7));
+  }
+  if (ops.size() < 2) return "";
+  std::string names;
+  for (const auto& op : ops) names += (names.empty() ? "" : ", ") + op;
+  return "the ranks timed out in different collectives (" + names +
+         "): they disagree about the program, and a re-run disagrees again";
 }
 
 std::string Summary(const Attribution& a, const FailureSignature* sig, const std::string& error,
@@ -357,6 +396,13 @@ FailureDiagnosis Diagnostician::Diagnose(const DiagnosisInput& in) const {
   d.evidence = EvidenceLine(lines[cause.line]);
   if (type_line != cause.line) d.evidence += "\n" + EvidenceLine(lines[type_line]);
   d.summary = Summary(a, &sig, error, d.confidence);
+  if (sig.category == "CollectiveTimeout" && d.retryable) {
+    const std::string recurs = RecurringCollectiveTimeout(lines);
+    if (!recurs.empty()) {
+      d.retryable = false;
+      d.evidence += "\nnot retryable: " + recurs;
+    }
+  }
   return d;
 }
 

@@ -1,6 +1,7 @@
 #include "agents/knowledge/known_failures.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <iterator>
 #include <set>
@@ -100,6 +101,36 @@ Result<std::vector<LabelledCase>> ParseLabelledCases(const std::string& name,
   return out;
 }
 
+namespace {
+
+// `line` without the option names of a quoted command line (`'--dataset_path'`, `"--bf16"`: a
+// launcher's argv as Python prints it): they name the program's arguments, not the failure, and
+// two unrelated failures of jobs launched alike would share them. Unquoted flags stay (an XLA
+// error's `--xla_...` advice is part of the failure).
+std::string WithoutQuotedOptions(const std::string& line) {
+  if (line.find("--") == std::string::npos) return line;
+  std::string out;
+  out.reserve(line.size());
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char q = line[i];
+    if ((q == '\'' || q == '"') && line.compare(i + 1, 2, "--") == 0) {
+      size_t e = i + 3;
+      while (e < line.size() && (std::isalnum(static_cast<unsigned char>(line[e])) ||
+                                 line[e] == '_' || line[e] == '-' || line[e] == '.')) {
+        ++e;
+      }
+      if (e < line.size() && line[e] == q) {
+        i = e;  // the option and both quotes
+        continue;
+      }
+    }
+    out += q;
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string FailureText(const std::vector<std::string>& events, const std::string& log,
                         const std::string& pod_reason, int exit_code) {
   std::string text;
@@ -113,7 +144,7 @@ std::string FailureText(const std::vector<std::string>& events, const std::strin
     const std::string trimmed = Trim(line);
     if (trimmed.rfind("Traceback (most recent call last)", 0) == 0) continue;
     if (trimmed.rfind("File \"", 0) == 0) continue;
-    text += line + "\n";
+    text += WithoutQuotedOptions(line) + "\n";
   }
   if (!pod_reason.empty()) text += "\npod terminated, reason: " + pod_reason;
   if (exit_code != 0) text += "\nexit code " + std::to_string(exit_code);

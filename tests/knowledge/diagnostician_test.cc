@@ -429,6 +429,60 @@ TEST_F(DiagnosticianTest, EighthCollectionWordingsAreNamed) {
   });
 }
 
+// From the ninth public collection's dev half and the sources that raise the messages.
+TEST_F(DiagnosticianTest, NinthCollectionWordingsAreNamed) {
+  ExpectReadings({
+      {"slurmstepd: error: pyxis:     [ERROR] URL http://master:5000/v2/trainer/manifests/latest "
+       "returned error code: 404 Not Found",
+       "", "ImagePull", false},
+      {"level=warning msg=\"Sync PodGroup kubeflow/job: unable to create PodGroup: the server "
+       "could not find the requested resource (post podgroups.scheduling.volcano.sh)\"\n"
+       "level=warning msg=\"PodGroup kubeflow/job unschedulable\"",
+       "", "Unschedulable", false},
+      {"Warning  UnexpectedAdmissionError  pod rejected: no healthy devices present", "",
+       "NodeFault", true},
+      {"TimeoutError: Timeout 5400s to complete rendezvous.", "", "CollectiveTimeout", true},
+      {"jax.errors.JaxRuntimeError: INTERNAL: Not a valid subslice size because bounds are not "
+       "along host boundaries. Proposed subslice size: 4,1,1, host bounds: 2,2,1",
+       "", "InvalidParallelism", false},
+      {"Exception: process 0 terminated with signal SIGKILL", "", "HostOOM", false},
+  });
+}
+
+// A collective timeout is retryable unless the ranks' own reports say it will recur.
+TEST_F(DiagnosticianTest, ACollectiveTimeoutThatWillRecurIsNotRetryable) {
+  auto same =
+      Run("[Rank 0] Watchdog caught collective operation timeout: WorkNCCL(OpType=ALLREDUCE, "
+          "Timeout(ms)=1800000) ran for 1801060 milliseconds before timing out.\n"
+          "[Rank 1] Watchdog caught collective operation timeout: WorkNCCL(OpType=ALLREDUCE, "
+          "Timeout(ms)=1800000) ran for 1801140 milliseconds before timing out.");
+  EXPECT_EQ(same.category, "CollectiveTimeout");
+  EXPECT_TRUE(same.retryable);
+  auto desync =
+      Run("[Rank 0] Watchdog caught collective operation timeout: WorkNCCL(OpType=ALLREDUCE, "
+          "Timeout(ms)=1800000) ran for 1801060 milliseconds before timing out.\n"
+          "[Rank 1] Watchdog caught collective operation timeout: WorkNCCL(OpType=BROADCAST, "
+          "Timeout(ms)=1800000) ran for 1801140 milliseconds before timing out.");
+  EXPECT_EQ(desync.category, "CollectiveTimeout");
+  EXPECT_FALSE(desync.retryable);
+  EXPECT_NE(desync.evidence.find("different collectives (ALLREDUCE, BROADCAST)"), std::string::npos)
+      << desync.evidence;
+  // The start-up barrier: fewer workers than ranks is a rank that has not arrived (retry); more
+  // is a launch that started too many processes.
+  auto late = Run(
+      "RuntimeError: Timed out initializing process group in store based barrier on rank: 7, for "
+      "key: store_based_barrier_key:32 (world_size=8, worker_count=4, timeout=0:00:30)");
+  EXPECT_EQ(late.category, "CollectiveTimeout");
+  EXPECT_TRUE(late.retryable);
+  auto too_many = Run(
+      "RuntimeError: Timed out initializing process group in store based barrier on rank: 2, for "
+      "key: store_based_barrier_key:1 (world_size=2, worker_count=4, timeout=0:30:00)");
+  EXPECT_EQ(too_many.category, "CollectiveTimeout");
+  EXPECT_FALSE(too_many.retryable);
+  EXPECT_NE(too_many.evidence.find("4 workers for a world size of 2"), std::string::npos)
+      << too_many.evidence;
+}
+
 // A node whose NVIDIA driver stack is unusable (NVML and the container toolkit say so): the node,
 // not the trial, so a re-run elsewhere can pass.
 TEST_F(DiagnosticianTest, AnUnusableGpuDriverIsTheNodes) {
