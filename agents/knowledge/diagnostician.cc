@@ -157,13 +157,19 @@ long IntAfter(const std::string& line, const std::string& key) {
   return v;
 }
 
-// Why a collective timeout will happen again, from what the ranks report ("" when nothing says
-// so): ranks whose watchdogs caught different collectives (OpType) disagree about the program, as
-// PyTorch's desync report calls it; a start-up barrier that counted more workers than the world
-// size was launched with more processes than the job has ranks. Neither is the network or a node.
+// Why a collective timeout will happen again, from the timeout reports of the ranks ("" when
+// nothing says so): ranks whose watchdogs caught different collectives (OpType) disagree about the
+// program, as PyTorch's desync report calls it; a start-up barrier that counted more workers than
+// the world size was launched with more processes than the job has ranks. Neither is the network or
+// a node.
 std::string RecurringCollectiveTimeout(const std::vector<std::string>& lines) {
   std::set<std::string> ops;
   for (const auto& l : lines) {
+    const std::string lower = Lower(l);
+    if (lower.find("timed out") == std::string::npos &&
+        lower.find("timeout") == std::string::npos) {
+      continue;  // only the timeout reports themselves
+    }
     const long world = IntAfter(l, "world_size="), workers = IntAfter(l, "worker_count=");
     if (world > 0 && workers > world) {
       return "the start-up barrier counted " + std::to_string(workers) +
