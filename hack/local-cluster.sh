@@ -140,7 +140,7 @@ start_apiserver() {
     --service-account-key-file "$p/sa.pub" --service-account-signing-key-file "$p/sa.key" \
     --service-account-issuer https://kubernetes.default.svc --api-audiences https://kubernetes.default.svc \
     --service-cluster-ip-range 10.0.0.0/24 --allow-privileged --cert-dir "$dir/pki" \
-    --kubelet-preferred-address-types InternalIP --enable-priority-and-fairness=false \
+    --kubelet-preferred-address-types InternalIP \
     --profiling=false --logtostderr -v 1
 }
 

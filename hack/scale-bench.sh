@@ -67,6 +67,35 @@ retry() {  # retry CMD...: a busy API server times a request out now and then; t
 cpu_of() {  # cpu_of PID: user+system CPU seconds of a process (0 when it is gone)
   awk -v hz="$(getconf CLK_TCK)" '{print ($14 + $15) / hz}' "/proc/$1/stat" 2>/dev/null || echo 0
 }
+# cpu_tree_of PID: CPU seconds of a process, its children that ended and those still running
+# (paratune-kubelet-sim and the trial processes it starts).
+cpu_tree_of() {
+  python3 - "$1" <<'PY'
+import glob, os, sys
+hz, root, total = os.sysconf("SC_CLK_TCK"), sys.argv[1], 0
+for path in glob.glob("/proc/[0-9]*/stat"):
+    try:
+        pid, rest = open(path).read().split(" ", 1)
+    except OSError:
+        continue  # ended meanwhile
+    f = rest[rest.rindex(")") + 2:].split()  # the fields after the command name
+    if pid == root:
+        total += sum(int(x) for x in f[11:15])  # utime stime cutime cstime
+    elif f[1] == root:
+        total += sum(int(x) for x in f[11:15])
+print(total / hz)
+PY
+}
+machine_cpu() {  # machine_cpu: "BUSY TOTAL" CPU seconds of every core since boot (/proc/stat)
+  awk -v hz="$(getconf CLK_TCK)" '/^cpu / {t = 0; for (i = 2; i <= NF; i++) t += $i
+    print (t - $5 - $6) / hz, t / hz}' /proc/stat
+}
+shell_children_cpu() {  # shell_children_cpu VAR: CPU seconds of this shell's ended children
+  # (bash `times`, second line), into VAR; `times` runs in this shell, not a subshell.
+  times > "$dir/times.txt"
+  printf -v "$1" '%s' "$(tail -1 "$dir/times.txt" | awk '{t = 0
+    for (i = 1; i <= 2; i++) {split($i, a, /[ms]/); t += a[1] * 60 + a[2]}; print t}')"
+}
 export PARATUNE_KUBE_BIN PARATUNE_SIM_GPU_NODES=$gpu_nodes
 export PARATUNE_CLUSTER_DIR PARATUNE_API_PORT PARATUNE_ETCD_PORT PARATUNE_KUBELET_PORT KUBECONFIG
 dir=""
@@ -169,6 +198,13 @@ PY
 api_pid=$(cat "$dir/kube-apiserver.pid" 2>/dev/null || echo 0)
 etcd_pid=$(cat "$dir/etcd.pid" 2>/dev/null || echo 0)
 cpu0=$(cpu_of "$op_pid"); api0=$(cpu_of "$api_pid"); etcd0=$(cpu_of "$etcd_pid")
+# The rest of the machine over the same interval: the other control-plane processes, the
+# simulated kubelet with its trial processes, kubectl, and every core's busy time.
+kcm_pid=$(cat "$dir/kube-controller-manager.pid" 2>/dev/null || echo 0)
+sched_pid=$(cat "$dir/kube-scheduler.pid" 2>/dev/null || echo 0)
+kubelet_pid=$(cat "$dir/kubelet-sim.pid" 2>/dev/null || echo 0)
+kcm0=$(cpu_of "$kcm_pid"); sched0=$(cpu_of "$sched_pid"); kubelet0=$(cpu_tree_of "$kubelet_pid")
+read -r busy0 total0 <<<"$(machine_cpu)"
 load=$(cut -d' ' -f1-3 /proc/loadavg)
 log "applying $n campaigns ($nodes nodes, load $load)"
 # The Jobs are followed by one watch, each event stamped as it arrives: the first time a Job's
@@ -186,7 +222,10 @@ setsid bash -c 'while :; do kubectl -n "$0" get jobs --watch -o "$1"; sleep 1; d
 echo $! > "$dir/job-watch.pid"
 sleep 1
 t0=$(date +%s.%N)
+shell_children_cpu kubectl0
 kubectl -n "$ns" apply -f "$dir/campaigns.yaml" >/dev/null
+shell_children_cpu kubectl1
+kubectl_cpu=$(awk -v a="$kubectl1" -v b="$kubectl0" 'BEGIN {printf "%.1f", a - b}')
 t_applied=$(date +%s.%N)
 # watched_jobs: "CAMPAIGNS_WITH_ONE CAMPAIGNS_WITH_TWO T_FIRST T_ROUND" from the watch so far,
 # the times being when the last campaign got its first Job and its second ("" until then).
@@ -218,6 +257,8 @@ done
 kill -- "-$(cat "$dir/job-watch.pid")" 2>/dev/null || true
 rm -f "$dir/job-watch.pid"
 cpu1=$(cpu_of "$op_pid"); api1=$(cpu_of "$api_pid"); etcd1=$(cpu_of "$etcd_pid")
+kcm1=$(cpu_of "$kcm_pid"); sched1=$(cpu_of "$sched_pid"); kubelet1=$(cpu_tree_of "$kubelet_pid")
+read -r busy1 total1 <<<"$(machine_cpu)"
 rss_kib=$(awk '/^VmRSS/ {print $2}' "/proc/$op_pid/status")
 hwm_kib=$(awk '/^VmHWM/ {print $2}' "/proc/$op_pid/status")
 [ -s "$dir/metrics-round.txt" ] || curl -sf "http://$probe/metrics" > "$dir/metrics-round.txt" ||
@@ -281,11 +322,15 @@ python3 - "$dir" "$n" "$gpu_nodes" "$nodes" "$t0" "$t_applied" "${t_first:-}" "$
   "$cpu0" "$cpu1" "$rss_kib" "$hwm_kib" "$trials" "$jobs" "$(nproc)" "${op_args[*]}" "$events" \
   "$(date +%s.%N)" "$op_start" "$api0" "$api1" "$etcd0" "$etcd1" "$load" "$flowschema" \
   "$trials_all" "$running" "$settled_s" "$events_all" "$trial_pace" "$diag" \
-  "${PARATUNE_SIM_NODE_FAULTS:-}" <<'PY'
+  "${PARATUNE_SIM_NODE_FAULTS:-}" "$kcm0 $kcm1 $sched0 $sched1 $kubelet0 $kubelet1" \
+  "$busy0 $total0 $busy1 $total1" "$kubectl_cpu" <<'PY'
 import datetime, json, re, sys
 (d, n, gpu_nodes, nodes, t0, t_applied, t_first, t_round, cpu0, cpu1, rss, hwm, trials, jobs,
  cores, args, events, t_end, t_start, api0, api1, etcd0, etcd1, load, flowschema, trials_all,
- unfinished, settled_s, events_all, trial_pace, diag, faults) = sys.argv[1:]
+ unfinished, settled_s, events_all, trial_pace, diag, faults, rest_cpu, machine,
+ kubectl_cpu) = sys.argv[1:]
+kcm0, kcm1, sched0, sched1, kubelet0, kubelet1 = map(float, rest_cpu.split())
+busy0, total0, busy1, total1 = map(float, machine.split())
 n = int(n)
 text = open(d + "/metrics.txt").read()
 round_text = open(d + "/metrics-round.txt").read()
@@ -377,6 +422,11 @@ print(f"| operator RSS at that moment (peak) | {int(rss) / 1024:.0f} MiB ({int(h
 print(f"| CPU from apply to that moment: operator / kube-apiserver / etcd | "
       f"{float(cpu1) - float(cpu0):.1f} s / {float(api1) - float(api0):.1f} s / "
       f"{float(etcd1) - float(etcd0):.1f} s |")
+print(f"| ... kube-controller-manager / kube-scheduler / paratune-kubelet-sim with its trial "
+      f"processes / `kubectl apply` | {kcm1 - kcm0:.1f} s / {sched1 - sched0:.1f} s / "
+      f"{kubelet1 - kubelet0:.1f} s / {float(kubectl_cpu):.1f} s |")
+print(f"| ... every core of the machine: busy / available | {busy1 - busy0:.1f} s / "
+      f"{total1 - total0:.1f} s ({100 * (busy1 - busy0) / max(total1 - total0, 1e-9):.0f}% busy) |")
 print(f"| API requests by the operator until all first-round Jobs exist | {requests_round:.0f} |")
 print(f"| API requests per first-round trial ({2 * n} trials) | {requests_round / (2 * n):.2f} |")
 print(f"| ... per TrialRun existing at that moment ({trials}; more than {2 * n} when trials "
@@ -391,6 +441,10 @@ print(f"| overall: diagnostic Jobs created / (suspect node, check) pairs they ra
       f"{diag_jobs} / {diag_pairs} |")
 print(f"| mean API request rate since the operator started | "
       f"{requests / (float(t_end) - float(t_start)):.1f}/s |")
+apf = sum(v for _, v in series("paratune_rest_client_server_flow_control"))
+bucket_s = sum(v for _, v in series("paratune_rest_client_rate_limiter_wait_seconds_total"))
+print(f"| the API server's priority and fairness, as the operator saw it / seconds its requests "
+      f"waited in the client-side bucket | {'on' if apf >= 1 else 'not seen'} / {bucket_s:.1f} s |")
 print(f"| Events in the campaigns' namespace at the first round (all components) | {events} |")
 print(f"| overall: the operator's Events / per TrialRun | {int(events_all)} / "
       f"{int(events_all) / max(trials_all, 1):.2f} |")

@@ -206,7 +206,6 @@ class RestKubeClientImpl final : public RestKubeClient {
   using Query = std::vector<std::pair<std::string, std::string>>;
   static constexpr int kUnknownFlowControl = 0;
   static constexpr int kServerFlowControl = 1;
-  static constexpr int kNoFlowControl = 2;
 
   static void AddIf(Query* q, const char* k, const std::string& v) {
     if (!v.empty()) q->emplace_back(k, v);
@@ -221,8 +220,7 @@ class RestKubeClientImpl final : public RestKubeClient {
   http::http_request MakeRequest(const http::method& method, const std::string& path,
                                  const Query& query, Status* status);
   void RateLimit();
-  void ProbeFlowControl();
-  void NoteFlowControl(const http::http_headers& headers, int code);
+  void NoteFlowControl(const http::http_headers& headers);
   void Record(const Call& call, int code, SteadyTime start);
   // Sends once; *retry_after is set (seconds, 0 if the header was absent) when the answer asks
   // for a retry (429, or a 5xx carrying Retry-After).
@@ -239,7 +237,6 @@ class RestKubeClientImpl final : public RestKubeClient {
   TokenBucket bucket_;  // guarded by bucket_mu_
   std::atomic<int64_t> requests_{0};
   std::atomic<int> flow_control_{kUnknownFlowControl};
-  std::once_flag probe_once_;
 };
 
 http::http_request RestKubeClientImpl::MakeRequest(const http::method& method,
@@ -260,52 +257,9 @@ http::http_request RestKubeClientImpl::MakeRequest(const http::method& method,
   return req;
 }
 
-// Kubernetes 1.20 serves flowcontrol.apiserver.k8s.io/v1beta1 with priority and fairness on but
-// sends no X-Kubernetes-PF-* headers yet: discovery of the group tells, once, before the first
-// request; a response header (later servers) tells too.
-void RestKubeClientImpl::ProbeFlowControl() {
-  Status st;
-  http::http_request req =
-      MakeRequest(http::methods::GET, "/apis/flowcontrol.apiserver.k8s.io", {}, &st);
-  if (!st.ok()) return;
-  Call call{"GET",
-            http::methods::GET,
-            "/apis/flowcontrol.apiserver.k8s.io",
-            {},
-            nullptr,
-            "",
-            false,
-            "flowcontrol.apiserver.k8s.io (discovery)"};
-  SteadyTime start = time_->Now();
-  try {
-    http::http_response resp = client_.request(req).get();
-    const std::string text = resp.extract_utf8string(true).get();
-    Record(call, resp.status_code(), start);
-    requests_++;
-    Json group = Json::parse(text, nullptr, false);
-    const bool served = resp.status_code() == 200 && group.is_object() &&
-                        group.value("kind", "") == "APIGroup" &&
-                        !group.value("versions", Json::array()).empty();
-    if (served || resp.headers().has("X-Kubernetes-PF-FlowSchema-UID")) {
-      flow_control_.store(kServerFlowControl);
-      spdlog::info("kube client: the API server has priority and fairness{}",
-                   cfg_.rate_limit_always ? "; --kube-api-qps keeps the client-side limit"
-                                          : ": no client-side rate limit");
-    } else {
-      int unknown = kUnknownFlowControl;
-      flow_control_.compare_exchange_strong(unknown, kNoFlowControl);
-    }
-  } catch (const std::exception& e) {
-    Record(call, 0, start);
-  }
-}
-
 void RestKubeClientImpl::RateLimit() {
   if (cfg_.qps <= 0) return;
-  if (!cfg_.rate_limit_always) {
-    std::call_once(probe_once_, [this] { ProbeFlowControl(); });
-    if (flow_control_.load() == kServerFlowControl) return;
-  }
+  if (!cfg_.rate_limit_always && flow_control_.load() == kServerFlowControl) return;
   Millis wait;
   {
     std::lock_guard lock(bucket_mu_);
@@ -316,19 +270,18 @@ void RestKubeClientImpl::RateLimit() {
   time_->SleepFor(wait, std::stop_token());
 }
 
-// Sticky per answer kind: the header marks a server with flow control; only a success without
-// it (not an early 401 from authentication, which runs before the APF filter) marks one without.
-void RestKubeClientImpl::NoteFlowControl(const http::http_headers& headers, int code) {
-  (void)code;
-  if (!headers.has("X-Kubernetes-PF-FlowSchema-UID")) return;  // 1.20 never sends it
-  const int seen = kServerFlowControl;
-  const int before = flow_control_.exchange(seen);
-  if (before != seen) {
-    spdlog::info("kube client: the API server {} priority and fairness{}",
-                 seen == kServerFlowControl ? "has" : "lacks",
-                 seen == kServerFlowControl && !cfg_.rate_limit_always
-                     ? ": no client-side rate limit"
-                     : ": client-side rate limit " + std::to_string(cfg_.qps) + " qps");
+// The API Priority and Fairness filter (Kubernetes >= 1.20) names the FlowSchema that classified
+// every request it served in X-Kubernetes-PF-FlowSchema-UID: once a response carries it, the
+// server does the limiting. Serving the flowcontrol.apiserver.k8s.io group says nothing: a 1.20
+// server started with --enable-priority-and-fairness=false serves it and limits nothing. Sticky;
+// until then, and on servers without the filter, the token bucket applies.
+void RestKubeClientImpl::NoteFlowControl(const http::http_headers& headers) {
+  if (!headers.has("X-Kubernetes-PF-FlowSchema-UID")) return;
+  if (flow_control_.exchange(kServerFlowControl) != kServerFlowControl) {
+    spdlog::info("kube client: the API server has priority and fairness{}",
+                 cfg_.rate_limit_always ? "; --kube-api-qps keeps the client-side limit of " +
+                                              std::to_string(cfg_.qps) + " qps"
+                                        : ": no client-side rate limit");
   }
 }
 
@@ -361,7 +314,7 @@ Result<std::string> RestKubeClientImpl::SendOnce(const Call& call, int* retry_af
     std::string text = resp.extract_utf8string(true).get();
     int code = resp.status_code();
     Record(call, code, start);
-    NoteFlowControl(resp.headers(), code);
+    NoteFlowControl(resp.headers());
     if (code >= 200 && code < 300) return text;
     const int after = RetryAfterSeconds(resp.headers());
     if (code == 429) *retry_after = std::max(0, after);

@@ -2,8 +2,10 @@
 // RBAC denial, rate limiting and watches.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <thread>
 
+#include "operator/metrics.h"
 #include "operator/rest_client.h"
 #include "tests/integration/cluster_fixture.h"
 
@@ -122,13 +124,34 @@ TEST(RuntimeClientTest, RbacDenialIsPermissionDenied) {
             StatusCode::kUnauthenticated);
 }
 
+// The real 1.20 kube-apiserver, whose priority-and-fairness filter is on (hack/local-cluster.sh):
+// its answers carry X-Kubernetes-PF-FlowSchema-UID, so the client drops its token bucket.
+TEST(RuntimeClientTest, TheServersPriorityAndFairnessIsSeenInItsAnswers) {
+  PARATUNE_REQUIRE_CLUSTER(cluster);
+  RestConfig cfg = cluster->AdminConfig();
+  cfg.qps = 1;
+  cfg.burst = 1;
+  MetricsRegistry metrics;
+  auto c = RestKubeClient::Create(cfg, RealTimeSource::Get(), &metrics);
+  ASSERT_TRUE(c.ok());
+  EXPECT_FALSE((*c)->server_flow_control()) << "nothing answered yet";
+  ASSERT_TRUE((*c)->List(resources::kNamespaces, "", {}).ok());
+  EXPECT_TRUE((*c)->server_flow_control());
+  auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE((*c)->List(resources::kNamespaces, "", {}).ok());
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(secs, 3.0) << "5 requests at 1 qps: the client-side bucket still applied";
+  EXPECT_EQ(metrics.Value(kRestServerFlowControl, {}), 1);
+}
+
 TEST(RuntimeClientTest, ClientSideRateLimit) {
   PARATUNE_REQUIRE_CLUSTER(cluster);
   RestConfig cfg = cluster->AdminConfig();
   cfg.qps = 10;
   cfg.burst = 2;
   // As --kube-api-qps/--kube-api-burst do: without it, a server with API Priority and Fairness
-  // (1.20 has it) is trusted to push back with 429 and no client-side bucket applies.
+  // (the local 1.20 one has it on) is trusted to push back with 429 and no client-side bucket
+  // applies.
   cfg.rate_limit_always = true;
   MetricsRegistry metrics;
   auto c = RestKubeClient::Create(cfg, RealTimeSource::Get(), &metrics);
