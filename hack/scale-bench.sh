@@ -315,7 +315,7 @@ print(n)') || { partial "listing the Events after the first round failed 5 times
 settled_s=$(( $(date +%s) - t_settle ))
 # Diagnostic Jobs the operator created (its log names each) and the (node, check) pairs they
 # ran: one Job per pair is the aim, whatever the number of campaigns that used a suspect node.
-diag=$(grep -o 'running diagnostic check [^ ]* on suspect node [^ ]*' "$dir/operator.log" |
+diag=$({ grep -o 'running diagnostic check [^ ]* on suspect node [^ ]*' "$dir/operator.log" || true; } |
        awk '{c++; u[$4 "|" $8] = 1} END {printf "%d %d", c + 0, length(u)}')
 [ -n "$t_first" ] || log "not every campaign got a trial Job within ${timeout_s}s ($with_one of $n)"
 python3 - "$dir" "$n" "$gpu_nodes" "$nodes" "$t0" "$t_applied" "${t_first:-}" "${t_round:-}" \
