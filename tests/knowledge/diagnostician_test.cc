@@ -451,36 +451,27 @@ TEST_F(DiagnosticianTest, NinthCollectionWordingsAreNamed) {
 
 // A collective timeout is retryable unless the ranks' own reports say it will recur.
 TEST_F(DiagnosticianTest, ACollectiveTimeoutThatWillRecurIsNotRetryable) {
-  auto same =
-      Run("[Rank 0] Watchdog caught collective operation timeout: WorkNCCL(OpType=ALLREDUCE, "
-          "Timeout(ms)=1800000) ran for 1801060 milliseconds before timing out.\n"
-          "[Rank 1] Watchdog caught collective operation timeout: WorkNCCL(OpType=ALLREDUCE, "
-          "Timeout(ms)=1800000) ran for 1801140 milliseconds before timing out.");
-  EXPECT_EQ(same.category, "CollectiveTimeout");
-  EXPECT_TRUE(same.retryable);
-  auto desync =
-      Run("[Rank 0] Watchdog caught collective operation timeout: WorkNCCL(OpType=ALLREDUCE, "
-          "Timeout(ms)=1800000) ran for 1801060 milliseconds before timing out.\n"
-          "[Rank 1] Watchdog caught collective operation timeout: WorkNCCL(OpType=BROADCAST, "
-          "Timeout(ms)=1800000) ran for 1801140 milliseconds before timing out.");
-  EXPECT_EQ(desync.category, "CollectiveTimeout");
-  EXPECT_FALSE(desync.retryable);
-  EXPECT_NE(desync.evidence.find("different collectives (ALLREDUCE, BROADCAST)"), std::string::npos)
-      << desync.evidence;
+  const std::string same =
+      "[Rank 0] Watchdog caught collective operation timeout: WorkNCCL(OpType=ALLREDUCE, "
+      "Timeout(ms)=1800000) ran for 1801060 milliseconds before timing out.\n"
+      "[Rank 1] Watchdog caught collective operation timeout: WorkNCCL(OpType=ALLREDUCE, "
+      "Timeout(ms)=1800000) ran for 1801140 milliseconds before timing out.";
+  std::string desync = same;
+  desync.replace(desync.rfind("ALLREDUCE"), 9, "BROADCAST");
+  const std::string barrier =
+      "RuntimeError: Timed out initializing process group in store based barrier on rank: 2, for "
+      "key: store_based_barrier_key:1 ";
   // The start-up barrier: fewer workers than ranks is a rank that has not arrived (retry); more
   // is a launch that started too many processes.
-  auto late = Run(
-      "RuntimeError: Timed out initializing process group in store based barrier on rank: 7, for "
-      "key: store_based_barrier_key:32 (world_size=8, worker_count=4, timeout=0:00:30)");
-  EXPECT_EQ(late.category, "CollectiveTimeout");
-  EXPECT_TRUE(late.retryable);
-  auto too_many = Run(
-      "RuntimeError: Timed out initializing process group in store based barrier on rank: 2, for "
-      "key: store_based_barrier_key:1 (world_size=2, worker_count=4, timeout=0:30:00)");
-  EXPECT_EQ(too_many.category, "CollectiveTimeout");
-  EXPECT_FALSE(too_many.retryable);
-  EXPECT_NE(too_many.evidence.find("4 workers for a world size of 2"), std::string::npos)
-      << too_many.evidence;
+  const std::string late = barrier + "(world_size=8, worker_count=4, timeout=0:00:30)";
+  const std::string too_many = barrier + "(world_size=2, worker_count=4, timeout=0:30:00)";
+  ExpectReadings({{same.c_str(), "", "CollectiveTimeout", true},
+                  {desync.c_str(), "", "CollectiveTimeout", false},
+                  {late.c_str(), "", "CollectiveTimeout", true},
+                  {too_many.c_str(), "", "CollectiveTimeout", false}});
+  EXPECT_NE(Run(desync).evidence.find("different collectives (ALLREDUCE, BROADCAST)"),
+            std::string::npos);
+  EXPECT_NE(Run(too_many).evidence.find("4 workers for a world size of 2"), std::string::npos);
 }
 
 // A node whose NVIDIA driver stack is unusable (NVML and the container toolkit say so): the node,
