@@ -9,8 +9,11 @@
 #     (the first round): p50, p99, max (server timestamps, 1 s resolution);
 #   - from the start of `kubectl apply` to every campaign's first Job and to all 2N first-round
 #     Jobs (a watch on the Jobs, each event stamped on arrival);
-#   - operator RSS (now and peak) and CPU seconds, kube-apiserver and etcd CPU seconds over the
-#     same interval, from /proc;
+#   - operator RSS (now and peak) and CPU seconds; over the same interval the CPU seconds of
+#     kube-apiserver, etcd, kube-controller-manager, kube-scheduler, paratune-kubelet-sim with the
+#     trial processes it starts, `kubectl apply`, and every core's busy time, from /proc;
+#   - whether the operator saw the server's priority and fairness, and the seconds its requests
+#     waited in the client-side bucket (its /metrics);
 #   - API requests per trial, by verb and resource, for the first round (from the operator's
 #     start until all 2N first-round Jobs exist, divided by the 2N first-round trials; /metrics
 #     scraped the moment the poll sees the last of them) and overall (once every campaign has
