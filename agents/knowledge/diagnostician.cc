@@ -183,9 +183,8 @@ std::string RecurringCollectiveTimeout(const std::vector<std::string>& lines) {
     if (e > p + 7 && ops.size() < 8) ops.insert(l.substr(p + 7, e - p - 7));
   }
   if (ops.size() < 2) return "";
-  std::string names;
-  for (const auto& op : ops) names += (names.empty() ? "" : ", ") + op;
-  return "the ranks timed out in different collectives (" + names +
+  return "the ranks timed out in different collectives (" +
+         Join(std::vector<std::string>(ops.begin(), ops.end()), ", ") +
          "): they disagree about the program, and a re-run disagrees again";
 }
 

@@ -249,21 +249,26 @@ std::optional<kube::Json> RenderDiagnosticService(const kube::Json& campaign,
 
 // ---- reading a finished Job ----------------------------------------------------------------
 
-namespace {
-
-// "Complete" or "Failed" when the Job's condition of that type is True, else "".
-std::string JobOutcome(const kube::Json& job, std::string* reason) {
+const kube::Json* TerminalJobCondition(const kube::Json& job) {
   const json& status = ObjectField(job, "status");
-  for (const auto& c : status.value("conditions", json::array())) {
+  const auto conditions = status.find("conditions");
+  if (conditions == status.end() || !conditions->is_array()) return nullptr;
+  for (const auto& c : *conditions) {
     if (!c.is_object() || c.value("status", "") != "True") continue;
     const std::string type = c.value("type", "");
-    if (type == "Complete" || type == "Failed") {
-      *reason =
-          c.value("reason", "") + (c.contains("message") ? ": " + c.value("message", "") : "");
-      return type;
-    }
+    if (type == "Complete" || type == "Failed") return &c;
   }
-  return "";
+  return nullptr;
+}
+
+namespace {
+
+// "Complete" or "Failed" when the Job has ended (TerminalJobCondition), else "".
+std::string JobOutcome(const kube::Json& job, std::string* reason) {
+  const json* c = TerminalJobCondition(job);
+  if (c == nullptr) return "";
+  *reason = c->value("reason", "") + (c->contains("message") ? ": " + c->value("message", "") : "");
+  return c->value("type", "");
 }
 
 std::string PodIndex(const kube::Json& pod) {

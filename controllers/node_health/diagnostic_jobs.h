@@ -68,6 +68,9 @@ std::optional<kube::Json> RenderDiagnosticService(const kube::Json& campaign,
 // whose containers are the Job template's: same images, commands and args); any other pod,
 // however labelled, is ignored, so a namespace user cannot forge a verdict with a pod of their
 // own. Whether the Job itself is paratune's is the caller's check (SameDiagnosticPods).
+// The Job's Complete or Failed condition whose status is True (it has ended), or null. Points
+// into `job`.
+const kube::Json* TerminalJobCondition(const kube::Json& job);
 // True when two pod specs run the same containers (name, image, command, args), in order.
 bool SameDiagnosticPods(const kube::Json& pod_spec_a, const kube::Json& pod_spec_b);
 

@@ -94,14 +94,10 @@ int64_t AttemptOf(const Json& entry) {
 // Whether the Job ended (a terminal condition) at `cutoff` or before; a condition that does not
 // say when counts as before. A Job that has not ended is false.
 bool EndedBy(const Json& job, SystemTime cutoff) {
-  const Json conditions = ObjectField(job, "status").value("conditions", Json::array());
-  for (const auto& c : conditions.is_array() ? conditions : Json::array()) {
-    const std::string type = c.value("type", "");
-    if ((type != "Complete" && type != "Failed") || c.value("status", "") != "True") continue;
-    SystemTime t;
-    return !ParseRfc3339(c.value("lastTransitionTime", ""), &t) || t <= cutoff;
-  }
-  return false;
+  const Json* ended = TerminalJobCondition(job);
+  SystemTime t;
+  return ended != nullptr &&
+         (!ParseRfc3339(ended->value("lastTransitionTime", ""), &t) || t <= cutoff);
 }
 
 // An Inconclusive check of this campaign with attempts left whose Job ended
