@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "agents/core/embedded.h"
@@ -211,6 +212,113 @@ void PrintDevLeaveOneOut(const std::string& dev_path) {
       100.0 * t.retryable / std::max(t.n, 1), by_vote, vote_right, by_words, words_right);
 }
 
+// Two labellers: the corpus labels (the collectors', from the log and its thread) against a
+// second blind labelling from the excerpt alone, and the diagnosis against both. Counts only:
+// no held-out log is named.
+void PrintTwoLabellers(const std::vector<paratune::CaseOutcome>& outcomes) {
+  using namespace paratune;
+  const std::string path = SecondLabellingPath(PARATUNE_SOURCE_DIR);
+  auto second = LoadSecondLabelling(path);
+  if (!second.ok()) {
+    std::printf("(second labelling not read: %s)\n\n", second.status().ToString().c_str());
+    return;
+  }
+  struct Fraction {
+    int right = 0, n = 0;
+    void Add(bool ok) {
+      ++n;
+      right += ok;
+    }
+    std::string Text() const {
+      char b[64];
+      std::snprintf(b, sizeof b, "%d/%d (%.1f%%)", right, n, n > 0 ? 100.0 * right / n : 0.0);
+      return b;
+    }
+  };
+  struct Row {
+    Fraction category, retryable;
+  };
+  struct Half {
+    Row labellers, diagnosis_first, diagnosis_second, diagnosis_agreed, diagnosis_either,
+        diagnosis_visible;
+    int unlabelled = 0;
+    std::map<std::pair<std::string, std::string>, int> disagreements;
+  };
+  std::map<std::string, Half> halves;
+  for (const auto& o : outcomes) {
+    Half& h = halves[o.c->split];
+    const auto it = second->find(o.c->url);
+    if (it == second->end() || !o.c->retryable) {
+      ++h.unlabelled;
+      continue;
+    }
+    const SecondLabel& l = it->second;
+    const std::string& got = o.diagnosis.category;
+    const bool got_retryable = o.diagnosis.retryable;
+    const bool first_retryable = *o.c->retryable;
+    h.labellers.category.Add(l.category == o.c->category);
+    h.labellers.retryable.Add(l.retryable == first_retryable);
+    if (l.category != o.c->category) {
+      auto key = std::minmax(l.category, o.c->category);
+      ++h.disagreements[{key.first, key.second}];
+    }
+    h.diagnosis_first.category.Add(got == o.c->category);
+    h.diagnosis_first.retryable.Add(got_retryable == first_retryable);
+    h.diagnosis_second.category.Add(got == l.category);
+    h.diagnosis_second.retryable.Add(got_retryable == l.retryable);
+    if (l.category == o.c->category) h.diagnosis_agreed.category.Add(got == l.category);
+    if (l.retryable == first_retryable)
+      h.diagnosis_agreed.retryable.Add(got_retryable == l.retryable);
+    h.diagnosis_either.category.Add(got == l.category || got == o.c->category);
+    h.diagnosis_either.retryable.Add(got_retryable == l.retryable ||
+                                     got_retryable == first_retryable);
+    if (l.cause_visible) {
+      h.diagnosis_visible.category.Add(got == o.c->category);
+      h.diagnosis_visible.retryable.Add(got_retryable == first_retryable);
+    }
+  }
+  std::printf(
+      "### Two labellers\n\n"
+      "The corpus labels were made by the collectors from the log and its thread. A second "
+      "labelling (%s) was made blind from the excerpt alone, as the diagnosis sees it: six "
+      "labellers, the collectors' categories and retryable rule, no URL, no first label, no "
+      "output of paratune. How far two labellers agree bounds what any diagnosis of the same "
+      "excerpts can be held to. The dev half's diagnosis rows include each log finding itself "
+      "among the known failures.\n\n",
+      "tests/knowledge/data/public/second-labelling.yaml");
+  std::printf(
+      "| | held-out category | held-out retryable | dev category | dev retryable |\n"
+      "|---|---|---|---|---|\n");
+  const auto row = [&](const char* name, Row Half::*r) {
+    const Half& ho = halves["heldout"];
+    const Half& dv = halves["dev"];
+    std::printf("| %s | %s | %s | %s | %s |\n", name, (ho.*r).category.Text().c_str(),
+                (ho.*r).retryable.Text().c_str(), (dv.*r).category.Text().c_str(),
+                (dv.*r).retryable.Text().c_str());
+  };
+  row("second labeller agrees with the corpus label", &Half::labellers);
+  row("diagnosis agrees with the corpus label", &Half::diagnosis_first);
+  row("diagnosis agrees with the second labeller", &Half::diagnosis_second);
+  row("diagnosis, on the logs both labellers label alike", &Half::diagnosis_agreed);
+  row("diagnosis agrees with either labeller", &Half::diagnosis_either);
+  row("diagnosis, logs whose cause the second labeller could see", &Half::diagnosis_visible);
+  std::printf("\n");
+  for (const char* split : {"heldout", "dev"}) {
+    const Half& h = halves[split];
+    std::vector<std::pair<int, std::pair<std::string, std::string>>> top;
+    for (const auto& [pair, n] : h.disagreements) top.push_back({n, pair});
+    std::sort(top.rbegin(), top.rend());
+    std::printf("Where the labellers differ on the %s half (category pairs, most first):", split);
+    for (size_t i = 0; i < top.size() && i < 6; ++i) {
+      std::printf("%s %s / %s %d", i == 0 ? "" : ";", top[i].second.first.c_str(),
+                  top[i].second.second.c_str(), top[i].first);
+    }
+    const std::string missing =
+        h.unlabelled > 0 ? " " + std::to_string(h.unlabelled) + " logs have no second label." : "";
+    std::printf(".%s\n\n", missing.c_str());
+  }
+}
+
 void PrintPublicCorpus(const paratune::Diagnostician& d) {
   using namespace paratune;
   auto cases = LoadPublicCorpus(PublicCorpusPaths(PARATUNE_SOURCE_DIR));
@@ -241,6 +349,7 @@ void PrintPublicCorpus(const paratune::Diagnostician& d) {
   }
   for (int collection : later) PrintPublicSplit("heldout", outcomes, collection);
   PrintPublicSplit("dev", outcomes);
+  PrintTwoLabellers(outcomes);
   PrintDevLeaveOneOut(PublicCorpusPaths(PARATUNE_SOURCE_DIR).front());
   // Hostile input: diagnosis time must stay linear in the log size.
   const std::string ident(4000, 'x');

@@ -63,6 +63,44 @@ Result<std::vector<LabelledCase>> LoadPublicCorpus(const std::vector<std::string
   return out;
 }
 
+std::string SecondLabellingPath(const std::string& source_dir) {
+  return source_dir + "/tests/knowledge/data/public/second-labelling.yaml";
+}
+
+Result<std::map<std::string, SecondLabel>> LoadSecondLabelling(const std::string& path) {
+  auto text = ReadFile(path);
+  if (!text.ok()) return text.status();
+  auto j = YamlToJson(*text);
+  if (!j.ok()) return j.status().WithPrefix(path);
+  if (!j->is_object() || !j->contains("labels") || !(*j)["labels"].is_array()) {
+    return Status::Invalid(path + ": labels: must be a list");
+  }
+  const std::vector<std::string> categories(std::begin(kFailureCategories),
+                                            std::end(kFailureCategories));
+  std::map<std::string, SecondLabel> out;
+  const nlohmann::json& labels = (*j)["labels"];
+  for (size_t i = 0; i < labels.size(); ++i) {
+    JsonFields f(labels[i], path + ": labels[" + std::to_string(i) + "]");
+    PARATUNE_RETURN_IF_ERROR(f.CheckObject());
+    PARATUNE_RETURN_IF_ERROR(f.CheckKnownKeys({"url", "category", "retryable", "causeVisible"}));
+    std::string url;
+    SecondLabel l;
+    PARATUNE_RETURN_IF_ERROR(f.ReadString("url", &url));
+    if (url.empty()) return Status::Invalid(f.Path("url") + ": required");
+    PARATUNE_RETURN_IF_ERROR(f.ReadEnum("category", categories, &l.category));
+    if (l.category.empty()) return Status::Invalid(f.Path("category") + ": required");
+    if (!f.Has("retryable")) return Status::Invalid(f.Path("retryable") + ": required");
+    PARATUNE_RETURN_IF_ERROR(f.ReadBool("retryable", &l.retryable));
+    if (f.Has("causeVisible")) {
+      PARATUNE_RETURN_IF_ERROR(f.ReadBool("causeVisible", &l.cause_visible));
+    }
+    if (!out.emplace(url, l).second) {
+      return Status::Invalid(f.Path("url") + ": " + url + " is labelled twice");
+    }
+  }
+  return out;
+}
+
 Result<std::vector<LabelledCase>> LoadLabelledCases(const std::string& dir) {
   auto text = ReadFile(dir + "/labels.yaml");
   if (!text.ok()) return text.status();

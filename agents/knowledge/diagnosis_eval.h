@@ -28,6 +28,21 @@ std::vector<std::string> PublicCorpusPaths(const std::string& source_dir);
 // Reads and concatenates the cases of `paths`. Errors name the file, case and field.
 Result<std::vector<LabelledCase>> LoadPublicCorpus(const std::vector<std::string>& paths);
 
+// A second, independent label of a public-corpus log (tests/knowledge/data/public/
+// second-labelling.yaml): made blind from the excerpt alone, to measure how far two labellers
+// agree and so what a diagnosis reading the same excerpt can be held to.
+struct SecondLabel {
+  std::string category;  // one of kFailureCategories
+  bool retryable = false;
+  bool cause_visible = true;  // false: the labeller judged the excerpt does not show the cause
+};
+
+std::string SecondLabellingPath(const std::string& source_dir);
+
+// Reads a `labels:` list of {url, category, retryable, causeVisible}, keyed by URL. Errors name
+// the file, entry and field; a URL twice is an error.
+Result<std::map<std::string, SecondLabel>> LoadSecondLabelling(const std::string& path);
+
 struct CaseOutcome {
   const LabelledCase* c = nullptr;
   FailureDiagnosis diagnosis;
