@@ -21,13 +21,36 @@
 
 namespace paratune::kubelet {
 
+// `obj[key]` when obj is an object holding key, else null; a reference, never a copy (these run
+// for every pod of a Job each time one of its pods starts).
+inline const kube::Json& FieldOf(const kube::Json& obj, const char* key) {
+  static const kube::Json kNull;
+  if (!obj.is_object()) return kNull;
+  const auto it = obj.find(key);
+  return it == obj.end() ? kNull : *it;
+}
+
+inline std::string StringOf(const kube::Json& v) {
+  return v.is_string() ? v.get<std::string>() : "";
+}
+
 // The Job a pod belongs to ("" when none): label `job-name` (or the newer
 // `batch.kubernetes.io/job-name`).
 inline std::string JobNameOf(const kube::Json& pod) {
-  const kube::Json labels =
-      pod.value("metadata", kube::Json::object()).value("labels", kube::Json::object());
-  std::string job = labels.value("job-name", "");
-  return job.empty() ? labels.value("batch.kubernetes.io/job-name", "") : job;
+  const kube::Json& labels = FieldOf(FieldOf(pod, "metadata"), "labels");
+  std::string job = StringOf(FieldOf(labels, "job-name"));
+  return job.empty() ? StringOf(FieldOf(labels, "batch.kubernetes.io/job-name")) : job;
+}
+
+// The uid of the Job that owns `pod` ("" when none): the pods to pass to JobNodes are the
+// informer's ByOwner of it, not every pod of the namespace.
+inline std::string JobUidOf(const kube::Json& pod) {
+  const kube::Json& refs = FieldOf(FieldOf(pod, "metadata"), "ownerReferences");
+  if (!refs.is_array()) return "";
+  for (const kube::Json& r : refs) {
+    if (StringOf(FieldOf(r, "kind")) == "Job") return StringOf(FieldOf(r, "uid"));
+  }
+  return "";
 }
 
 // The sorted, distinct nodes of `pod` and of the pods among `pods` of the same namespace and
@@ -35,17 +58,16 @@ inline std::string JobNameOf(const kube::Json& pod) {
 inline std::vector<std::string> JobNodes(const kube::Json& pod,
                                          const std::vector<kube::ObjectPtr>& pods) {
   std::vector<std::string> nodes;
-  const kube::Json spec = pod.value("spec", kube::Json::object());
-  const std::string own = spec.value("nodeName", "");
+  const std::string own = StringOf(FieldOf(FieldOf(pod, "spec"), "nodeName"));
   if (!own.empty()) nodes.push_back(own);
   const std::string job = JobNameOf(pod);
   if (!job.empty()) {
     for (const kube::ObjectPtr& p : pods) {
       if (!p || kube::NamespaceOf(*p) != kube::NamespaceOf(pod) || JobNameOf(*p) != job) continue;
-      if (p->value("metadata", kube::Json::object()).contains("deletionTimestamp")) continue;
-      const std::string phase = p->value("status", kube::Json::object()).value("phase", "Pending");
+      if (FieldOf(*p, "metadata").contains("deletionTimestamp")) continue;
+      const std::string phase = StringOf(FieldOf(FieldOf(*p, "status"), "phase"));
       if (phase == "Succeeded" || phase == "Failed") continue;
-      const std::string node = p->value("spec", kube::Json::object()).value("nodeName", "");
+      const std::string node = StringOf(FieldOf(FieldOf(*p, "spec"), "nodeName"));
       if (!node.empty()) nodes.push_back(node);
     }
   }

@@ -242,9 +242,14 @@ void PodRunner::Start(const Json& pod) {
       env[name] = "";
     }
   }
-  for (auto& [name, value] :
-       SimNodeEnv(opts_.node_faults, pod, JobNodes(pod, pods_->List(kube::NamespaceOf(pod)))))
+  // The Job's own pods (the informer's owner index), not every pod of the namespace: with
+  // thousands of pods in one namespace that scan was most of this process's CPU.
+  const std::string job_uid = JobUidOf(pod);
+  const std::vector<kube::ObjectPtr> siblings =
+      job_uid.empty() ? std::vector<kube::ObjectPtr>{} : pods_->ByOwner(job_uid);
+  for (auto& [name, value] : SimNodeEnv(opts_.node_faults, pod, JobNodes(pod, siblings))) {
     env[name] = value;
+  }
   for (std::string& a : argv) a = ExpandVars(a, env);
   if (argv[0] == "paratune") {
     argv[0] = opts_.paratune_bin;

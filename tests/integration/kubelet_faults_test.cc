@@ -30,7 +30,11 @@ Json JobPod(const std::string& ns, const std::string& name, const std::string& j
   Json p{{"metadata", {{"name", name}, {"namespace", ns}, {"labels", Json::object()}}},
          {"spec", Json::object()},
          {"status", {{"phase", phase}}}};
-  if (!job.empty()) p["metadata"]["labels"]["job-name"] = job;
+  if (!job.empty()) {
+    p["metadata"]["labels"]["job-name"] = job;
+    p["metadata"]["ownerReferences"] = Json::array(
+        {{{"apiVersion", "batch/v1"}, {"kind", "Job"}, {"name", job}, {"uid", ns + "-" + job}}});
+  }
   if (!node.empty()) p["spec"]["nodeName"] = node;
   return p;
 }
@@ -59,6 +63,9 @@ TEST(KubeletFaultsTest, EnvNamesTheNodeTheJobsNodesAndTheFaults) {
   EXPECT_EQ(kubelet::JobNodes(alone, pods), std::vector<std::string>{"paratune-gpu-1"});
   EXPECT_EQ(kubelet::SimNodeEnv("", alone, {"paratune-gpu-1"}).count("PARATUNE_SIM_NODE_FAULTS"),
             0u);
+  // The pods handed to JobNodes are the informer's ByOwner of the pod's Job.
+  EXPECT_EQ(kubelet::JobUidOf(me), "a-t1");
+  EXPECT_EQ(kubelet::JobUidOf(alone), "");
 }
 
 // A pod on `node` running trial-sim on the sample campaign. The kubelet stand-in tells it its
