@@ -16,9 +16,16 @@ void WorkQueue::AddLocked(const std::string& key) {
   cv_.notify_one();
 }
 
+void WorkQueue::EraseDelayedLocked(const std::string& key) {
+  auto it = delayed_.find(key);
+  if (it == delayed_.end()) return;
+  due_.erase({it->second, key});
+  delayed_.erase(it);
+}
+
 void WorkQueue::Add(const std::string& key) {
   std::lock_guard lock(mu_);
-  delayed_.erase(key);
+  EraseDelayedLocked(key);
   AddLocked(key);
 }
 
@@ -26,14 +33,19 @@ void WorkQueue::AddAfter(const std::string& key, Millis delay) {
   std::lock_guard lock(mu_);
   if (shutting_down_) return;
   if (delay <= Millis(0)) {
-    delayed_.erase(key);
+    EraseDelayedLocked(key);
     AddLocked(key);
     return;
   }
   SteadyTime at = time_->Now() + delay;
   auto it = delayed_.find(key);
-  if (it == delayed_.end() || at < it->second) delayed_[key] = at;
-  cv_.notify_all();  // a waiting Get may need to shorten its wait.
+  if (it != delayed_.end() && it->second <= at) return;  // already due sooner
+  const bool sooner_than_all = due_.empty() || at < due_.begin()->first;
+  EraseDelayedLocked(key);
+  delayed_.emplace(key, at);
+  due_.emplace(at, key);
+  // Only a new earliest time can shorten a waiting Get's wait.
+  if (sooner_than_all) cv_.notify_all();
 }
 
 Millis WorkQueue::RateLimitDelayLocked(const std::string& key) {
@@ -66,16 +78,13 @@ int WorkQueue::NumRequeues(const std::string& key) const {
 }
 
 void WorkQueue::PromoteDueLocked() {
-  if (delayed_.empty()) return;
-  SteadyTime now = time_->Now();
-  for (auto it = delayed_.begin(); it != delayed_.end();) {
-    if (it->second <= now) {
-      std::string key = it->first;
-      it = delayed_.erase(it);
-      AddLocked(key);
-    } else {
-      ++it;
-    }
+  if (due_.empty()) return;
+  const SteadyTime now = time_->Now();
+  while (!due_.empty() && due_.begin()->first <= now) {
+    std::string key = due_.begin()->second;
+    due_.erase(due_.begin());
+    delayed_.erase(key);
+    AddLocked(key);
   }
 }
 
@@ -94,14 +103,12 @@ std::optional<std::string> WorkQueue::Get() {
   while (true) {
     if (shutting_down_) return std::nullopt;
     if (auto key = PopLocked()) return key;
-    if (delayed_.empty()) {
+    if (due_.empty()) {
       cv_.wait(lock);
       continue;
     }
     // Wait for the earliest delayed item; capped so a fake clock's advance is seen promptly.
-    SteadyTime earliest = SteadyTime::max();
-    for (const auto& [k, at] : delayed_) earliest = std::min(earliest, at);
-    auto wait = std::chrono::duration_cast<Millis>(earliest - time_->Now());
+    auto wait = std::chrono::duration_cast<Millis>(due_.begin()->first - time_->Now());
     cv_.wait_for(lock, std::clamp(wait, Millis(1), Millis(50)));
   }
 }

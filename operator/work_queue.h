@@ -16,6 +16,7 @@
 #include <queue>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/time_source.h"
@@ -63,6 +64,7 @@ class WorkQueue {
  private:
   Millis RateLimitDelayLocked(const std::string& key);
   void PromoteDueLocked();
+  void EraseDelayedLocked(const std::string& key);
   void AddLocked(const std::string& key);
   std::optional<std::string> PopLocked();
 
@@ -70,13 +72,17 @@ class WorkQueue {
   RateLimiterOptions opts_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<std::string> queue_;              // guarded by mu_
-  std::set<std::string> dirty_;                // queued keys; guarded by mu_
-  std::set<std::string> processing_;           // keys between Get and Done; guarded by mu_
-  std::map<std::string, int> failures_;        // guarded by mu_
-  std::map<std::string, SteadyTime> delayed_;  // key -> earliest ready time; guarded by mu_
-  TokenBucket bucket_;                         // guarded by mu_
-  bool shutting_down_ = false;                 // guarded by mu_
+  std::deque<std::string> queue_;        // guarded by mu_
+  std::set<std::string> dirty_;          // queued keys; guarded by mu_
+  std::set<std::string> processing_;     // keys between Get and Done; guarded by mu_
+  std::map<std::string, int> failures_;  // guarded by mu_
+  // Delayed keys, each once at its earliest ready time, and the same ordered by that time so
+  // that promoting the due ones and finding the next wake-up cost O(log n), not a scan of
+  // every delayed key (thousands of campaigns and trials wait on a RequeueAfter at once).
+  std::map<std::string, SteadyTime> delayed_;         // guarded by mu_
+  std::set<std::pair<SteadyTime, std::string>> due_;  // guarded by mu_
+  TokenBucket bucket_;                                // guarded by mu_
+  bool shutting_down_ = false;                        // guarded by mu_
 };
 
 }  // namespace paratune::kube

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 namespace paratune::kube {
 namespace {
 
@@ -35,6 +37,46 @@ TEST(WorkQueueTest, AddAfterWaitsForTheClock) {
   EXPECT_FALSE(q.TryGet().has_value());
   clock.Advance(Millis(1));
   EXPECT_EQ(q.TryGet(), "a");
+}
+
+TEST(WorkQueueTest, ADelayedKeyKeepsItsEarliestTimeAndAnAddCancelsTheDelay) {
+  FakeTimeSource clock;
+  WorkQueue q(&clock);
+  q.AddAfter("a", Millis(1000));
+  q.AddAfter("a", Millis(5000));  // later: the earlier time stands
+  q.AddAfter("b", Millis(3000));
+  q.AddAfter("b", Millis(2000));  // earlier: replaces the later one
+  q.AddAfter("c", Millis(4000));
+  EXPECT_EQ(q.DelayedLen(), 3u);
+  q.Add("c");  // now: no longer delayed
+  EXPECT_EQ(q.DelayedLen(), 2u);
+  EXPECT_EQ(q.TryGet(), "c");
+  q.Done("c");
+  clock.Advance(Millis(1000));
+  EXPECT_EQ(q.TryGet(), "a");
+  q.Done("a");
+  EXPECT_FALSE(q.TryGet().has_value());
+  clock.Advance(Millis(1000));
+  EXPECT_EQ(q.TryGet(), "b");
+  q.Done("b");
+  clock.Advance(Millis(10000));
+  EXPECT_FALSE(q.TryGet().has_value()) << "c's delay was cancelled, a's later one superseded";
+  EXPECT_EQ(q.DelayedLen(), 0u);
+}
+
+TEST(WorkQueueTest, ManyDelayedKeysComeOutWhenDueInTheOrderTheyAreDue) {
+  FakeTimeSource clock;
+  WorkQueue q(&clock);
+  constexpr int kKeys = 5000;
+  for (int i = kKeys - 1; i >= 0; --i) q.AddAfter("k" + std::to_string(i), Millis(10 + i));
+  clock.Advance(Millis(10 + kKeys / 2 - 1));
+  for (int i = 0; i < kKeys / 2; ++i) {
+    auto k = q.TryGet();
+    ASSERT_EQ(k, "k" + std::to_string(i));
+    q.Done(*k);
+  }
+  EXPECT_FALSE(q.TryGet().has_value());
+  EXPECT_EQ(q.DelayedLen(), static_cast<size_t>(kKeys / 2));
 }
 
 TEST(WorkQueueTest, PerItemBackoffDoublesAndForgetResets) {
