@@ -18,7 +18,12 @@
 #     start until all 2N first-round Jobs exist, divided by the 2N first-round trials; /metrics
 #     scraped the moment the poll sees the last of them) and overall (once every campaign has
 #     finished or PARATUNE_SCALE_SETTLE seconds later, divided by the TrialRuns then);
-#     reconcile p50/p99 per controller and reconcile errors, from the operator's /metrics.
+#     reconcile p50/p99 per controller and reconcile errors, from the operator's /metrics;
+#   - every client's requests over the first round as the API server counted them
+#     (apiserver_request_total before the apply and when the last first-round Job appears), the
+#     operator's beside them: the control plane's own work per trial (Pods, bindings, the
+#     garbage collector's owner lookups, kubelet status, Events) is what the operator's share is
+#     of.
 # Prints a Markdown "## Scale" section on stdout (progress on stderr) and tears everything down.
 # Usage: hack/scale-bench.sh BUILD_DIR. Exit 0 when measured, 1 otherwise (also when a size
 # could only be measured in part: its part says what was measured and what failed).
@@ -224,6 +229,9 @@ setsid bash -c 'while :; do kubectl -n "$0" get jobs --watch -o "$1"; sleep 1; d
   > "$dir/job-watch.txt" 2> "$dir/job-watch.err" < /dev/null &
 echo $! > "$dir/job-watch.pid"
 sleep 1
+# Every client's requests as the API server counts them (apiserver_request_total), before and at
+# the first round, so that the operator's share of the control plane's work is visible.
+kubectl get --raw /metrics > "$dir/api-metrics0.txt" 2>/dev/null || true
 t0=$(date +%s.%N)
 shell_children_cpu kubectl0
 kubectl -n "$ns" apply -f "$dir/campaigns.yaml" >/dev/null
@@ -259,6 +267,7 @@ while :; do
 done
 kill -- "-$(cat "$dir/job-watch.pid")" 2>/dev/null || true
 rm -f "$dir/job-watch.pid"
+kubectl get --raw /metrics > "$dir/api-metrics1.txt" 2>/dev/null || true
 cpu1=$(cpu_of "$op_pid"); api1=$(cpu_of "$api_pid"); etcd1=$(cpu_of "$etcd_pid")
 kcm1=$(cpu_of "$kcm_pid"); sched1=$(cpu_of "$sched_pid"); kubelet1=$(cpu_tree_of "$kubelet_pid")
 read -r busy1 total1 <<<"$(machine_cpu)"
@@ -470,6 +479,40 @@ for (verb, res), v in sorted(by_kind.items(), key=lambda kv: -kv[1]):
     print(f"| {verb} | {res} | {r:.0f} | {r / (2 * n):.2f} | {v:.0f} | "
           f"{v / max(trials_all, 1):.2f} |")
 print()
+# Every client's requests, as the API server counted them from just before the apply to the
+# moment all first-round Jobs existed: the control plane's own work (the Job controller's Pods,
+# the scheduler's bindings, the kubelet's status, everyone's Events) beside the operator's.
+def served(path):
+    try:
+        source = open(path).read()
+    except OSError:
+        return None
+    out = {}
+    for labels, v in series("apiserver_request_total", source):
+        res = labels.get("resource", "?")
+        if labels.get("group"):
+            res += "." + labels["group"]
+        if labels.get("subresource"):
+            res += "/" + labels["subresource"]
+        k = (labels.get("verb", "?"), res)
+        out[k] = out.get(k, 0) + v
+    return out
+served0, served1 = served(d + "/api-metrics0.txt"), served(d + "/api-metrics1.txt")
+if served0 is not None and served1:
+    delta = {k: v - served0.get(k, 0) for k, v in served1.items()}
+    delta = {k: v for k, v in delta.items() if v >= 1}
+    total = sum(delta.values())
+    ours = sum(min(by_kind_round.get(k, 0), v) for k, v in delta.items())
+    print(f"Requests the API server served from the start of the apply until all {2 * n} "
+          f"first-round Jobs existed, every client: {total:.0f} ({total / (2 * n):.2f} per "
+          f"first-round trial); the operator's {ours:.0f} of them ({100 * ours / max(total, 1):.0f}%; "
+          f"its requests before the apply are not in either figure). The largest:\n")
+    print("| verb | resource | every client | per first-round trial | the operator |")
+    print("|---|---|---:|---:|---:|")
+    for (verb, res), v in sorted(delta.items(), key=lambda kv: -kv[1])[:14]:
+        print(f"| {verb} | {res} | {v:.0f} | {v / (2 * n):.2f} | "
+              f"{min(by_kind_round.get((verb, res), 0), v):.0f} |")
+    print()
 # Where reconciles wait: the operator's request latency by verb and resource (all codes), the
 # whole run; watches are long polls by design and left out.
 latency = {}
