@@ -172,6 +172,10 @@ void PrintDevLeaveOneOut(const std::string& dev_path) {
   const nlohmann::json& all = (*doc)["cases"];
   Tally t;
   int by_vote = 0, vote_right = 0, by_words = 0, words_right = 0;
+  // Misses on which the second, excerpt-only labeller sides with the diagnosis (dev logs may be
+  // read case by case; "Two labellers" above).
+  auto second = LoadSecondLabelling(SecondLabellingPath(PARATUNE_SOURCE_DIR));
+  int category_sided = 0, retryable_sided = 0;
   for (size_t i = 0; i < all.size(); ++i) {
     KnowledgeBase kb;
     for (const EmbeddedFile& f : EmbeddedKnowledgeFiles()) {
@@ -194,6 +198,11 @@ void PrintDevLeaveOneOut(const std::string& dev_path) {
     ++t.n;
     t.category += o.category_ok;
     t.retryable += o.retryable_ok;
+    if (second.ok() && second->count(o.c->url) > 0) {
+      const SecondLabel& l = second->at(o.c->url);
+      category_sided += !o.category_ok && l.category == o.diagnosis.category;
+      retryable_sided += !o.retryable_ok && l.retryable == o.diagnosis.retryable;
+    }
     const std::string& how = o.diagnosis.signature;
     if (how.rfind(FailureDiagnosis::kByVotePrefix, 0) == 0) {
       ++by_vote;
@@ -210,6 +219,12 @@ void PrintDevLeaveOneOut(const std::string& dev_path) {
       "%d logs, right on %d.\n\n",
       t.n - 1, t.category, 100.0 * t.category / std::max(t.n, 1), t.retryable,
       100.0 * t.retryable / std::max(t.n, 1), by_vote, vote_right, by_words, words_right);
+  if (second.ok()) {
+    std::printf(
+        "Of its %d category misses, the second labeller gives the diagnosis's category on %d; "
+        "of its %d retryable misses, the diagnosis's retryable on %d.\n\n",
+        t.n - t.category, category_sided, t.n - t.retryable, retryable_sided);
+  }
 }
 
 // Two labellers: the corpus labels (the collectors', from the log and its thread) against a
