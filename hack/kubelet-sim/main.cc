@@ -99,8 +99,9 @@ int main(int argc, char** argv) {
   mo.probe_address = "";
   auto mgr = kube::Manager::Create(mo, client->get(), time, nullptr);
   kube::Informer* pods = (*mgr)->GetInformer(kube::resources::kPods);
+  kube::Informer* jobs = (*mgr)->GetInformer(kube::resources::kJobs);
   kubelet::PodRunner runner(
-      client->get(), pods, &nodes, time,
+      client->get(), pods, jobs, &nodes, time,
       {std::filesystem::absolute(paratune_bin).string(),
        std::filesystem::absolute(work_dir).string(), FormatNodeFaults(*faults)});
   kube::ControllerOptions co;

@@ -73,16 +73,37 @@ std::string FieldRef(const Json& pod, const std::string& path) {
   }
   return "";
 }
+
+// Whether `job` runs one pod: parallelism and completions both at most 1 (unset parallelism is
+// 1; unset completions means any one success). The 1.20 server drops `completionMode`, so this
+// is how the stand-in tells the operator's single-pod trial Jobs from its Indexed ones.
+bool SinglePodJob(const Json& job) {
+  const Json& spec = FieldOf(job, "spec");
+  const Json& parallelism = FieldOf(spec, "parallelism");
+  const Json& completions = FieldOf(spec, "completions");
+  return (!parallelism.is_number_integer() || parallelism.get<int64_t>() <= 1) &&
+         (!completions.is_number_integer() || completions.get<int64_t>() <= 1);
+}
+
 }  // namespace
 
 std::string PodRunner::CompletionIndex(const Json& pod) {
   const Json& ann = pod["metadata"].value("annotations", Json::object());
   if (ann.contains(kCompletionIndexKey)) return ann.value(kCompletionIndexKey, "");
-  std::string job;
+  std::string job, job_name;
   for (const Json& o : pod["metadata"].value("ownerReferences", Json::array())) {
-    if (o.value("kind", "") == "Job") job = kube::NamespaceOf(pod) + "/" + o.value("name", "");
+    if (o.value("kind", "") == "Job") {
+      job_name = o.value("name", "");
+      job = kube::NamespaceOf(pod) + "/" + job_name;
+    }
   }
   if (job.empty()) return "";
+  // A single-pod Job is not Indexed: the Job controller of 1.21+ gives its pod no index and
+  // writes nothing, so neither does the stand-in (a Job not yet in the cache gets one, as before).
+  if (jobs_ != nullptr) {
+    const kube::ObjectPtr owner = jobs_->Get({kube::NamespaceOf(pod), job_name});
+    if (owner && kube::UidOf(*owner) == JobUidOf(pod) && SinglePodJob(*owner)) return "";
+  }
   std::string index;
   {
     std::lock_guard lock(mu_);
@@ -90,8 +111,8 @@ std::string PodRunner::CompletionIndex(const Json& pod) {
     if (inserted) it->second = next_index_[job]++;
     index = std::to_string(it->second);
   }
-  // What the Job controller of 1.21+ writes at creation, so readers of the pod (the operator's
-  // rank-aware log collector) see the same index as the container.
+  // What the Job controller of 1.21+ writes at creation on an Indexed Job's pods, so readers of
+  // the pod (the operator's rank-aware log collector) see the same index as the container.
   auto patched = client_->Patch(
       kube::resources::kPods, kube::NamespaceOf(pod), kube::NameOf(pod), kube::PatchType::kMerge,
       Json{{"metadata", {{"annotations", {{kCompletionIndexKey, index}}}}}});
@@ -102,9 +123,15 @@ std::string PodRunner::CompletionIndex(const Json& pod) {
   return index;
 }
 
-PodRunner::PodRunner(kube::KubeClient* client, const kube::Informer* pods, const NodePool* nodes,
-                     TimeSource* time, RunnerOptions opts)
-    : client_(client), pods_(pods), nodes_(nodes), time_(time), opts_(std::move(opts)) {}
+PodRunner::PodRunner(kube::KubeClient* client, const kube::Informer* pods,
+                     const kube::Informer* jobs, const NodePool* nodes, TimeSource* time,
+                     RunnerOptions opts)
+    : client_(client),
+      pods_(pods),
+      jobs_(jobs),
+      nodes_(nodes),
+      time_(time),
+      opts_(std::move(opts)) {}
 
 PodRunner::~PodRunner() {
   std::vector<std::thread> threads;

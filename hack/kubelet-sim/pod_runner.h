@@ -5,7 +5,9 @@
 // FallbackToLogsOnError: last 80 lines, at most 4096 bytes, as the kubelet does). Any other
 // container stays Waiting with reason ErrImagePull and a message naming the image. Every process
 // also gets the simulated node's environment (node_env.h: the node faults, its node, its Job's
-// nodes). Deleting a pod kills its process and removes the pod (grace period 0); a pod that
+// nodes). The pods of a Job of several pods get the completion-index annotation (one PATCH each,
+// as the 1.20 server has no Indexed Jobs); a single-pod Job's pod gets none, as with the 1.21+
+// Job controller. Deleting a pod kills its process and removes the pod (grace period 0); a pod that
 // vanishes without a graceful delete (force-deleted, or garbage-collected after its Node was
 // deleted) has its process killed too. Thread-safe.
 #ifndef PARATUNE_HACK_KUBELET_SIM_POD_RUNNER_H_
@@ -39,8 +41,10 @@ std::string LogTail(const std::string& log);
 
 class PodRunner : public kube::Reconciler {
  public:
-  PodRunner(kube::KubeClient* client, const kube::Informer* pods, const NodePool* nodes,
-            TimeSource* time, RunnerOptions opts);
+  // `jobs` (may be null) tells a single-pod Job from an Indexed one: only the latter's pods get
+  // the completion-index annotation, as the Job controller of 1.21+ gives them at creation.
+  PodRunner(kube::KubeClient* client, const kube::Informer* pods, const kube::Informer* jobs,
+            const NodePool* nodes, TimeSource* time, RunnerOptions opts);
   ~PodRunner() override;
 
   Result<kube::ReconcileResult> Reconcile(const kube::ObjectKey& key) override;
@@ -60,6 +64,7 @@ class PodRunner : public kube::Reconciler {
 
   kube::KubeClient* client_;
   const kube::Informer* pods_;
+  const kube::Informer* jobs_;  // null: every Job pod gets an index
   const NodePool* nodes_;
   TimeSource* time_;
   RunnerOptions opts_;

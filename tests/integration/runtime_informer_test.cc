@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <thread>
 
 #include "operator/leader_election.h"
@@ -192,6 +193,60 @@ TEST(RuntimeInformerTest, KubeletSimRunsPodsAndRefusesOtherImages) {
   EXPECT_TRUE(Eventually([&] {
     return c->Get(resources::kPods, ns, "other").status().code() == StatusCode::kNotFound;
   })) << "the kubelet stand-in finishes graceful deletion";
+}
+
+// The stand-in gives a completion index only to the pods of a Job of several pods (what the
+// 1.20 server lets it tell of an Indexed Job), as the 1.21+ Job controller does: a single-pod
+// Job's pod gets no annotation and costs no extra write.
+TEST(RuntimeInformerTest, KubeletSimIndexesOnlyThePodsOfAJobOfSeveral) {
+  PARATUNE_REQUIRE_CLUSTER(cluster);
+  KubeClient* c = cluster->Admin();
+  if (!Eventually([&] { return c->Get(resources::kNodes, "", "paratune-gpu-0").ok(); }, 5000ms)) {
+    GTEST_SKIP() << "paratune-kubelet-sim is not built in " << PARATUNE_BINARY_DIR;
+  }
+  std::string ns = cluster->NewNamespace("indexed");
+  ASSERT_TRUE(Eventually([&] { return c->Get(resources::kServiceAccounts, ns, "default").ok(); }));
+  auto job = [](const std::string& name, int pods) {
+    Json container{{"name", "main"},
+                   {"image", "paratune:dev"},
+                   {"command", Json::array({"paratune", "--help"})}};
+    Json spec{{"restartPolicy", "Never"},
+              {"nodeSelector", {{"cloud.google.com/gke-accelerator", "nvidia-h100-80gb"}}},
+              {"containers", Json::array({container})}};
+    return Json{{"apiVersion", "batch/v1"},
+                {"kind", "Job"},
+                {"metadata", {{"name", name}}},
+                {"spec",
+                 {{"completions", pods},
+                  {"parallelism", pods},
+                  {"completionMode", "Indexed"},  // dropped by 1.20; kept by 1.21+
+                  {"backoffLimit", 0},
+                  {"template", {{"spec", spec}}}}}};
+  };
+  ASSERT_TRUE(c->Create(resources::kJobs, ns, job("one", 1)).ok());
+  ASSERT_TRUE(c->Create(resources::kJobs, ns, job("two", 2)).ok());
+  // The pods of `name` once all `n` have finished: their index annotations ("" when none).
+  auto indices = [&](const std::string& name, size_t n) {
+    std::vector<std::string> out;
+    ListOptions lo;
+    lo.label_selector = "job-name=" + name;
+    auto list = c->List(resources::kPods, ns, lo);
+    if (!list.ok()) return out;
+    for (const Json& p : list->items) {
+      const std::string phase = p["status"].value("phase", "");
+      if (phase != "Succeeded" && phase != "Failed") return std::vector<std::string>{};
+      out.push_back(p["metadata"]
+                        .value("annotations", Json::object())
+                        .value("batch.kubernetes.io/job-completion-index", ""));
+    }
+    std::sort(out.begin(), out.end());
+    return out.size() == n ? out : std::vector<std::string>{};
+  };
+  std::vector<std::string> one, two;
+  EXPECT_TRUE(Eventually([&] { return !(one = indices("one", 1)).empty(); }, 60000ms));
+  EXPECT_TRUE(Eventually([&] { return !(two = indices("two", 2)).empty(); }, 60000ms));
+  EXPECT_EQ(one, std::vector<std::string>{""}) << "a single-pod Job's pod has no index";
+  EXPECT_EQ(two, (std::vector<std::string>{"0", "1"}));
 }
 
 // One TLS request to the kubelet stand-in's log port. With `hang_up`, the request is cut short
