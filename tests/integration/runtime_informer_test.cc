@@ -142,14 +142,27 @@ TEST(RuntimeInformerTest, CrashedLeaderIsReplacedAfterLeaseExpiry) {
   EXPECT_LE(waited, 20s);
 }
 
+// A fresh namespace for pods on the simulated nodes, or "" when paratune-kubelet-sim runs no
+// nodes (not built).
+std::string KubeletNamespace(testing::LocalCluster* cluster, const std::string& prefix) {
+  KubeClient* c = cluster->Admin();
+  if (!Eventually([&] { return c->Get(resources::kNodes, "", "paratune-gpu-0").ok(); }, 5000ms)) {
+    return "";
+  }
+  return cluster->NewNamespace(prefix);
+}
+
+// Pod admission needs the namespace's default ServiceAccount (its token): true once it exists.
+bool DefaultServiceAccountExists(KubeClient* c, const std::string& ns) {
+  return Eventually([&] { return c->Get(resources::kServiceAccounts, ns, "default").ok(); });
+}
+
 TEST(RuntimeInformerTest, KubeletSimRunsPodsAndRefusesOtherImages) {
   PARATUNE_REQUIRE_CLUSTER(cluster);
   KubeClient* c = cluster->Admin();
-  if (!Eventually([&] { return c->Get(resources::kNodes, "", "paratune-gpu-0").ok(); }, 5000ms)) {
-    GTEST_SKIP() << "paratune-kubelet-sim is not built in " << PARATUNE_BINARY_DIR;
-  }
-  std::string ns = cluster->NewNamespace("kubelet");
-  ASSERT_TRUE(Eventually([&] { return c->Get(resources::kServiceAccounts, ns, "default").ok(); }));
+  const std::string ns = KubeletNamespace(cluster, "kubelet");
+  if (ns.empty()) GTEST_SKIP() << "paratune-kubelet-sim is not built in " << PARATUNE_BINARY_DIR;
+  ASSERT_TRUE(DefaultServiceAccountExists(c, ns));
   auto pod = [&](const std::string& name, const Json& container) {
     Json c2 = container;
     c2["name"] = "main";
@@ -201,11 +214,9 @@ TEST(RuntimeInformerTest, KubeletSimRunsPodsAndRefusesOtherImages) {
 TEST(RuntimeInformerTest, KubeletSimIndexesOnlyThePodsOfAJobOfSeveral) {
   PARATUNE_REQUIRE_CLUSTER(cluster);
   KubeClient* c = cluster->Admin();
-  if (!Eventually([&] { return c->Get(resources::kNodes, "", "paratune-gpu-0").ok(); }, 5000ms)) {
-    GTEST_SKIP() << "paratune-kubelet-sim is not built in " << PARATUNE_BINARY_DIR;
-  }
-  std::string ns = cluster->NewNamespace("indexed");
-  ASSERT_TRUE(Eventually([&] { return c->Get(resources::kServiceAccounts, ns, "default").ok(); }));
+  const std::string ns = KubeletNamespace(cluster, "indexed");
+  if (ns.empty()) GTEST_SKIP() << "paratune-kubelet-sim is not built in " << PARATUNE_BINARY_DIR;
+  ASSERT_TRUE(DefaultServiceAccountExists(c, ns));
   auto job = [](const std::string& name, int pods) {
     Json container{{"name", "main"},
                    {"image", "paratune:dev"},
