@@ -42,15 +42,21 @@ inline std::string JobNameOf(const kube::Json& pod) {
   return job.empty() ? StringOf(FieldOf(labels, "batch.kubernetes.io/job-name")) : job;
 }
 
+// The ownerReference of `pod` to its Job (null when none).
+inline const kube::Json* JobOwnerRef(const kube::Json& pod) {
+  const kube::Json& refs = FieldOf(FieldOf(pod, "metadata"), "ownerReferences");
+  if (!refs.is_array()) return nullptr;
+  for (const kube::Json& r : refs) {
+    if (StringOf(FieldOf(r, "kind")) == "Job") return &r;
+  }
+  return nullptr;
+}
+
 // The uid of the Job that owns `pod` ("" when none): the pods to pass to JobNodes are the
 // informer's ByOwner of it, not every pod of the namespace.
 inline std::string JobUidOf(const kube::Json& pod) {
-  const kube::Json& refs = FieldOf(FieldOf(pod, "metadata"), "ownerReferences");
-  if (!refs.is_array()) return "";
-  for (const kube::Json& r : refs) {
-    if (StringOf(FieldOf(r, "kind")) == "Job") return StringOf(FieldOf(r, "uid"));
-  }
-  return "";
+  const kube::Json* ref = JobOwnerRef(pod);
+  return ref == nullptr ? "" : StringOf(FieldOf(*ref, "uid"));
 }
 
 // The sorted, distinct nodes of `pod` and of the pods among `pods` of the same namespace and

@@ -41,8 +41,8 @@ std::string LogTail(const std::string& log);
 
 class PodRunner : public kube::Reconciler {
  public:
-  // `jobs` (may be null) tells a single-pod Job from an Indexed one: only the latter's pods get
-  // the completion-index annotation, as the Job controller of 1.21+ gives them at creation.
+  // `jobs` tells a single-pod Job from an Indexed one: only the latter's pods get the
+  // completion-index annotation, as the Job controller of 1.21+ gives them at creation.
   PodRunner(kube::KubeClient* client, const kube::Informer* pods, const kube::Informer* jobs,
             const NodePool* nodes, TimeSource* time, RunnerOptions opts);
   ~PodRunner() override;
@@ -64,7 +64,7 @@ class PodRunner : public kube::Reconciler {
 
   kube::KubeClient* client_;
   const kube::Informer* pods_;
-  const kube::Informer* jobs_;  // null: every Job pod gets an index
+  const kube::Informer* jobs_;
   const NodePool* nodes_;
   TimeSource* time_;
   RunnerOptions opts_;
