@@ -59,6 +59,12 @@ std::optional<kube::Json> RenderDiagnosticService(const kube::Json& campaign,
                                                   const std::string& check, const std::string& node,
                                                   const DiagnosticJobOptions& opts);
 
+// The Job's Complete or Failed condition whose status is True (it has ended), or null. Points
+// into `job`.
+const kube::Json* TerminalJobCondition(const kube::Json& job);
+// True when two pod specs run the same containers (name, image, command, args), in order.
+bool SameDiagnosticPods(const kube::Json& pod_spec_a, const kube::Json& pod_spec_b);
+
 // nullopt while the Job runs; the judged result once it completed or failed. Reads the output of
 // the pod on the Job's node (label tuning.paratune.dev/node; for nccl-allreduce pod index 0 or
 // the pod on that node) through `log_of`, falling back to its termination message when the log
@@ -68,12 +74,6 @@ std::optional<kube::Json> RenderDiagnosticService(const kube::Json& campaign,
 // whose containers are the Job template's: same images, commands and args); any other pod,
 // however labelled, is ignored, so a namespace user cannot forge a verdict with a pod of their
 // own. Whether the Job itself is paratune's is the caller's check (SameDiagnosticPods).
-// The Job's Complete or Failed condition whose status is True (it has ended), or null. Points
-// into `job`.
-const kube::Json* TerminalJobCondition(const kube::Json& job);
-// True when two pod specs run the same containers (name, image, command, args), in order.
-bool SameDiagnosticPods(const kube::Json& pod_spec_a, const kube::Json& pod_spec_b);
-
 std::optional<health::CheckResult> InterpretDiagnosticJob(
     const kube::Json& job, const std::vector<kube::Json>& pods,
     const std::function<std::string(const kube::Json& pod)>& log_of,
