@@ -156,7 +156,7 @@ Result<kube::ReconcileResult> TuningCampaignReconciler::Reconcile(const kube::Ob
     for (const auto& w : past->warnings) Emit(ctx, "Warning", reasons::kKnowledgeSkipped, w);
     deps.past = std::move(past->records);
   }
-  auto session = TuningSession::Create(ctx.spec, &ctx.loaded.pool, std::move(deps));
+  auto session = CreateSession(ctx, std::move(deps));
   if (!session.ok()) {
     if (session.status().code() == StatusCode::kInvalidArgument) {
       PARATUNE_RETURN_IF_ERROR(MarkInvalid(ctx.campaign, session.status()));
@@ -173,6 +173,17 @@ Result<kube::ReconcileResult> TuningCampaignReconciler::Reconcile(const kube::Ob
   kube::ReconcileResult r;
   if (CampaignPhaseOf(*ctx.session) == CampaignPhase::kRunning) r.requeue_after = opts_.resync;
   return r;
+}
+
+Result<std::unique_ptr<TuningSession>> TuningCampaignReconciler::CreateSession(Context& ctx,
+                                                                               SessionDeps deps) {
+  if (opts_.planning != nullptr) {
+    auto planned = opts_.planning->Get(ctx.spec, deps.options.max_space_points);
+    if (!planned.ok()) return planned.status();
+    deps.model = planned->model;
+    deps.space = planned->space;
+  }
+  return TuningSession::Create(ctx.spec, &ctx.loaded.pool, std::move(deps));
 }
 
 Status TuningCampaignReconciler::Advance(Context& ctx) {

@@ -1,6 +1,7 @@
 // TuningCampaignReconciler: the agent loop (agents/loop TuningSession) as a level-based
-// reconcile. Every call rebuilds the session from the spec and the persisted message pool,
-// then:
+// reconcile. Every call rebuilds the session from the spec and the persisted message pool (the
+// performance model and evaluated search space come from options.planning, shared by every
+// campaign of that workload and space), then:
 //   1. ingests finished TrialRuns whose pool record is still open (RecordOutcome: metrics, or
 //      the failure evidence for the Diagnostician);
 //   2. while fewer than spec.budget.parallelTrials run and the coordinator does not stop,
@@ -31,6 +32,7 @@
 #include <string>
 
 #include "agents/loop/failure_analyzer.h"
+#include "agents/loop/planning_cache.h"
 #include "agents/loop/strategy_engine.h"
 #include "agents/loop/tuning_session.h"
 #include "base/time_source.h"
@@ -66,6 +68,9 @@ struct CampaignReconcilerOptions {
   std::function<Status(const kube::Json& campaign, const CampaignSpec& spec)> admit;
   // How campaigns are parsed (the operator's defaults for what they leave empty).
   CampaignParseOptions parse;
+  // The model and evaluated search space, shared by the reconciles of every campaign with the
+  // same workload and space (agents/loop/planning_cache.h). Borrowed; null: built per reconcile.
+  PlanningCache* planning = nullptr;
   // Where the published output ConfigMap is read from (the informer of ConfigMaps with the
   // campaign label). Borrowed; null: GETs.
   const ConfigMapCache* configmaps = nullptr;
@@ -89,6 +94,9 @@ class TuningCampaignReconciler : public kube::Reconciler {
  private:
   struct Context;
   Status MarkInvalid(const kube::Json& campaign, const Status& why);
+  // The session over ctx.spec and the loaded pool, planning with opts_.planning's shared model
+  // and search space when there is one.
+  Result<std::unique_ptr<TuningSession>> CreateSession(Context& ctx, SessionDeps deps);
   Status Ingest(Context& ctx);
   Status CheckHealth(Context& ctx);
   Status ProposeAndPersist(Context& ctx);

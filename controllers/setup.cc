@@ -84,6 +84,33 @@ Watched Watch(kube::Manager* mgr, ControllerSet* set, const ControllerSetupOptio
   return w;
 }
 
+// The planning cache's counts at every scrape: how often a reconcile planned without building
+// the model and search space, and what the cache holds.
+void ExportPlanningCacheMetrics(const PlanningCache* cache, kube::MetricsRegistry* metrics) {
+  if (metrics == nullptr) return;
+  metrics->DeclareCounter("paratune_planning_cache_hits_total",
+                          "Reconciles that planned with a cached model and search space");
+  metrics->DeclareCounter("paratune_planning_cache_builds_total",
+                          "Models and search spaces built (one per workload and space in cache)");
+  metrics->DeclareCounter("paratune_planning_cache_evictions_total",
+                          "Cached models and search spaces dropped to stay within the budget");
+  metrics->DeclareGauge("paratune_planning_cache_bytes",
+                        "Approximate bytes of the cached search spaces");
+  auto stat = [cache](auto field) { return [cache, field] { return field(cache->stats()); }; };
+  metrics->SetGaugeFunction(
+      "paratune_planning_cache_hits_total", {},
+      stat([](const PlanningCacheStats& s) { return static_cast<double>(s.hits); }));
+  metrics->SetGaugeFunction(
+      "paratune_planning_cache_builds_total", {},
+      stat([](const PlanningCacheStats& s) { return static_cast<double>(s.builds); }));
+  metrics->SetGaugeFunction(
+      "paratune_planning_cache_evictions_total", {},
+      stat([](const PlanningCacheStats& s) { return static_cast<double>(s.evictions); }));
+  metrics->SetGaugeFunction(
+      "paratune_planning_cache_bytes", {},
+      stat([](const PlanningCacheStats& s) { return static_cast<double>(s.bytes); }));
+}
+
 }  // namespace
 
 Result<std::unique_ptr<ControllerSet>> SetupControllers(kube::Manager* mgr,
@@ -149,6 +176,9 @@ Result<std::unique_ptr<ControllerSet>> SetupControllers(kube::Manager* mgr,
   copts.seed = opts.seed;
   copts.parse.defaults = opts.campaign_defaults;
   copts.configmaps = set->configmaps.get();
+  set->planning = std::make_unique<PlanningCache>();
+  copts.planning = set->planning.get();
+  ExportPlanningCacheMetrics(set->planning.get(), mgr->metrics());
   TrialReconcilerOptions topts;
   topts.parse = copts.parse;
   if (opts.node_health) {

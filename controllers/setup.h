@@ -72,6 +72,8 @@ struct ControllerSet {
   std::unique_ptr<NodeLedgerStore> ledger;  // null when node_health is off
   std::unique_ptr<CampaignHealth> health;
   std::unique_ptr<ClusterNodes> nodes;  // judges pods the scheduler leaves Pending (node_fit.h)
+  // The campaigns' models and evaluated search spaces, one per workload and space.
+  std::unique_ptr<PlanningCache> planning;
   // The merged readers over per-namespace informers (several watched namespaces).
   std::vector<std::unique_ptr<kube::NamespacedReader>> readers;
   bool jobset_available = false;

@@ -469,6 +469,16 @@ for c in sorted(buckets):
         if c in h and quantile(h[c], 0.99) is not None:
             print(f"| ... of which {what}, p50 / p99 | {quantile(h[c], 0.5) * 1000:.1f} ms / "
                   f"{quantile(h[c], 0.99) * 1000:.1f} ms |")
+def total(name, source=None):
+    return sum(v for _, v in series(name, source))
+print(f"| the campaigns' planning, first round / overall: performance models and search spaces "
+      f"built / reconciles that planned from the operator's cache | "
+      f"{total('paratune_planning_cache_builds_total', round_text):.0f} / "
+      f"{total('paratune_planning_cache_hits_total', round_text):.0f}, "
+      f"{total('paratune_planning_cache_builds_total'):.0f} / "
+      f"{total('paratune_planning_cache_hits_total'):.0f} |")
+print(f"| ... the cache's search spaces at the end (approximate) | "
+      f"{total('paratune_planning_cache_bytes') / 1024:.0f} KiB |")
 print("\nRequests by verb and resource: first round (from the operator's start until all "
       f"{2 * n} first-round Jobs exist, per first-round trial) and overall (until "
       f"{n - int(unfinished)} of {n} campaigns finished, per TrialRun of the {trials_all}):\n")

@@ -159,6 +159,23 @@ Result<SearchSpaceIndex> SearchSpaceIndex::Build(const CampaignSpec& spec,
   return s;
 }
 
+size_t SearchSpaceIndex::ApproximateBytes() const {
+  // A std::map / std::unordered_map node: the value, two or three pointers and the allocator's
+  // header; a std::string holds its characters beyond the small-string buffer.
+  constexpr size_t kNode = 48;
+  auto text = [](const std::string& s) { return s.size() > 15 ? s.capacity() + 1 : 0; };
+  size_t bytes = sizeof(*this) + valid_.capacity() * sizeof(size_t) +
+                 points_.capacity() * sizeof(SpacePoint) + by_key_.bucket_count() * sizeof(void*);
+  for (const auto& p : points_) {
+    bytes += p.value_index.capacity() * sizeof(uint16_t) + 2 * text(p.key) + kNode +
+             sizeof(std::pair<const std::string, size_t>) + text(p.base.bottleneck);
+    for (const auto& [name, value] : p.config) {
+      bytes += kNode + sizeof(std::pair<const std::string, ParamValue>) + text(name);
+    }
+  }
+  return bytes;
+}
+
 int64_t SearchSpaceIndex::Find(const std::string& key) const {
   auto it = by_key_.find(key);
   return it == by_key_.end() ? -1 : static_cast<int64_t>(it->second);

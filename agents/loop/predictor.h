@@ -48,6 +48,8 @@ class SearchSpaceIndex {
   int64_t total_size() const { return total_size_; }
   bool sampled() const { return sampled_; }
   const std::vector<SearchParameter>& parameters() const { return params_; }
+  // Heap and object bytes the index holds, approximately (what a cache of indexes budgets by).
+  size_t ApproximateBytes() const;
 
  private:
   std::vector<SearchParameter> params_;

@@ -72,7 +72,7 @@ struct TuningSession::Impl {
   std::function<double()> clock;
   SessionOptions opt;
   std::vector<PastOptimization> past;
-  SearchSpaceIndex space;
+  std::shared_ptr<const SearchSpaceIndex> space;  // never null once created
   std::unique_ptr<Validator> validator;
   bool engine_exhausted = false;
 
@@ -105,11 +105,11 @@ struct TuningSession::Impl {
 void TuningSession::Impl::Refit() {
   CalibrationState prior;
   if (Learns()) {
-    pool->calibration() = HasAnomalies() ? FitCalibration(space, *model, LearnView(), prior)
-                                         : FitCalibration(space, *model, *pool, prior);
+    pool->calibration() = HasAnomalies() ? FitCalibration(*space, *model, LearnView(), prior)
+                                         : FitCalibration(*space, *model, *pool, prior);
   } else {
     MessagePool empty;
-    pool->calibration() = FitCalibration(space, *model, empty, prior);
+    pool->calibration() = FitCalibration(*space, *model, empty, prior);
   }
 }
 
@@ -147,9 +147,9 @@ MessagePool TuningSession::Impl::HistoryView() const {
 CalibratedPredictor TuningSession::Impl::MakePredictor(const MessagePool& view) const {
   std::vector<ResidualObservation> residuals;
   if (Learns()) {
-    residuals = CollectResiduals(space, *model, view, view.calibration(), spec.objective);
+    residuals = CollectResiduals(*space, *model, view, view.calibration(), spec.objective);
   }
-  return CalibratedPredictor(&space, spec.objective, view.calibration(), std::move(residuals));
+  return CalibratedPredictor(space.get(), spec.objective, view.calibration(), std::move(residuals));
 }
 
 EngineContext TuningSession::Impl::MakeContext(const MessagePool& view,
@@ -160,7 +160,7 @@ EngineContext TuningSession::Impl::MakeContext(const MessagePool& view,
   ctx.pool = &view;
   ctx.model = model.get();
   ctx.workload = model->workload();
-  ctx.space = &space;
+  ctx.space = space.get();
   ctx.predictor = &predictor;
   ctx.validator = validator.get();
   ctx.iteration = pool->LastIteration() + 1;
@@ -396,7 +396,7 @@ std::optional<health::Anomaly> TuningSession::Impl::DetectAnomaly(const TrialRec
   }
   const MessagePool view = HistoryView();
   const CalibratedPredictor predictor = MakePredictor(view);
-  const int64_t idx = space.Find(ConfigKey(t.config));
+  const int64_t idx = space->Find(ConfigKey(t.config));
   const PointPrediction p = idx >= 0 ? predictor.Predict(static_cast<size_t>(idx))
                                      : predictor.PredictConfig(t.config, *model);
   return health::DetectSlowerThanPredicted(
@@ -429,6 +429,9 @@ TuningSession::~TuningSession() = default;
 Result<std::unique_ptr<TuningSession>> TuningSession::Create(const CampaignSpec& spec,
                                                              MessagePool* pool, SessionDeps deps) {
   if (pool == nullptr) return Status::Invalid("pool: required");
+  if (deps.space != nullptr && deps.model == nullptr) {
+    return Status::Invalid("deps.space: given without the model that evaluated it");
+  }
   auto impl = std::make_unique<Impl>();
   impl->spec = spec;
   impl->pool = pool;
@@ -453,19 +456,23 @@ Result<std::unique_ptr<TuningSession>> TuningSession::Create(const CampaignSpec&
       }
     }
   }
-  auto space = SearchSpaceIndex::Build(spec, *impl->model, impl->opt.max_space_points);
-  if (!space.ok()) return space.status();
-  impl->space = std::move(space).value();
-  if (impl->space.valid().empty()) {
-    const auto v = impl->model->Violations(impl->space.points().front().config);
+  impl->space = std::move(deps.space);
+  if (impl->space == nullptr) {
+    auto space = SearchSpaceIndex::Build(spec, *impl->model, impl->opt.max_space_points);
+    if (!space.ok()) return space.status();
+    impl->space = std::make_shared<const SearchSpaceIndex>(std::move(space).value());
+  }
+  if (impl->space->valid().empty()) {
+    const auto v = impl->model->Violations(impl->space->points().front().config);
     return Status::Invalid("spec.searchSpace: no valid configuration among " +
-                           std::to_string(impl->space.points().size()) +
+                           std::to_string(impl->space->points().size()) +
                            " (for example: " + (v.empty() ? std::string("?") : v.front()) + ")");
   }
   ValidatorOptions vo;
   vo.check_memory = impl->opt.validator_checks_memory;
   vo.check_known_failures = impl->opt.use_failure_analysis && impl->opt.use_pool;
-  impl->validator = std::make_unique<Validator>(&impl->spec, impl->model.get(), &impl->space, vo);
+  impl->validator =
+      std::make_unique<Validator>(&impl->spec, impl->model.get(), impl->space.get(), vo);
   impl->engine = std::move(deps.engine);
   impl->builtin = std::make_unique<BuiltinEngine>(impl->opt.seed);
   if (impl->engine == nullptr) impl->engine = std::make_unique<BuiltinEngine>(impl->opt.seed);
@@ -513,7 +520,7 @@ Result<std::vector<TrialPlan>> TuningSession::ProposeNext(int n) {
     Proposal p{"The campaign's baseline: the reference every later trial is compared with.",
                "reference", 1.0, "baseline"};
     // Pre-flight (agents/loop/baseline_preflight.h): a baseline that cannot run costs no trial.
-    const BaselinePreflight pre = CheckBaseline(*s.spec.baseline, s.space, *s.model, predictor);
+    const BaselinePreflight pre = CheckBaseline(*s.spec.baseline, *s.space, *s.model, predictor);
     if (pre.rejected) s.pool->AddRejected({1, *s.spec.baseline, pre.reason, "baseline"});
     if (pre.rejected) p.rationale = "Stands in for the campaign's baseline: " + pre.reason + ".";
     const Config* start = pre.rejected ? (pre.start ? &*pre.start : nullptr) : &*s.spec.baseline;
@@ -682,7 +689,7 @@ double TuningSession::ObjectiveOf(const TrialRecord& t) const {
 }
 const CampaignSpec& TuningSession::spec() const { return impl_->spec; }
 const MessagePool& TuningSession::pool() const { return *impl_->pool; }
-const SearchSpaceIndex& TuningSession::space() const { return impl_->space; }
+const SearchSpaceIndex& TuningSession::space() const { return *impl_->space; }
 const PlannerModel& TuningSession::model() const { return *impl_->model; }
 std::string TuningSession::engine_name() const { return impl_->engine->name(); }
 

@@ -54,8 +54,12 @@ struct SessionOptions {
 };
 
 struct SessionDeps {
-  std::unique_ptr<StrategyEngine> engine;                // null: builtin
-  std::shared_ptr<const PlannerModel> model;             // null: agents/model for the spec
+  std::unique_ptr<StrategyEngine> engine;     // null: builtin
+  std::shared_ptr<const PlannerModel> model;  // null: agents/model for the spec
+  // The search space evaluated by `model` (SearchSpaceIndex::Build of this spec with
+  // options.max_space_points; PlanningCache shares it between reconciles and campaigns).
+  // Null: built here. Set only together with `model`.
+  std::shared_ptr<const SearchSpaceIndex> space;
   std::shared_ptr<const FailureAnalyzer> diagnostician;  // null: knowledge base (else fallback)
   std::function<double()> clock;                         // seconds; null: none recorded
   SessionOptions options;

@@ -131,6 +131,7 @@ class FakeCluster {
     CampaignReconcilerOptions copts;
     copts.health = health.get();
     copts.detect_anomalies = detect_anomalies;
+    copts.planning = &planning;  // as the operator plans (controllers/setup.cc)
     campaign_reconciler = std::make_unique<TuningCampaignReconciler>(
         &client, CampaignInformers{campaigns(), trials()}, store.get(), recorder.get(), analyzer,
         nullptr, time, copts);
@@ -238,6 +239,7 @@ class FakeCluster {
   std::unique_ptr<NodeLedgerStore> ledger;
   std::unique_ptr<CampaignHealth> health;
   std::unique_ptr<ClusterNodes> nodes;
+  PlanningCache planning;
   std::unique_ptr<TuningCampaignReconciler> campaign_reconciler;
   std::unique_ptr<TrialRunReconciler> trial_reconciler;
 

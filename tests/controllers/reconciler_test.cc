@@ -320,5 +320,31 @@ TEST(CampaignReconcilerTest, FailedTrialIsDiagnosedAndLargerBudgetResumes) {
   EXPECT_GE(c.List(res::kTrialRuns).size(), 5u);
 }
 
+// The reconciles of campaigns over one workload and search space plan from one model and
+// evaluated space (PlanningCache), built once; a campaign whose workload is edited plans from
+// its own on its next reconcile.
+TEST(CampaignReconcilerTest, CampaignsOfOneWorkloadPlanFromOneSearchSpace) {
+  FakeCluster c(/*detect_anomalies=*/false);
+  ASSERT_TRUE(c.client.Create(res::kTuningCampaigns, "ns", Campaign("a", 4, 2)).ok());
+  ASSERT_TRUE(c.client.Create(res::kTuningCampaigns, "ns", Campaign("b", 6, 1)).ok());
+  Step(c, "a");
+  Step(c, "b");
+  Step(c, "a");
+  PlanningCacheStats s = c.planning.stats();
+  EXPECT_EQ(s.builds, 1);
+  EXPECT_GE(s.hits, 2);
+  EXPECT_EQ(s.entries, 1u);
+  const size_t b_trials_before = c.List(res::kTrialRuns).size();
+  Json b = c.Get(res::kTuningCampaigns, "b");
+  b["spec"]["training"]["seqLength"] = 4096;
+  ASSERT_TRUE(c.client.Update(res::kTuningCampaigns, b).ok());
+  Step(c, "b");
+  s = c.planning.stats();
+  EXPECT_EQ(s.builds, 2);
+  EXPECT_EQ(s.entries, 2u);
+  EXPECT_GT(c.List(res::kTrialRuns).size(), b_trials_before) << "b planned its next trial";
+  EXPECT_EQ(Phase(c, "b"), "Running");
+}
+
 }  // namespace
 }  // namespace paratune::controllers
