@@ -1,7 +1,9 @@
 #include "agents/loop/builtin_engine.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <unordered_set>
 
@@ -26,15 +28,28 @@ double Gain(double a, double b, bool maximize) {
 
 // Configurations the model cannot tell apart (e.g. sequenceParallel at tp 1) run the same plan:
 // once one of them is tried, the others are equivalent duplicates. Keyed by the exact estimate.
-std::string Signature(const Estimate& e) {
-  char buf[96];
-  std::snprintf(buf, sizeof(buf), "%.17g/%.17g/%.17g", e.step_time_seconds, e.peak_memory_gib,
-                e.hardware_tflops_per_device);
-  return buf;
-}
+// The bits of the three figures (two estimates are alike only when all three are exactly equal;
+// formatting them as text for every point of every ranking was half of a reconcile's planning).
+struct Signature {
+  explicit Signature(const Estimate& e)
+      : step(std::bit_cast<uint64_t>(e.step_time_seconds)),
+        peak(std::bit_cast<uint64_t>(e.peak_memory_gib)),
+        tflops(std::bit_cast<uint64_t>(e.hardware_tflops_per_device)) {}
+  bool operator==(const Signature&) const = default;
+  uint64_t step, peak, tflops;
+};
 
-std::unordered_set<std::string> TriedSignatures(const EngineContext& ctx) {
-  std::unordered_set<std::string> out;
+struct SignatureHash {
+  size_t operator()(const Signature& s) const {
+    return std::hash<uint64_t>()(s.step ^ (s.peak * 0x9E3779B97F4A7C15ull) ^
+                                 (s.tflops * 0xC2B2AE3D27D4EB4Full));
+  }
+};
+
+using Signatures = std::unordered_set<Signature, SignatureHash>;
+
+Signatures TriedSignatures(const EngineContext& ctx) {
+  Signatures out;
   for (const auto& t : ctx.pool->trials()) {
     if (t.phase == TrialPhase::kRejected) continue;
     const int64_t i = ctx.space->Find(ConfigKey(t.config));
