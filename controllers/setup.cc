@@ -88,27 +88,34 @@ Watched Watch(kube::Manager* mgr, ControllerSet* set, const ControllerSetupOptio
 // the model and search space, and what the cache holds.
 void ExportPlanningCacheMetrics(const PlanningCache* cache, kube::MetricsRegistry* metrics) {
   if (metrics == nullptr) return;
-  metrics->DeclareCounter("paratune_planning_cache_hits_total",
-                          "Reconciles that planned with a cached model and search space");
-  metrics->DeclareCounter("paratune_planning_cache_builds_total",
-                          "Models and search spaces built (one per workload and space in cache)");
-  metrics->DeclareCounter("paratune_planning_cache_evictions_total",
-                          "Cached models and search spaces dropped to stay within the budget");
-  metrics->DeclareGauge("paratune_planning_cache_bytes",
-                        "Approximate bytes of the cached search spaces");
-  auto stat = [cache](auto field) { return [cache, field] { return field(cache->stats()); }; };
-  metrics->SetGaugeFunction(
-      "paratune_planning_cache_hits_total", {},
-      stat([](const PlanningCacheStats& s) { return static_cast<double>(s.hits); }));
-  metrics->SetGaugeFunction(
-      "paratune_planning_cache_builds_total", {},
-      stat([](const PlanningCacheStats& s) { return static_cast<double>(s.builds); }));
-  metrics->SetGaugeFunction(
-      "paratune_planning_cache_evictions_total", {},
-      stat([](const PlanningCacheStats& s) { return static_cast<double>(s.evictions); }));
-  metrics->SetGaugeFunction(
-      "paratune_planning_cache_bytes", {},
-      stat([](const PlanningCacheStats& s) { return static_cast<double>(s.bytes); }));
+  struct Exported {
+    const char* name;
+    bool counter;
+    const char* help;
+    double (*value)(const PlanningCacheStats&);
+  };
+  static constexpr Exported kExported[] = {
+      {"paratune_planning_cache_hits_total", true,
+       "Reconciles that planned with a cached model and search space",
+       [](const PlanningCacheStats& s) { return static_cast<double>(s.hits); }},
+      {"paratune_planning_cache_builds_total", true,
+       "Models and search spaces built (one per workload and space in cache)",
+       [](const PlanningCacheStats& s) { return static_cast<double>(s.builds); }},
+      {"paratune_planning_cache_evictions_total", true,
+       "Cached models and search spaces dropped to stay within the budget",
+       [](const PlanningCacheStats& s) { return static_cast<double>(s.evictions); }},
+      {"paratune_planning_cache_bytes", false, "Approximate bytes of the cached search spaces",
+       [](const PlanningCacheStats& s) { return static_cast<double>(s.bytes); }},
+  };
+  for (const Exported& e : kExported) {
+    if (e.counter) {
+      metrics->DeclareCounter(e.name, e.help);
+    } else {
+      metrics->DeclareGauge(e.name, e.help);
+    }
+    metrics->SetGaugeFunction(e.name, {},
+                              [cache, value = e.value] { return value(cache->stats()); });
+  }
 }
 
 }  // namespace

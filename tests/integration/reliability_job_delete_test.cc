@@ -65,6 +65,10 @@ TEST(ReliabilityTest, JobDeletedByHandIsRecreatedAndTheCampaignGoesOn) {
   auto job = admin->Get(resources::kJobs, ns, trial);
   ASSERT_TRUE(job.ok());
   EXPECT_EQ(UidOf(*job), new_uid);
+  // Every reconcile of the campaign planned from one model and search space, built once.
+  EXPECT_EQ(op.Metric("paratune_planning_cache_builds_total"), 1);
+  EXPECT_GT(op.Metric("paratune_planning_cache_hits_total"), 1);
+  EXPECT_GT(op.Metric("paratune_planning_cache_bytes"), 0);
   EXPECT_TRUE(op.Alive());
   (void)admin->Delete(resources::kNamespaces, "", ns);
 }
