@@ -2,51 +2,39 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <thread>
 #include <vector>
 
 #include "agents/loop/tuning_session.h"
+#include "tests/loop/fake_model.h"
 
 namespace paratune {
 namespace {
 
-CampaignSpec Spec(const std::string& edit_key = "", const std::string& edit_value = "") {
-  std::string yaml = R"(
-metadata: {name: llama}
-spec:
-  model: {preset: llama3-8b}
-  training: {framework: megatron-lm, seqLength: 8192, globalBatchSize: 512}
-  hardware: {accelerator: nvidia-h100-80gb, nodes: 1, devicesPerNode: 8}
-  searchSpace:
-    parameters:
-    - {name: tp, values: [1, 2, 4, 8]}
-    - {name: pp, values: [1, 2]}
-    - {name: mbs, values: [1, 2]}
-    - {name: recompute, values: [none, selective, full]}
-  objective: {metric: mfu}
-  budget: {maxTrials: 8, parallelTrials: 2}
-)";
-  if (!edit_key.empty()) {
-    const size_t at = yaml.find(edit_key + ": ");
-    EXPECT_NE(at, std::string::npos) << edit_key;
-    const size_t from = at + edit_key.size() + 2;
-    const size_t to = yaml.find_first_of(",}\n", from);
-    yaml.replace(from, to - from, edit_value);
-  }
-  auto spec = CampaignFromYaml(yaml);
-  EXPECT_TRUE(spec.ok()) << spec.status().ToString();
-  return spec.ok() ? *spec : CampaignSpec{};
+CampaignSpec Spec() { return testing::FakeCampaign(); }
+
+CampaignSpec WithSeqLength(int64_t seq_length) {
+  CampaignSpec spec = Spec();
+  spec.training.seq_length = seq_length;
+  return spec;
 }
 
 TEST(PlanningKeyTest, ChangesWithEverythingTheModelAndTheSpaceAreBuiltFrom) {
   const std::string base = PlanningKey(Spec(), 20000);
   EXPECT_EQ(base, PlanningKey(Spec(), 20000));
-  const std::vector<std::pair<std::string, std::string>> edits = {
-      {"preset", "llama3-70b"},   {"framework", "megatron-deepspeed"}, {"seqLength", "4096"},
-      {"globalBatchSize", "256"}, {"accelerator", "nvidia-a100-80gb"}, {"nodes", "2"},
-      {"devicesPerNode", "4"}};
-  for (const auto& [key, value] : edits) {
-    EXPECT_NE(base, PlanningKey(Spec(key, value), 20000)) << key << ": " << value;
+  const std::vector<std::pair<std::string, std::function<void(CampaignSpec*)>>> edits = {
+      {"preset", [](CampaignSpec* s) { s->model.preset = "llama3-70b"; }},
+      {"framework", [](CampaignSpec* s) { s->training.framework = "megatron-deepspeed"; }},
+      {"seqLength", [](CampaignSpec* s) { s->training.seq_length = 8192; }},
+      {"globalBatchSize", [](CampaignSpec* s) { s->training.global_batch_size = 256; }},
+      {"accelerator", [](CampaignSpec* s) { s->hardware.accelerator = "nvidia-a100-80gb"; }},
+      {"nodes", [](CampaignSpec* s) { s->hardware.nodes = 2; }},
+      {"devicesPerNode", [](CampaignSpec* s) { s->hardware.devices_per_node = 4; }}};
+  for (const auto& [field, edit] : edits) {
+    CampaignSpec spec = Spec();
+    edit(&spec);
+    EXPECT_NE(base, PlanningKey(spec, 20000)) << field;
   }
   CampaignSpec spec = Spec();
   spec.training.precision = "fp8";
@@ -71,7 +59,8 @@ TEST(PlanningKeyTest, ChangesWithEverythingTheModelAndTheSpaceAreBuiltFrom) {
 
 TEST(PlanningKeyTest, IsTheSameForWhatNeitherTheModelNorTheSpaceReads) {
   const std::string base = PlanningKey(Spec(), 20000);
-  CampaignSpec spec = Spec("maxTrials", "20");
+  CampaignSpec spec = Spec();
+  spec.budget.max_trials = 3;
   spec.name = "another";
   spec.objective.metric = ObjectiveMetric::kStepTimeSeconds;
   spec.hardware.node_selector["pool"] = "a";
@@ -84,13 +73,14 @@ TEST(PlanningCacheTest, BuildsOncePerKeyAndSharesIt) {
   PlanningCache cache;
   auto a = cache.Get(Spec(), 20000);
   ASSERT_TRUE(a.ok()) << a.status().ToString();
-  CampaignSpec other = Spec("maxTrials", "3");
+  CampaignSpec other = Spec();
+  other.budget.max_trials = 3;
   other.name = "other";
   auto b = cache.Get(other, 20000);
   ASSERT_TRUE(b.ok());
   EXPECT_EQ(a->space.get(), b->space.get());
   EXPECT_EQ(a->model.get(), b->model.get());
-  EXPECT_EQ(a->space->points().size(), 4u * 2 * 2 * 3);
+  EXPECT_EQ(a->space->points().size(), static_cast<size_t>(Spec().SearchSpaceSize()));
   const PlanningCacheStats s = cache.stats();
   EXPECT_EQ(s.builds, 1);
   EXPECT_EQ(s.hits, 1);
@@ -101,7 +91,7 @@ TEST(PlanningCacheTest, BuildsOncePerKeyAndSharesIt) {
 TEST(PlanningCacheTest, AnEditedWorkloadGetsItsOwnModelAndSpace) {
   PlanningCache cache;
   auto long_seq = cache.Get(Spec(), 20000);
-  auto short_seq = cache.Get(Spec("seqLength", "2048"), 20000);
+  auto short_seq = cache.Get(WithSeqLength(2048), 20000);
   ASSERT_TRUE(long_seq.ok() && short_seq.ok());
   EXPECT_NE(long_seq->space.get(), short_seq->space.get());
   EXPECT_EQ(cache.stats().builds, 2);
@@ -116,18 +106,18 @@ TEST(PlanningCacheTest, AnEditedWorkloadGetsItsOwnModelAndSpace) {
 TEST(PlanningCacheTest, DropsTheLeastRecentlyUsedBeyondItsBudget) {
   const size_t one = PlanningCache().Get(Spec(), 20000)->space->ApproximateBytes();
   PlanningCache cache(one * 5 / 2);  // room for two
-  ASSERT_TRUE(cache.Get(Spec("seqLength", "1024"), 20000).ok());
-  ASSERT_TRUE(cache.Get(Spec("seqLength", "2048"), 20000).ok());
-  ASSERT_TRUE(cache.Get(Spec("seqLength", "1024"), 20000).ok());  // now the most recent
-  ASSERT_TRUE(cache.Get(Spec("seqLength", "4096"), 20000).ok());  // 2048 goes
+  ASSERT_TRUE(cache.Get(WithSeqLength(1024), 20000).ok());
+  ASSERT_TRUE(cache.Get(WithSeqLength(2048), 20000).ok());
+  ASSERT_TRUE(cache.Get(WithSeqLength(1024), 20000).ok());  // now the most recent
+  ASSERT_TRUE(cache.Get(WithSeqLength(4096), 20000).ok());  // 2048 goes
   PlanningCacheStats s = cache.stats();
   EXPECT_EQ(s.builds, 3);
   EXPECT_EQ(s.evictions, 1);
   EXPECT_EQ(s.entries, 2u);
   EXPECT_LE(s.bytes, one * 5 / 2);
-  ASSERT_TRUE(cache.Get(Spec("seqLength", "1024"), 20000).ok());
+  ASSERT_TRUE(cache.Get(WithSeqLength(1024), 20000).ok());
   EXPECT_EQ(cache.stats().builds, 3) << "1024 was kept";
-  ASSERT_TRUE(cache.Get(Spec("seqLength", "2048"), 20000).ok());
+  ASSERT_TRUE(cache.Get(WithSeqLength(2048), 20000).ok());
   EXPECT_EQ(cache.stats().builds, 4) << "2048 was dropped";
 }
 
@@ -145,11 +135,13 @@ TEST(PlanningCacheTest, KeepsNothingLargerThanItsBudget) {
 
 TEST(PlanningCacheTest, AFailedBuildNamesTheFieldAndIsNotKept) {
   PlanningCache cache;
-  auto bad = cache.Get(Spec("preset", "llama-does-not-exist"), 20000);
+  CampaignSpec unknown = Spec();
+  unknown.model.preset = "llama-does-not-exist";
+  auto bad = cache.Get(unknown, 20000);
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("spec.model.preset"), std::string::npos)
       << bad.status().ToString();
-  EXPECT_FALSE(cache.Get(Spec("preset", "llama-does-not-exist"), 20000).ok());
+  EXPECT_FALSE(cache.Get(unknown, 20000).ok());
   EXPECT_EQ(cache.stats().builds, 2);
   EXPECT_EQ(cache.stats().entries, 0u);
 }
