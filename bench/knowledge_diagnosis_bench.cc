@@ -160,7 +160,10 @@ double MsPerMiB(const paratune::Diagnostician& d, const std::string& log) {
 // documents with the other dev logs as the known failures, as a new log would be. The dev half's
 // own figures let each log find itself among the known failures; this says what the vote and the
 // words are worth on a log they have not seen, without reading the held-out half.
-void PrintDevLeaveOneOut(const std::string& dev_path) {
+// `second`: the second labelling, when it was read.
+void PrintDevLeaveOneOut(
+    const std::string& dev_path,
+    const paratune::Result<std::map<std::string, paratune::SecondLabel>>& second) {
   using namespace paratune;
   std::ifstream in(dev_path);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -174,7 +177,6 @@ void PrintDevLeaveOneOut(const std::string& dev_path) {
   int by_vote = 0, vote_right = 0, by_words = 0, words_right = 0;
   // Misses on which the second, excerpt-only labeller sides with the diagnosis (dev logs may be
   // read case by case; "Two labellers" above).
-  auto second = LoadSecondLabelling(SecondLabellingPath(PARATUNE_SOURCE_DIR));
   int category_sided = 0, retryable_sided = 0;
   for (size_t i = 0; i < all.size(); ++i) {
     KnowledgeBase kb;
@@ -230,10 +232,10 @@ void PrintDevLeaveOneOut(const std::string& dev_path) {
 // Two labellers: the corpus labels (the collectors', from the log and its thread) against a
 // second blind labelling from the excerpt alone, and the diagnosis against both. Counts only:
 // no held-out log is named.
-void PrintTwoLabellers(const std::vector<paratune::CaseOutcome>& outcomes) {
+void PrintTwoLabellers(
+    const std::vector<paratune::CaseOutcome>& outcomes,
+    const paratune::Result<std::map<std::string, paratune::SecondLabel>>& second) {
   using namespace paratune;
-  const std::string path = SecondLabellingPath(PARATUNE_SOURCE_DIR);
-  auto second = LoadSecondLabelling(path);
   if (!second.ok()) {
     std::printf("(second labelling not read: %s)\n\n", second.status().ToString().c_str());
     return;
@@ -364,8 +366,9 @@ void PrintPublicCorpus(const paratune::Diagnostician& d) {
   }
   for (int collection : later) PrintPublicSplit("heldout", outcomes, collection);
   PrintPublicSplit("dev", outcomes);
-  PrintTwoLabellers(outcomes);
-  PrintDevLeaveOneOut(PublicCorpusPaths(PARATUNE_SOURCE_DIR).front());
+  const auto second = LoadSecondLabelling(SecondLabellingPath(PARATUNE_SOURCE_DIR));
+  PrintTwoLabellers(outcomes, second);
+  PrintDevLeaveOneOut(PublicCorpusPaths(PARATUNE_SOURCE_DIR).front(), second);
   // Hostile input: diagnosis time must stay linear in the log size.
   const std::string ident(4000, 'x');
   std::string one_line, long_lines, real_lines, multibyte;
