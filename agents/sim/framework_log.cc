@@ -361,12 +361,17 @@ std::string XlaOomLog(double used_gib, double capacity_gib, double arguments_gib
 
 namespace {
 
+// An error line's glog prefix at `unix_seconds`: "E1121 05:31:10.512034" (`micros` the
+// fraction).
+std::string GlogErrorStamp(double unix_seconds, const char* micros) {
+  const std::string when = FormatUtc(unix_seconds);
+  return "E" + when.substr(5, 2) + when.substr(8, 2) + " " + when.substr(11) + "." + micros;
+}
+
 // The watchdog's lines for a collective `work` that timed out on `rank`.
 std::string WatchdogLog(double unix_seconds, int64_t seq, int rank, const std::string& work) {
   std::ostringstream o;
-  std::string when = FormatUtc(unix_seconds);
-  std::string stamp =
-      "E" + when.substr(5, 2) + when.substr(8, 2) + " " + when.substr(11) + ".512034";
+  const std::string stamp = GlogErrorStamp(unix_seconds, "512034");
   o << "[rank" << rank << "]:[" << stamp << " 4127 ProcessGroupNCCL.cpp:616] [Rank " << rank
     << "] Watchdog caught collective operation timeout: " << work << "\n"
     << "[rank" << rank << "]:[" << stamp << " 4127 ProcessGroupNCCL.cpp:1785] [PG 0 (default_pg) "
@@ -444,15 +449,19 @@ std::string EccErrorLog(const Workload& w, double unix_seconds, int rank) {
   return o.str();
 }
 
-std::string TpuHaltLog() {
-  return std::string(kMaxTextTop) +
-         "  File \"/deps/MaxText/train.py\", line 960, in train_loop\n"
-         "    state, metrics = p_train_step(state, example_batch, nextrng)\n"
-         "jaxlib.xla_extension.XlaRuntimeError: INTERNAL: Core halted unexpectedly: INTERNAL: "
-         "Accelerator device halted prematurely, perhaps due to an on-device check-failure. "
-         "Node 0 halted unexpectedly at tag:pc TensorCoreSequencer:1:0x1c6 (from "
-         "TensorCoreSequencer:1:0x1f6): no debugging message found for this tag:pc. HLO: "
-         "all-reduce-start.3; HLO computation: main.1_spmd\n";
+std::string TpuSliceFailureLog(double unix_seconds, int worker, int chip) {
+  // The TPU runtime's session master (on worker 0) and tpunetd, as MaxText's maxtest guide
+  // quotes them (benchmarks/maxtest/getting_started.md, "Slice Failure / Chip Driver Error").
+  const std::string stamp = GlogErrorStamp(unix_seconds, "796514");
+  std::ostringstream o;
+  o << stamp << "     915 session_master.cc:505] Session is failing with the following status: "
+    << "Session master detected TPU session error from worker maxtext-" << worker
+    << ".headless-svc:8471. The reporting TPU chip locations are:tpu" << worker << ":pe" << chip / 2
+    << ":" << chip % 2 << "\n"
+    << stamp << "     915 tpunetd_client.cc:311] Detected failure SLICE_FAILURE_CHIP_DRIVER_ERROR "
+    << "in session e6c885828b5" << std::hex << (0x38167 + worker * 16 + chip) << std::dec
+    << "; Start failure handling\n";
+  return o.str();
 }
 
 }  // namespace paratune::sim

@@ -71,14 +71,20 @@ void FailOom(Run* r) {
   r->result.log += sim::CudaOomLog(r->w, o.oom_at_setup, tried, o.capacity_gib, free_gib, reserved);
 }
 
+// A chip of the slice failed: chip `rank` (global), on worker host rank / chips per host.
+std::string TpuChipFault(const Workload& w, double unix_seconds, int rank) {
+  const int per_host = static_cast<int>(std::max<int64_t>(1, w.DevicesPerNode()));
+  return sim::TpuSliceFailureLog(unix_seconds, rank / per_host, rank % per_host);
+}
+
 void Fault(Run* r, int64_t iteration) {
   r->result.exit_code = 1;
+  const int rank = static_cast<int>(r->rng.Next() % static_cast<uint64_t>(r->w.devices));
   if (r->w.IsTpu()) {
     r->result.true_failure_category = "NodeFault";
-    r->result.log += sim::TpuHaltLog();
+    r->result.log += TpuChipFault(r->w, r->now, rank);
     return;
   }
-  const int rank = static_cast<int>(r->rng.Next() % static_cast<uint64_t>(r->w.devices));
   if (r->rng.Uniform() < 0.6) {
     r->result.true_failure_category = "CollectiveTimeout";
     r->now += 600;  // the watchdog waits out its 10 minute timeout
@@ -241,13 +247,14 @@ FaultPlan PlanFaults(const Workload& w, const ParallelPlan& p, const sim::Realit
 }
 
 // The run dies of the flaky node: Xid 79 and the CUDA error on its rank, or the NCCL watchdog
-// of a rank stuck in a gradient all-reduce with it (TPU: the chip halts).
+// of a rank stuck in a gradient all-reduce with it (TPU: the chip's driver fails and the
+// slice with it).
 void FlakyFail(Run* r) {
   const FaultPlan& f = r->faults;
   r->result.exit_code = 1;
   if (r->w.IsTpu()) {
     r->result.true_failure_category = "NodeFault";
-    r->result.log += sim::TpuHaltLog();
+    r->result.log += TpuChipFault(r->w, r->now, f.fail_rank);
   } else if (f.xid) {
     r->result.true_failure_category = "NodeFault";
     r->now += 3;

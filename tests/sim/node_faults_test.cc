@@ -270,11 +270,17 @@ TEST(NodeFaultsTest, FlakyFailureNamesARankOnTheSickNode) {
     EXPECT_LT(rank, 16);
     ++seen;
   }
-  // TPU: the chip halts.
-  SimTrialResult tpu =
-      RunSimulatedTrial(Llama7bV5e(), {{"remat", PV::Enum("full")}}, On({"t0"}, "t0=flaky:1"), 0);
+  // TPU: a chip's driver fails on the sick host and the runtime fails the slice, naming the host
+  // (worker 1 of the 4 hosts of a v5e 4x4 slice, chips 4..7) and the chip.
+  SimTrialResult tpu = RunSimulatedTrial(Llama7bV5e(), {{"remat", PV::Enum("full")}},
+                                         On({"t0", "t1", "t2", "t3"}, "t1=flaky:1"), 0);
   EXPECT_EQ(tpu.true_failure_category, "NodeFault");
-  EXPECT_NE(tpu.log.find("Accelerator device halted prematurely"), std::string::npos);
+  EXPECT_NE(tpu.log.find("Detected failure SLICE_FAILURE_CHIP_DRIVER_ERROR"), std::string::npos);
+  EXPECT_TRUE(std::regex_search(
+      tpu.log,
+      std::regex(R"(detected TPU session error from worker maxtext-1\.headless-svc:8471\. )"
+                 R"(The reporting TPU chip locations are:tpu1:pe[01]:[01]\n)")))
+      << tpu.log;
 }
 
 TEST(NodeFaultsTest, FaultedRunsAreDeterministicAndAttemptsDiffer) {
