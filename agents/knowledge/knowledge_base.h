@@ -42,6 +42,10 @@ struct FailureSignature {
   // Per regex: a lower-case literal every match must contain ("" if none), checked first so
   // most lines never reach the regex engine.
   std::vector<std::string> required_literals;
+  // The bytes of each `contains` entry and of each required literal (built with the patterns):
+  // a needle with a byte the line lacks is skipped in a few word operations, without a search.
+  std::vector<std::bitset<256>> contains_bytes;
+  std::vector<std::bitset<256>> literal_bytes;
   std::string error_type;  // for the summary when the line names none
   std::string cause;
   std::string remedy;

@@ -76,13 +76,23 @@ std::string RequiredLiteral(const std::string& re) {
   return best.size() >= 3 ? best : "";
 }
 
+std::bitset<256> BytesOf(const std::string& text) {
+  std::bitset<256> bytes;
+  for (char c : text) bytes.set(static_cast<unsigned char>(c));
+  return bytes;
+}
+
 Status CompilePatterns(const JsonFields& f, FailureSignature* sig) {
-  for (auto& s : sig->contains) s = Lower(s);
+  for (auto& s : sig->contains) {
+    s = Lower(s);
+    sig->contains_bytes.push_back(BytesOf(s));
+  }
   for (size_t i = 0; i < sig->regex.size(); ++i) {
     try {
       sig->compiled.emplace_back(sig->regex[i],
                                  std::regex::ECMAScript | std::regex::icase | std::regex::optimize);
       sig->required_literals.push_back(RequiredLiteral(sig->regex[i]));
+      sig->literal_bytes.push_back(BytesOf(sig->required_literals.back()));
     } catch (const std::regex_error& e) {
       return Status::Invalid(f.Path("regex") + "[" + std::to_string(i) +
                              "]: invalid regular expression: " + e.what());
@@ -151,30 +161,28 @@ size_t FindText(const std::string& text, const std::string& needle) {
   return it == text.end() ? std::string::npos : static_cast<size_t>(it - text.begin());
 }
 
-bool AllPresent(const std::string& needle, const std::bitset<256>& present) {
-  for (char c : needle) {
-    if (!present.test(static_cast<unsigned char>(c))) return false;
-  }
-  return true;
+bool AllPresent(const std::bitset<256>& needle, const std::bitset<256>& present) {
+  return (needle & ~present).none();
 }
 
 }  // namespace
 
 bool FailureSignature::Matches(const std::string& line, const std::string& lower) const {
-  std::bitset<256> present;
-  for (char c : lower) present.set(static_cast<unsigned char>(c));
-  return Matches(line, lower, present);
+  return Matches(line, lower, BytesOf(lower));
 }
 
 bool FailureSignature::Matches(const std::string& line, const std::string& lower,
                                const std::bitset<256>& present) const {
-  for (const auto& s : contains) {
-    if (AllPresent(s, present) && FindText(lower, s) != std::string::npos) return true;
+  for (size_t i = 0; i < contains.size(); ++i) {
+    if (AllPresent(contains_bytes[i], present) &&
+        FindText(lower, contains[i]) != std::string::npos) {
+      return true;
+    }
   }
   for (size_t i = 0; i < compiled.size(); ++i) {
     size_t at = 0;
-    if (i < required_literals.size() && !required_literals[i].empty()) {
-      if (!AllPresent(required_literals[i], present)) continue;
+    if (!required_literals[i].empty()) {
+      if (!AllPresent(literal_bytes[i], present)) continue;
       at = FindText(lower, required_literals[i]);
       if (at == std::string::npos) continue;
     }
