@@ -10,6 +10,7 @@
 #include "agents/knowledge/diagnosis_eval.h"
 #include "agents/knowledge/knowledge_base.h"
 #include "agents/model/workload.h"
+#include "tests/support/embedded_diagnostician.h"
 
 namespace paratune {
 namespace {
@@ -26,12 +27,8 @@ struct ExpertReading {
 class DiagnosticianTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto kb = KnowledgeBase::LoadEmbedded();
-    ASSERT_TRUE(kb.ok()) << kb.status().ToString();
-    kb_ = std::move(*kb);
-    auto d = Diagnostician::Create(kb_.get());
-    ASSERT_TRUE(d.ok());
-    diag_ = std::move(*d);
+    embedded_ = testing::LoadEmbeddedDiagnostician();
+    ASSERT_NE(embedded_.diagnostician, nullptr);
   }
   FailureDiagnosis Run(const std::string& log, const Config* config = nullptr,
                        const std::string& reason = "") {
@@ -39,7 +36,7 @@ class DiagnosticianTest : public ::testing::Test {
     in.log = log;
     in.config = config;
     in.pod_reason = reason;
-    return diag_->Diagnose(in);
+    return embedded_.diagnostician->Diagnose(in);
   }
   void ExpectReadings(const std::vector<ExpertReading>& readings) {
     for (const auto& r : readings) {
@@ -52,8 +49,7 @@ class DiagnosticianTest : public ::testing::Test {
       }
     }
   }
-  std::unique_ptr<KnowledgeBase> kb_;
-  std::unique_ptr<Diagnostician> diag_;
+  testing::EmbeddedDiagnostician embedded_;
 };
 
 TEST_F(DiagnosticianTest, LabelledLogsAreDiagnosedAsAnExpertWould) {
@@ -61,7 +57,7 @@ TEST_F(DiagnosticianTest, LabelledLogsAreDiagnosedAsAnExpertWould) {
   ASSERT_TRUE(cases.ok()) << cases.status().ToString();
   ASSERT_GE(cases->size(), 40u);
   int category_ok = 0, params_ok = 0;
-  for (const auto& o : EvaluateCases(*diag_, *cases)) {
+  for (const auto& o : EvaluateCases(*embedded_.diagnostician, *cases)) {
     category_ok += o.category_ok;
     params_ok += o.parameters_ok;
     EXPECT_TRUE(o.category_ok) << o.c->file << ": got " << o.diagnosis.category << " ("
@@ -151,15 +147,16 @@ TEST_F(DiagnosticianTest, PodReasonAndExitCodeSpeakWhenTheLogIsSilent) {
   DiagnosisInput in;
   in.log = "step 3\n";
   in.exit_code = 139;
-  EXPECT_EQ(diag_->Diagnose(in).signature, "segfault");
+  EXPECT_EQ(embedded_.diagnostician->Diagnose(in).signature, "segfault");
   in.exit_code = 1;
-  auto unknown = diag_->Diagnose(in);
+  auto unknown = embedded_.diagnostician->Diagnose(in);
   EXPECT_EQ(unknown.category, "Unknown");
   EXPECT_LE(unknown.confidence, 30);
 }
 
 TEST_F(DiagnosticianTest, UserSignaturesExtendTheKnowledgeBase) {
-  ASSERT_TRUE(kb_->AddSignatures("custom.yaml", R"(signatures:
+  ASSERT_TRUE(embedded_.kb
+                  ->AddSignatures("custom.yaml", R"(signatures:
 - key: lustre-stall
   category: NodeFault
   contains: ["LustreError: 11-0"]
@@ -184,7 +181,7 @@ TEST_F(DiagnosticianTest, ModelFieldsComeFromTheWorkloadWhenTheLogOmitsThem) {
       "AssertionError\n";
   in.config = &c;
   in.workload = &*w;
-  auto d = diag_->Diagnose(in);
+  auto d = embedded_.diagnostician->Diagnose(in);
   EXPECT_EQ(d.summary.rfind("tp 3 and numAttentionHeads 32 caused AssertionError", 0), 0u)
       << d.summary;
 }
@@ -208,28 +205,29 @@ TEST_F(DiagnosticianTest, AnXlaOutOfMemoryIsTheDevicesKind) {
   DiagnosisInput in;
   in.log = jax_oom;
   // StreamExecutor's allocator wording (GPU; the TPU runtime words it otherwise).
-  EXPECT_EQ(diag_->Diagnose(in).category, "CudaOOM");
+  EXPECT_EQ(embedded_.diagnostician->Diagnose(in).category, "CudaOOM");
   in.log =
       "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Error allocating device "
       "buffer: Attempting to allocate 1.00G. That was not possible.\n";
-  EXPECT_EQ(diag_->Diagnose(in).category, "TpuResourceExhausted");  // the TPU runtime's
+  EXPECT_EQ(embedded_.diagnostician->Diagnose(in).category,
+            "TpuResourceExhausted");  // the TPU runtime's
   in.log = jax_oom;
   in.workload = &gpu;
-  auto on_gpu = diag_->Diagnose(in);
+  auto on_gpu = embedded_.diagnostician->Diagnose(in);
   EXPECT_EQ(on_gpu.category, "CudaOOM");
   EXPECT_EQ(on_gpu.signature, "cuda-oom");
   in.workload = &tpu;
-  EXPECT_EQ(diag_->Diagnose(in).category, "TpuResourceExhausted");
+  EXPECT_EQ(embedded_.diagnostician->Diagnose(in).category, "TpuResourceExhausted");
   // A CUDA message on a TPU campaign's trial is still the device's memory: TPU HBM.
   in.log = "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB\n";
-  EXPECT_EQ(diag_->Diagnose(in).category, "TpuResourceExhausted");
+  EXPECT_EQ(embedded_.diagnostician->Diagnose(in).category, "TpuResourceExhausted");
   in.workload = nullptr;
   in.log = jax_oom +
            "W external/xla/xla/tsl/framework/bfc_allocator.cc:310] Allocator (GPU_0_bfc) ran out "
            "of memory trying to allocate 3.37GiB\n";
-  EXPECT_EQ(diag_->Diagnose(in).category, "CudaOOM");
+  EXPECT_EQ(embedded_.diagnostician->Diagnose(in).category, "CudaOOM");
   in.log = jax_oom + "Largest program allocations in hbm:\n";
-  EXPECT_EQ(diag_->Diagnose(in).category, "TpuResourceExhausted");
+  EXPECT_EQ(embedded_.diagnostician->Diagnose(in).category, "TpuResourceExhausted");
 }
 
 TEST_F(DiagnosticianTest, CreateRejectsNullKnowledgeBase) {
@@ -244,7 +242,7 @@ TEST_F(DiagnosticianTest, KubernetesTerminationsAreNamed) {
   EXPECT_FALSE(oom.retryable);
   DiagnosisInput killed;
   killed.exit_code = 137;
-  EXPECT_EQ(diag_->Diagnose(killed).category, "HostOOM");
+  EXPECT_EQ(embedded_.diagnostician->Diagnose(killed).category, "HostOOM");
   auto evicted = Run("The node was low on resource: memory. Container trainer was using 91Gi.",
                      nullptr, "Evicted");
   EXPECT_EQ(evicted.category, "NodeFault");

@@ -11,17 +11,14 @@
 #include <set>
 #include <string>
 
-#include "agents/knowledge/diagnostician.h"
-#include "agents/knowledge/knowledge_base.h"
+#include "tests/support/embedded_diagnostician.h"
 
 namespace paratune {
 namespace {
 
 TEST(DocumentedMessagesTest, EachIsExplainedByItsOwnSignatureAsDocumented) {
-  auto kb = KnowledgeBase::LoadEmbedded();
-  ASSERT_TRUE(kb.ok()) << kb.status().ToString();
-  auto d = Diagnostician::Create(kb->get());
-  ASSERT_TRUE(d.ok());
+  const testing::EmbeddedDiagnostician e = testing::LoadEmbeddedDiagnostician();
+  ASSERT_NE(e.diagnostician, nullptr);
   const YAML::Node file =
       YAML::LoadFile(PARATUNE_SOURCE_DIR "/tests/knowledge/data/documented-messages.yaml");
   const YAML::Node messages = file["messages"];
@@ -30,13 +27,13 @@ TEST(DocumentedMessagesTest, EachIsExplainedByItsOwnSignatureAsDocumented) {
   for (const auto& m : messages) {
     const std::string key = m["signature"].as<std::string>();
     keys.insert(key);
-    const FailureSignature* sig = (*kb)->FindSignature(key);
+    const FailureSignature* sig = e.kb->FindSignature(key);
     ASSERT_NE(sig, nullptr) << key;
     EXPECT_FALSE(sig->reference.empty()) << key;
     DiagnosisInput in;
     in.log = m["log"].as<std::string>();
     in.exit_code = 1;
-    const FailureDiagnosis got = (*d)->Diagnose(in);
+    const FailureDiagnosis got = e.diagnostician->Diagnose(in);
     EXPECT_EQ(got.signature, key) << in.log;
     EXPECT_EQ(got.category, m["category"].as<std::string>()) << key;
     EXPECT_EQ(got.retryable, m["retryable"].as<bool>()) << key;
@@ -48,10 +45,8 @@ TEST(DocumentedMessagesTest, EachIsExplainedByItsOwnSignatureAsDocumented) {
 // A message that only resembles a documented one is not taken for it: the signatures name the
 // specific failure, not its family.
 TEST(DocumentedMessagesTest, NeighbouringMessagesAreNotTakenForThem) {
-  auto kb = KnowledgeBase::LoadEmbedded();
-  ASSERT_TRUE(kb.ok()) << kb.status().ToString();
-  auto d = Diagnostician::Create(kb->get());
-  ASSERT_TRUE(d.ok());
+  const testing::EmbeddedDiagnostician e = testing::LoadEmbeddedDiagnostician();
+  ASSERT_NE(e.diagnostician, nullptr);
   const struct {
     const char* log;
     const char* not_signature;
@@ -76,7 +71,7 @@ TEST(DocumentedMessagesTest, NeighbouringMessagesAreNotTakenForThem) {
     DiagnosisInput in;
     in.log = c.log;
     in.exit_code = 1;
-    EXPECT_NE((*d)->Diagnose(in).signature, c.not_signature) << c.log;
+    EXPECT_NE(e.diagnostician->Diagnose(in).signature, c.not_signature) << c.log;
   }
 }
 

@@ -9,6 +9,7 @@
 #include "agents/knowledge/diagnostician.h"
 #include "agents/knowledge/knowledge_base.h"
 #include "base/utf8.h"
+#include "tests/support/embedded_diagnostician.h"
 
 namespace paratune {
 namespace {
@@ -59,20 +60,15 @@ TEST(Utf8Test, InvalidBytesBecomeReplacementCharacters) {
 class HostileLogTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto kb = KnowledgeBase::LoadEmbedded();
-    ASSERT_TRUE(kb.ok()) << kb.status().ToString();
-    kb_ = std::move(*kb);
-    auto d = Diagnostician::Create(kb_.get());
-    ASSERT_TRUE(d.ok());
-    diag_ = std::move(*d);
+    embedded_ = testing::LoadEmbeddedDiagnostician();
+    ASSERT_NE(embedded_.diagnostician, nullptr);
   }
   FailureDiagnosis Run(const std::string& log) {
     DiagnosisInput in;
     in.log = log;
-    return diag_->Diagnose(in);
+    return embedded_.diagnostician->Diagnose(in);
   }
-  std::unique_ptr<KnowledgeBase> kb_;
-  std::unique_ptr<Diagnostician> diag_;
+  testing::EmbeddedDiagnostician embedded_;
 };
 
 // The evidence line is cut at 300 bytes and lines at 4 KiB: put a multi-byte character across

@@ -9,11 +9,9 @@
 #include <map>
 #include <string>
 
-#include "agents/knowledge/diagnostician.h"
-#include "agents/knowledge/knowledge_base.h"
-#include "agents/sim/node_faults.h"
 #include "agents/sim/simulated_cluster.h"
 #include "tests/sim/workloads.h"
+#include "tests/support/embedded_diagnostician.h"
 
 namespace paratune {
 namespace {
@@ -57,12 +55,8 @@ Played ExpectDiagnosedAsPlayed(const Diagnostician& d, const Workload& w, const 
 class SimulatedFailureDiagnosisTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto kb = KnowledgeBase::LoadEmbedded();
-    ASSERT_TRUE(kb.ok()) << kb.status().ToString();
-    kb_ = std::move(*kb);
-    auto d = Diagnostician::Create(kb_.get());
-    ASSERT_TRUE(d.ok()) << d.status().ToString();
-    diagnostician_ = std::move(*d);
+    embedded_ = testing::LoadEmbeddedDiagnostician();
+    ASSERT_NE(embedded_.diagnostician, nullptr);
   }
 
   static SimOptions InfraFaultsOnly() {
@@ -71,19 +65,9 @@ class SimulatedFailureDiagnosisTest : public ::testing::Test {
     return o;
   }
 
-  // A flaky node under the whole run: each attempt fails on it or survives.
-  static SimOptions FlakyNode(std::vector<std::string> nodes, const std::string& faults) {
-    SimOptions o;
-    o.infra_fault_rate = 0;
-    o.nodes = std::move(nodes);
-    auto f = ParseNodeFaults(faults);
-    EXPECT_TRUE(f.ok()) << f.status().ToString();
-    if (f.ok()) o.node_faults = *f;
-    return o;
-  }
+  const Diagnostician& diagnostician() const { return *embedded_.diagnostician; }
 
-  std::unique_ptr<KnowledgeBase> kb_;
-  std::unique_ptr<Diagnostician> diagnostician_;
+  testing::EmbeddedDiagnostician embedded_;
 };
 
 const Config kGpuFits = {{"tp", PV::Int(2)},
@@ -93,7 +77,7 @@ const Config kGpuFits = {{"tp", PV::Int(2)},
 const Config kTpuFits = {{"remat", PV::Enum("full")}};
 
 TEST_F(SimulatedFailureDiagnosisTest, GpuInfrastructureFaults) {
-  const Played p = ExpectDiagnosedAsPlayed(*diagnostician_, testing::Llama8bH100(2), kGpuFits,
+  const Played p = ExpectDiagnosedAsPlayed(diagnostician(), testing::Llama8bH100(2), kGpuFits,
                                            InfraFaultsOnly(), 30);
   EXPECT_EQ(p.failures, 30);
   EXPECT_GT(p.by_category.count("NodeFault"), 0u);  // both kinds were played
@@ -101,23 +85,23 @@ TEST_F(SimulatedFailureDiagnosisTest, GpuInfrastructureFaults) {
 }
 
 TEST_F(SimulatedFailureDiagnosisTest, TpuInfrastructureFaults) {
-  const Played p = ExpectDiagnosedAsPlayed(*diagnostician_, testing::Llama7bV5e(), kTpuFits,
+  const Played p = ExpectDiagnosedAsPlayed(diagnostician(), testing::Llama7bV5e(), kTpuFits,
                                            InfraFaultsOnly(), 10);
   EXPECT_EQ(p.failures, 10);
   EXPECT_EQ(p.by_category.count("NodeFault"), 1u);
 }
 
 TEST_F(SimulatedFailureDiagnosisTest, FlakyGpuNode) {
-  const Played p = ExpectDiagnosedAsPlayed(*diagnostician_, testing::Llama8bH100(2), kGpuFits,
-                                           FlakyNode({"n0", "n1"}, "n1=flaky:1"), 30);
+  const Played p = ExpectDiagnosedAsPlayed(diagnostician(), testing::Llama8bH100(2), kGpuFits,
+                                           testing::OnNodes({"n0", "n1"}, "n1=flaky:1"), 30);
   EXPECT_GT(p.failures, 10);
   EXPECT_GT(p.by_category.count("NodeFault"), 0u);
   EXPECT_GT(p.by_category.count("CollectiveTimeout"), 0u);
 }
 
 TEST_F(SimulatedFailureDiagnosisTest, FlakyTpuHost) {
-  const Played p = ExpectDiagnosedAsPlayed(*diagnostician_, testing::Llama7bV5e(), kTpuFits,
-                                           FlakyNode({"t0"}, "t0=flaky:1"), 10);
+  const Played p = ExpectDiagnosedAsPlayed(diagnostician(), testing::Llama7bV5e(), kTpuFits,
+                                           testing::OnNodes({"t0"}, "t0=flaky:1"), 10);
   EXPECT_GT(p.failures, 3);
   EXPECT_EQ(p.by_category.count("NodeFault"), 1u);
 }
@@ -145,7 +129,7 @@ TEST_F(SimulatedFailureDiagnosisTest, ConfigurationFailures) {
        "InvalidParallelism"},
   };
   for (const auto& tc : cases) {
-    const Played p = ExpectDiagnosedAsPlayed(*diagnostician_, tc.w, tc.c, none, 2);
+    const Played p = ExpectDiagnosedAsPlayed(diagnostician(), tc.w, tc.c, none, 2);
     EXPECT_EQ(p.failures, 2) << tc.expected;
     EXPECT_EQ(p.by_category.count(tc.expected), 1u) << tc.expected;
   }

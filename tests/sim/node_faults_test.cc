@@ -19,6 +19,7 @@ namespace paratune {
 namespace {
 
 using testing::Llama7bV5e;
+using testing::OnNodes;
 
 using PV = ParamValue;
 
@@ -40,18 +41,6 @@ Config Good() {
           {"mbs", PV::Int(1)},
           {"recompute", PV::Enum("selective")},
           {"distributedOptimizer", PV::Bool(true)}};
-}
-
-// No infrastructure faults, the trial on `nodes`, the cluster's faults parsed from `faults`.
-SimOptions On(std::vector<std::string> nodes, const std::string& faults, uint64_t seed = 7) {
-  SimOptions o;
-  o.seed = seed;
-  o.infra_fault_rate = 0;
-  o.nodes = std::move(nodes);
-  auto f = ParseNodeFaults(faults);
-  EXPECT_TRUE(f.ok()) << f.status().ToString();
-  if (f.ok()) o.node_faults = *f;
-  return o;
 }
 
 // step_times of a faulted run divided by those of the healthy run (same noise draws).
@@ -88,7 +77,8 @@ TEST(NodeFaultsTest, FaultsOnOtherNodesChangeNothing) {
   plain.infra_fault_rate = 0.3;  // infrastructure faults keep being drawn as before
   for (int attempt = 0; attempt < 20; ++attempt) {
     SimTrialResult a = RunSimulatedTrial(w, Good(), plain, attempt);
-    SimOptions o = On({"paratune-gpu-0"}, "paratune-gpu-1=throttle:0.3;paratune-gpu-2=flaky:1");
+    SimOptions o =
+        OnNodes({"paratune-gpu-0"}, "paratune-gpu-1=throttle:0.3;paratune-gpu-2=flaky:1");
     o.infra_fault_rate = 0.3;
     SimTrialResult b = RunSimulatedTrial(w, Good(), o, attempt);
     SimOptions unplaced = o;  // faults but no node placement: ignored
@@ -107,7 +97,7 @@ TEST(NodeFaultsTest, FaultsOnOtherNodesChangeNothing) {
 }
 
 TEST(NodeFaultsTest, StepTimesAreWhatTheLogShows) {
-  SimTrialResult r = RunSimulatedTrial(Llama8b(), Good(), On({"n0"}, "n0=throttle:0.6"), 0);
+  SimTrialResult r = RunSimulatedTrial(Llama8b(), Good(), OnNodes({"n0"}, "n0=throttle:0.6"), 0);
   ASSERT_EQ(r.exit_code, 0) << r.log;
   const std::regex ms(R"(elapsed time per iteration \(ms\): ([\d.]+))");
   std::vector<double> logged;
@@ -120,11 +110,11 @@ TEST(NodeFaultsTest, StepTimesAreWhatTheLogShows) {
 
 TEST(NodeFaultsTest, ThrottledGpuSlowsComputeByAboutOneOverSeverity) {
   const Workload w = Llama8b();
-  SimTrialResult healthy = RunSimulatedTrial(w, Good(), On({"n0"}, ""), 0);
+  SimTrialResult healthy = RunSimulatedTrial(w, Good(), OnNodes({"n0"}, ""), 0);
   ASSERT_EQ(healthy.exit_code, 0);
   double previous = 1.0;
   for (double s : {0.8, 0.5, 0.3}) {
-    SimOptions o = On({"n0"}, "n0=throttle:" + std::to_string(s));
+    SimOptions o = OnNodes({"n0"}, "n0=throttle:" + std::to_string(s));
     SimTrialResult sick = RunSimulatedTrial(w, Good(), o, 0);
     ASSERT_EQ(sick.exit_code, 0) << sick.log;
     EXPECT_EQ(sick.fault_played, FormatNodeFaults(o.node_faults));
@@ -142,8 +132,8 @@ TEST(NodeFaultsTest, ThrottledGpuSlowsComputeByAboutOneOverSeverity) {
 
 TEST(NodeFaultsTest, ThrottlingDriftsUpwardThenHolds) {
   const Workload w = Llama8b();
-  SimTrialResult healthy = RunSimulatedTrial(w, Good(), On({"n0"}, ""), 3);
-  SimTrialResult sick = RunSimulatedTrial(w, Good(), On({"n0"}, "n0=throttle:0.5"), 3);
+  SimTrialResult healthy = RunSimulatedTrial(w, Good(), OnNodes({"n0"}, ""), 3);
+  SimTrialResult sick = RunSimulatedTrial(w, Good(), OnNodes({"n0"}, "n0=throttle:0.5"), 3);
   std::vector<double> r = Ratios(sick, healthy);
   ASSERT_EQ(r.size(), 10u);      // 100 iterations, one line every 10
   EXPECT_NEAR(r[0], 1.0, 1e-9);  // the first logged interval runs at normal speed
@@ -155,27 +145,27 @@ TEST(NodeFaultsTest, ThrottlingDriftsUpwardThenHolds) {
   // TPU: one chip of the slice throttled slows the job the same way.
   const Workload v5e = Llama7bV5e();
   const Config c{{"remat", PV::Enum("full")}};
-  SimTrialResult tpu_ok = RunSimulatedTrial(v5e, c, On({"paratune-tpu-1"}, ""), 0);
+  SimTrialResult tpu_ok = RunSimulatedTrial(v5e, c, OnNodes({"paratune-tpu-1"}, ""), 0);
   SimTrialResult tpu_sick = RunSimulatedTrial(
-      v5e, c, On({"paratune-tpu-0", "paratune-tpu-1"}, "paratune-tpu-1=throttle:0.5"), 0);
+      v5e, c, OnNodes({"paratune-tpu-0", "paratune-tpu-1"}, "paratune-tpu-1=throttle:0.5"), 0);
   ASSERT_EQ(tpu_sick.exit_code, 0) << tpu_sick.log;
   EXPECT_GT(Ratios(tpu_sick, tpu_ok).back(), 1.6);
 }
 
 TEST(NodeFaultsTest, SlowLinkSlowsOnlyCollectivesAcrossNodes) {
   // One node: NVLink only, the slow NIC is not on any path.
-  SimTrialResult one = RunSimulatedTrial(Llama8b(1), Good(), On({"n0"}, ""), 0);
+  SimTrialResult one = RunSimulatedTrial(Llama8b(1), Good(), OnNodes({"n0"}, ""), 0);
   SimTrialResult one_slow =
-      RunSimulatedTrial(Llama8b(1), Good(), On({"n0"}, "n0=slow-link:0.2"), 0);
+      RunSimulatedTrial(Llama8b(1), Good(), OnNodes({"n0"}, "n0=slow-link:0.2"), 0);
   EXPECT_EQ(one_slow.log, one.log);
   EXPECT_EQ(one_slow.fault_played, "");
   // Two nodes: the data-parallel gradient reduce crosses the slow NIC. The step slows, more for
   // a slower link, and no drift: every interval is slowed the same.
   const Workload w = Llama8b(2);
-  SimTrialResult healthy = RunSimulatedTrial(w, Good(), On({"n0", "n1"}, ""), 0);
+  SimTrialResult healthy = RunSimulatedTrial(w, Good(), OnNodes({"n0", "n1"}, ""), 0);
   double previous = 1.0;
   for (double s : {0.5, 0.2, 0.05}) {
-    SimOptions o = On({"n0", "n1"}, "n1=slow-link:" + std::to_string(s));
+    SimOptions o = OnNodes({"n0", "n1"}, "n1=slow-link:" + std::to_string(s));
     SimTrialResult sick = RunSimulatedTrial(w, Good(), o, 0);
     ASSERT_EQ(sick.exit_code, 0);
     EXPECT_EQ(sick.fault_played, FormatNodeFaults(o.node_faults));
@@ -198,7 +188,7 @@ FlakyCount CountFlaky(const Workload& w, const std::string& faults, int runs) {
       R"(\[Rank \d+\] Watchdog caught collective operation timeout: WorkNCCL\(SeqNum=\d+, OpType=ALLREDUCE, NumelIn=\d+, NumelOut=\d+, Timeout\(ms\)=600000\) ran for 600000 milliseconds before timing out\.)");
   for (int i = 0; i < runs; ++i) {
     // Trials differ by seed (campaign) and attempt: the draw is not a property of the node alone.
-    SimOptions o = On({"n0"}, faults, 100 + static_cast<uint64_t>(i % 50));
+    SimOptions o = OnNodes({"n0"}, faults, 100 + static_cast<uint64_t>(i % 50));
     SimTrialResult r = RunSimulatedTrial(w, Good(), o, i / 50);
     ++n.runs;
     if (r.exit_code != 0) {
@@ -237,8 +227,8 @@ TEST(NodeFaultsTest, SurvivingAFlakyNodeShowsAFewSpikes) {
   const Workload w = Llama8b();
   int survivors = 0;
   for (int attempt = 0; attempt < 30; ++attempt) {
-    SimTrialResult healthy = RunSimulatedTrial(w, Good(), On({"n0"}, ""), attempt);
-    SimTrialResult r = RunSimulatedTrial(w, Good(), On({"n0"}, "n0=flaky:0.3"), attempt);
+    SimTrialResult healthy = RunSimulatedTrial(w, Good(), OnNodes({"n0"}, ""), attempt);
+    SimTrialResult r = RunSimulatedTrial(w, Good(), OnNodes({"n0"}, "n0=flaky:0.3"), attempt);
     if (r.exit_code != 0) continue;
     ++survivors;
     std::vector<double> ratio = Ratios(r, healthy);
@@ -261,7 +251,7 @@ TEST(NodeFaultsTest, FlakyFailureNamesARankOnTheSickNode) {
   const Workload w = Llama8b(2);
   int seen = 0;
   for (int attempt = 0; attempt < 40 && seen < 5; ++attempt) {
-    SimTrialResult r = RunSimulatedTrial(w, Good(), On({"n0", "n1"}, "n1=flaky:1"), attempt);
+    SimTrialResult r = RunSimulatedTrial(w, Good(), OnNodes({"n0", "n1"}, "n1=flaky:1"), attempt);
     ASSERT_EQ(r.exit_code, 1);
     std::smatch m;
     ASSERT_TRUE(std::regex_search(r.log, m, std::regex(R"(\[rank(\d+)\])"))) << r.log;
@@ -273,7 +263,7 @@ TEST(NodeFaultsTest, FlakyFailureNamesARankOnTheSickNode) {
   // TPU: a chip's driver fails on the sick host and the runtime fails the slice, naming the host
   // (worker 1 of the 4 hosts of a v5e 4x4 slice, chips 4..7) and the chip.
   SimTrialResult tpu = RunSimulatedTrial(Llama7bV5e(), {{"remat", PV::Enum("full")}},
-                                         On({"t0", "t1", "t2", "t3"}, "t1=flaky:1"), 0);
+                                         OnNodes({"t0", "t1", "t2", "t3"}, "t1=flaky:1"), 0);
   EXPECT_EQ(tpu.true_failure_category, "NodeFault");
   EXPECT_NE(tpu.log.find("Detected failure SLICE_FAILURE_CHIP_DRIVER_ERROR"), std::string::npos);
   EXPECT_TRUE(std::regex_search(
@@ -285,7 +275,7 @@ TEST(NodeFaultsTest, FlakyFailureNamesARankOnTheSickNode) {
 
 TEST(NodeFaultsTest, FaultedRunsAreDeterministicAndAttemptsDiffer) {
   const Workload w = Llama8b(2);
-  const SimOptions o = On({"n0", "n1"}, "n0=throttle:0.6;n1=flaky:0.5;n1=slow-link:0.3");
+  const SimOptions o = OnNodes({"n0", "n1"}, "n0=throttle:0.6;n1=flaky:0.5;n1=slow-link:0.3");
   std::set<std::string> outcomes;
   for (int attempt = 0; attempt < 8; ++attempt) {
     SimTrialResult a = RunSimulatedTrial(w, Good(), o, attempt);

@@ -1,12 +1,19 @@
 // The workloads the simulated-cluster tests run: Llama 3 8B on H100 nodes of 8, and Llama 2 7B
-// with MaxText on a TPU v5e 4x4 slice.
+// with MaxText on a TPU v5e 4x4 slice; and a cluster with node faults to run them on.
 #ifndef PARATUNE_TESTS_SIM_WORKLOADS_H_
 #define PARATUNE_TESTS_SIM_WORKLOADS_H_
 
+#include <gtest/gtest.h>
+
 #include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "agents/model/catalog.h"
 #include "agents/model/workload.h"
+#include "agents/sim/node_faults.h"
+#include "agents/sim/simulated_cluster.h"
 
 namespace paratune::testing {
 
@@ -35,6 +42,20 @@ inline Workload Llama7bV5e() {
   w.accel = FindAccelerator("tpu-v5e");
   w.devices = 16;
   return w;
+}
+
+// No infrastructure faults, the trial on `nodes`, the cluster's faults parsed from `faults`
+// (node_faults.h syntax: "n1=flaky:1;n0=throttle:0.6").
+inline SimOptions OnNodes(std::vector<std::string> nodes, const std::string& faults,
+                          uint64_t seed = 7) {
+  SimOptions o;
+  o.seed = seed;
+  o.infra_fault_rate = 0;
+  o.nodes = std::move(nodes);
+  auto f = ParseNodeFaults(faults);
+  EXPECT_TRUE(f.ok()) << f.status().ToString();
+  if (f.ok()) o.node_faults = *f;
+  return o;
 }
 
 }  // namespace paratune::testing
