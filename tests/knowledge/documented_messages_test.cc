@@ -62,6 +62,9 @@ TEST(DocumentedMessagesTest, NeighbouringMessagesAreNotTakenForThem) {
       // Xid 79 is the GPU's, not the application's.
       {"NVRM: Xid (PCI:0000:1b:00): 79, pid=4127, name=python, GPU has fallen off the bus.",
        "gpu-xid-application"},
+      // A taint of the pool's own (the GPU nodes') is the placement's, not a passing condition.
+      {"0/3 nodes are available: 3 node(s) had untolerated taint {nvidia.com/gpu: present}.",
+       "unschedulable-condition-taint"},
       // A CPU resource the kubelet lacks is not an accelerator fault.
       {"Pod was rejected: Node didn't have enough resource: cpu, requested: 8000, used: 60000, "
        "capacity: 64000",

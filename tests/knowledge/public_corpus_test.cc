@@ -131,15 +131,15 @@ TEST(PublicCorpusTest, HeldOutHalfHoldsItsMeasuredFloor) {
       }
     }
   }
-  // Per mille floors: category and retryable, as measured after the second round of signatures
-  // written from documented messages (2026-11-27, session 22; 854 logs, 424 held-out: 338/424 and
-  // 358/424; third collection 37/42 and 38/42; fourth 33/40 and 31/40; fifth 34/48 and 38/48;
-  // sixth 35/46 and 35/46; seventh 38/53 and 43/53; eighth 28/43 and 30/43; ninth 39/53 and
-  // 46/53).
+  // Per mille floors: category and retryable, as measured after the signatures written from
+  // documented messages and the condition-taint rule (2026-11-27, session 22; 854 logs, 424
+  // held-out: 338/424 and 359/424; third collection 37/42 and 38/42; fourth 33/40 and 32/40;
+  // fifth 34/48 and 38/48; sixth 35/46 and 35/46; seventh 38/53 and 43/53; eighth 28/43 and
+  // 30/43; ninth 39/53 and 46/53).
   const struct {
     const Tally* t;
     int category, retryable;
-  } floors[] = {{&all, 797, 844},   {&third, 880, 904},   {&fourth, 825, 775}, {&fifth, 708, 791},
+  } floors[] = {{&all, 797, 846},   {&third, 880, 904},   {&fourth, 825, 800}, {&fifth, 708, 791},
                 {&sixth, 760, 760}, {&seventh, 716, 811}, {&eighth, 651, 697}, {&ninth, 735, 867}};
   for (const auto& f : floors) {
     ASSERT_GT(f.t->n, 0) << "collection " << f.t->collection;
