@@ -71,8 +71,7 @@ Match FindCause(const std::vector<FailureSignature>& sigs, const std::vector<std
   for (size_t i = 0; i < lines.size(); ++i) {
     if (lines[i].find_first_not_of(" \t\r") == std::string::npos) continue;
     std::string lower = Lower(lines[i]);
-    std::bitset<256> present;
-    for (char c : lower) present.set(static_cast<unsigned char>(c));
+    const std::bitset<256> present = FailureSignature::BytesOf(lower);
     for (const auto& sig : sigs) {
       if (best.sig != nullptr && sig.tier >= best.sig->tier) continue;
       if (sig.Matches(lines[i], lower, present)) best = {&sig, i};

@@ -64,6 +64,8 @@ struct FailureSignature {
 
   // True when `line` matches one of the patterns. `lower` is the line in lower case.
   bool Matches(const std::string& line, const std::string& lower) const;
+  // The set of bytes `text` holds: of a line, for the Matches below; of each needle, at parse.
+  static std::bitset<256> BytesOf(const std::string& text);
   // The same, given the set of bytes `lower` contains (a needle with a byte the line lacks is
   // skipped without a search: keeps scanning linear and cheap on hostile long lines).
   bool Matches(const std::string& line, const std::string& lower,

@@ -76,23 +76,17 @@ std::string RequiredLiteral(const std::string& re) {
   return best.size() >= 3 ? best : "";
 }
 
-std::bitset<256> BytesOf(const std::string& text) {
-  std::bitset<256> bytes;
-  for (char c : text) bytes.set(static_cast<unsigned char>(c));
-  return bytes;
-}
-
 Status CompilePatterns(const JsonFields& f, FailureSignature* sig) {
   for (auto& s : sig->contains) {
     s = Lower(s);
-    sig->contains_bytes.push_back(BytesOf(s));
+    sig->contains_bytes.push_back(FailureSignature::BytesOf(s));
   }
   for (size_t i = 0; i < sig->regex.size(); ++i) {
     try {
       sig->compiled.emplace_back(sig->regex[i],
                                  std::regex::ECMAScript | std::regex::icase | std::regex::optimize);
       sig->required_literals.push_back(RequiredLiteral(sig->regex[i]));
-      sig->literal_bytes.push_back(BytesOf(sig->required_literals.back()));
+      sig->literal_bytes.push_back(FailureSignature::BytesOf(sig->required_literals.back()));
     } catch (const std::regex_error& e) {
       return Status::Invalid(f.Path("regex") + "[" + std::to_string(i) +
                              "]: invalid regular expression: " + e.what());
@@ -166,6 +160,12 @@ bool AllPresent(const std::bitset<256>& needle, const std::bitset<256>& present)
 }
 
 }  // namespace
+
+std::bitset<256> FailureSignature::BytesOf(const std::string& text) {
+  std::bitset<256> bytes;
+  for (char c : text) bytes.set(static_cast<unsigned char>(c));
+  return bytes;
+}
 
 bool FailureSignature::Matches(const std::string& line, const std::string& lower) const {
   return Matches(line, lower, BytesOf(lower));

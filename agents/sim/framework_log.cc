@@ -449,9 +449,12 @@ std::string EccErrorLog(const Workload& w, double unix_seconds, int rank) {
   return o.str();
 }
 
-std::string TpuSliceFailureLog(double unix_seconds, int worker, int chip) {
+std::string TpuSliceFailureLog(const Workload& w, double unix_seconds, int rank) {
   // The TPU runtime's session master (on worker 0) and tpunetd, as MaxText's maxtest guide
   // quotes them (benchmarks/maxtest/getting_started.md, "Slice Failure / Chip Driver Error").
+  const int per_host = static_cast<int>(std::max<int64_t>(1, w.DevicesPerNode()));
+  const int worker = rank / per_host;
+  const int chip = rank % per_host;
   const std::string stamp = GlogErrorStamp(unix_seconds, "796514");
   std::ostringstream o;
   o << stamp << "     915 session_master.cc:505] Session is failing with the following status: "

@@ -67,9 +67,9 @@ std::string XlaOomLog(double used_gib, double capacity_gib, double arguments_gib
 std::string NcclTimeoutLog(const Workload& w, double unix_seconds, int64_t seq, int rank);
 std::string EccErrorLog(const Workload& w, double unix_seconds, int rank);
 // A chip of a TPU slice failed in its driver (NodeFault): the session master names the worker
-// host and the chip, tpunetd reports SLICE_FAILURE_CHIP_DRIVER_ERROR. `worker` is the host's
-// index in the slice, `chip` the chip's on that host.
-std::string TpuSliceFailureLog(double unix_seconds, int worker, int chip);
+// host and the chip, tpunetd reports SLICE_FAILURE_CHIP_DRIVER_ERROR. `rank` is the chip's global
+// index; its worker is rank / chips per host.
+std::string TpuSliceFailureLog(const Workload& w, double unix_seconds, int rank);
 // Node-level failures of a flaky node (issue 9). `rank` is the global rank of the failing device,
 // `local_rank` its index on the node (picks the PCI bus id), `seq` the collective's sequence
 // number. Each ends the log the way the failed pod's log does.

@@ -71,18 +71,12 @@ void FailOom(Run* r) {
   r->result.log += sim::CudaOomLog(r->w, o.oom_at_setup, tried, o.capacity_gib, free_gib, reserved);
 }
 
-// A chip of the slice failed: chip `rank` (global), on worker host rank / chips per host.
-std::string TpuChipFault(const Workload& w, double unix_seconds, int rank) {
-  const int per_host = static_cast<int>(std::max<int64_t>(1, w.DevicesPerNode()));
-  return sim::TpuSliceFailureLog(unix_seconds, rank / per_host, rank % per_host);
-}
-
 void Fault(Run* r, int64_t iteration) {
   r->result.exit_code = 1;
   const int rank = static_cast<int>(r->rng.Next() % static_cast<uint64_t>(r->w.devices));
   if (r->w.IsTpu()) {
     r->result.true_failure_category = "NodeFault";
-    r->result.log += TpuChipFault(r->w, r->now, rank);
+    r->result.log += sim::TpuSliceFailureLog(r->w, r->now, rank);
     return;
   }
   if (r->rng.Uniform() < 0.6) {
@@ -254,7 +248,7 @@ void FlakyFail(Run* r) {
   r->result.exit_code = 1;
   if (r->w.IsTpu()) {
     r->result.true_failure_category = "NodeFault";
-    r->result.log += TpuChipFault(r->w, r->now, f.fail_rank);
+    r->result.log += sim::TpuSliceFailureLog(r->w, r->now, f.fail_rank);
   } else if (f.xid) {
     r->result.true_failure_category = "NodeFault";
     r->now += 3;
