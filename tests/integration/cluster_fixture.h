@@ -58,6 +58,6 @@ class LocalCluster {
   std::string var##_why;                                        \
   ::paratune::kube::testing::LocalCluster* var =                \
       ::paratune::kube::testing::LocalCluster::Get(&var##_why); \
-  if (var == nullptr) GTEST_SKIP() << "no local control plane: " << var##_why
+  if (var == nullptr) GTEST_FAIL() << "no local control plane: " << var##_why
 
 #endif  // PARATUNE_TESTS_INTEGRATION_CLUSTER_FIXTURE_H_

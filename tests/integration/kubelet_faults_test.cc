@@ -96,7 +96,8 @@ TEST(KubeletFaultsTest, TrialSimPodsOnASickNodeShowIt) {
   PARATUNE_REQUIRE_CLUSTER(cluster);
   KubeClient* c = cluster->Admin();
   if (!Eventually([&] { return c->Get(resources::kNodes, "", "paratune-gpu-1").ok(); }, 5000ms)) {
-    GTEST_SKIP() << "paratune-kubelet-sim is not built in " << PARATUNE_BINARY_DIR;
+    GTEST_FAIL() << "node paratune-gpu-1 never appeared: is paratune-kubelet-sim running (built in "
+                 << PARATUNE_BINARY_DIR << ")?";
   }
   const std::string ns = cluster->NewNamespace("node-faults");
   const std::string faults = "paratune-gpu-2=throttle:0.5;paratune-gpu-3=flaky:1";

@@ -64,7 +64,7 @@ TEST(ReliabilityTest, TrialOnARemovedNodeIsRescheduledAndTheCampaignGoesOn) {
   ASSERT_TRUE(cluster->InstallCrdsAndRbac().ok());
   KubeClient* admin = cluster->Admin();
   if (!admin->Get(resources::kNodes, "", kHealthyNode).ok()) {
-    GTEST_SKIP() << "no simulated node " << kHealthyNode << " (paratune-kubelet-sim not running)";
+    GTEST_FAIL() << "no simulated node " << kHealthyNode << " (paratune-kubelet-sim not running)";
   }
   const std::string ns = cluster->NewNamespace("rel-node");
   const std::string fake = "rel-doomed-" + std::to_string(getpid());

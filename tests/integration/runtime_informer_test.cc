@@ -161,7 +161,9 @@ TEST(RuntimeInformerTest, KubeletSimRunsPodsAndRefusesOtherImages) {
   PARATUNE_REQUIRE_CLUSTER(cluster);
   KubeClient* c = cluster->Admin();
   const std::string ns = KubeletNamespace(cluster, "kubelet");
-  if (ns.empty()) GTEST_SKIP() << "paratune-kubelet-sim is not built in " << PARATUNE_BINARY_DIR;
+  if (ns.empty())
+    GTEST_FAIL() << "no simulated node: is paratune-kubelet-sim running (built in "
+                 << PARATUNE_BINARY_DIR << ")?";
   ASSERT_TRUE(DefaultServiceAccountExists(c, ns));
   auto pod = [&](const std::string& name, const Json& container) {
     Json c2 = container;
@@ -215,7 +217,9 @@ TEST(RuntimeInformerTest, KubeletSimIndexesOnlyThePodsOfAJobOfSeveral) {
   PARATUNE_REQUIRE_CLUSTER(cluster);
   KubeClient* c = cluster->Admin();
   const std::string ns = KubeletNamespace(cluster, "indexed");
-  if (ns.empty()) GTEST_SKIP() << "paratune-kubelet-sim is not built in " << PARATUNE_BINARY_DIR;
+  if (ns.empty())
+    GTEST_FAIL() << "no simulated node: is paratune-kubelet-sim running (built in "
+                 << PARATUNE_BINARY_DIR << ")?";
   ASSERT_TRUE(DefaultServiceAccountExists(c, ns));
   auto job = [](const std::string& name, int pods) {
     Json container{{"name", "main"},
@@ -300,7 +304,8 @@ TEST(RuntimeInformerTest, KubeletSimSurvivesLogReadersThatHangUp) {
   Result<Json> node = Status::NotFound("not tried");
   if (!Eventually([&] { return (node = c->Get(resources::kNodes, "", "paratune-gpu-0")).ok(); },
                   5000ms)) {
-    GTEST_SKIP() << "paratune-kubelet-sim is not built in " << PARATUNE_BINARY_DIR;
+    GTEST_FAIL() << "node paratune-gpu-0 never appeared: is paratune-kubelet-sim running (built in "
+                 << PARATUNE_BINARY_DIR << ")?";
   }
   const int port = (*node)["status"]["daemonEndpoints"]["kubeletEndpoint"].value("Port", 0);
   ASSERT_GT(port, 0);

@@ -59,7 +59,7 @@ class SecurityTest : public ::testing::Test {
  protected:
   void SetUp() override {
     cluster_ = LocalCluster::Get(&why_);
-    if (cluster_ == nullptr) GTEST_SKIP() << "no local control plane: " << why_;
+    if (cluster_ == nullptr) GTEST_FAIL() << "no local control plane: " << why_;
     ASSERT_TRUE(cluster_->InstallCrdsAndRbac().ok());
     admin_ = cluster_->Admin();
     ns_ = cluster_->NewNamespace("security");

@@ -1,9 +1,9 @@
 // The public failure-log corpus (agents/knowledge/data/failures/public-dev.yaml, the dev half,
 // shipped; tests/knowledge/data/public/heldout.yaml): well-formed, each case in its half's file,
-// and diagnosed on the held-out half at least as well as last measured (see bench/RESULTS.md,
-// "Diagnosis on public logs"). The third to eighth collections' held-out halves, never
-// looked at case by case, are held to their own floors. Issue 15 asks for 90% category and 95%
-// retryable, not reached (two blind labellers of the same excerpts agree on 90.3% and 88.9%). A
+// and diagnosed on the held-out half above a fixed regression floor (measured figures:
+// bench/RESULTS.md, "Diagnosis on public logs"). The third to eighth collections' held-out halves,
+// never looked at case by case, are held to their own floors. Issue 15 asks for 90% category and
+// 95% retryable, not reached (two blind labellers of the same excerpts agree on 90.3% and 88.9%). A
 // floor, not the target. The first two collections' misses are printed so a regression names its
 // log; the later ones are only counted.
 #include <gtest/gtest.h>
@@ -95,7 +95,7 @@ TEST(PublicCorpusTest, ASecondLabellingWithABadFieldIsRefusedByName) {
   EXPECT_EQ(refused("labels:\n- {url: \"u\", category: Timeout, retryable: true}\n"), "accepted");
 }
 
-TEST(PublicCorpusTest, HeldOutHalfHoldsItsMeasuredFloor) {
+TEST(PublicCorpusTest, HeldOutHalfStaysAboveItsFixedFloor) {
   auto kb = KnowledgeBase::LoadEmbedded();
   ASSERT_TRUE(kb.ok());
   auto d = Diagnostician::Create(kb->get());
@@ -131,16 +131,24 @@ TEST(PublicCorpusTest, HeldOutHalfHoldsItsMeasuredFloor) {
       }
     }
   }
-  // Per mille floors: category and retryable, as measured after the signatures written from
-  // documented messages and the condition-taint rule (2026-11-27, session 22; 854 logs, 424
-  // held-out: 338/424 and 359/424; third collection 37/42 and 38/42; fourth 33/40 and 32/40;
-  // fifth 34/48 and 38/48; sixth 35/46 and 35/46; seventh 38/53 and 43/53; eighth 28/43 and
-  // 30/43; ninth 39/53 and 46/53).
+  // Per mille regression floors, fixed: set once below what was measured (2026-11-27: 338/424
+  // category = 797, 359/424 retryable = 846 over every collection; each collection between 651
+  // and 904) and never moved to a new measurement, so the held-out half stays a measurement and
+  // not a target. The measured figures live in bench/RESULTS.md (knowledge_diagnosis_bench).
+  // A drop below a floor is a real regression of several logs, not noise.
+  constexpr int kAllCategory = 750, kAllRetryable = 800;
+  constexpr int kCollectionCategory = 600, kCollectionRetryable = 650;
   const struct {
     const Tally* t;
     int category, retryable;
-  } floors[] = {{&all, 797, 846},   {&third, 880, 904},   {&fourth, 825, 800}, {&fifth, 708, 791},
-                {&sixth, 760, 760}, {&seventh, 716, 811}, {&eighth, 651, 697}, {&ninth, 735, 867}};
+  } floors[] = {{&all, kAllCategory, kAllRetryable},
+                {&third, kCollectionCategory, kCollectionRetryable},
+                {&fourth, kCollectionCategory, kCollectionRetryable},
+                {&fifth, kCollectionCategory, kCollectionRetryable},
+                {&sixth, kCollectionCategory, kCollectionRetryable},
+                {&seventh, kCollectionCategory, kCollectionRetryable},
+                {&eighth, kCollectionCategory, kCollectionRetryable},
+                {&ninth, kCollectionCategory, kCollectionRetryable}};
   for (const auto& f : floors) {
     ASSERT_GT(f.t->n, 0) << "collection " << f.t->collection;
     EXPECT_GE(f.t->category * 1000, f.t->n * f.category)

@@ -109,7 +109,8 @@ std::pair<int, std::string> Shell(const std::string& cmd) {
 std::string Binary() { return std::string(PARATUNE_BINARY_DIR) + "/bin/paratune"; }
 
 TEST(NodeCheckCommand, PrintsTheNodesOutputFromTheEnvironment) {
-  if (!std::filesystem::exists(Binary())) GTEST_SKIP() << "paratune is not built";
+  ASSERT_TRUE(std::filesystem::exists(Binary()))
+      << Binary() << " is missing (sim_test depends on it)";
   const auto [rc, out] = Shell(
       "env PARATUNE_NODE_NAME=gpu-a PARATUNE_SIM_NODE_FAULTS='gpu-a=throttle:0.5' "
       "PARATUNE_SIM_SEED=4 " +
@@ -126,7 +127,8 @@ TEST(NodeCheckCommand, PrintsTheNodesOutputFromTheEnvironment) {
 }
 
 TEST(NodeCheckCommand, UnknownCheckExitsTwoNamingTheWhitelist) {
-  if (!std::filesystem::exists(Binary())) GTEST_SKIP() << "paratune is not built";
+  ASSERT_TRUE(std::filesystem::exists(Binary()))
+      << Binary() << " is missing (sim_test depends on it)";
   const auto [rc, out] = Shell(Binary() + " node-check 'gpu-clocks; rm -rf /' --node n");
   EXPECT_EQ(rc, 2);
   EXPECT_NE(out.find("gpu-clocks, ecc-xid, gemm, hbm-bandwidth, nccl-allreduce"), std::string::npos)
