@@ -1,9 +1,10 @@
 // Scale benchmark of the controllers on a real control plane (issue 8): runs
 // hack/scale-bench.sh with this binary's build tree, which starts a private local control plane
-// with simulated GPU nodes, installs the operator from the chart, applies 200 simulated
-// campaigns with 2 parallel trials each and prints the "## Scale" Markdown section (time to the
-// first trial Jobs, operator RSS and CPU, API requests per trial, reconcile p99), then tears
-// everything down. Exit status: the script's (0 when measured).
+// with simulated GPU nodes, installs the operator from the chart, applies 200 and then 1,000
+// simulated campaigns (PARATUNE_SCALE_CAMPAIGNS) with 2 parallel trials each and prints the
+// "## Scale" Markdown section (time to the first trial Jobs, operator RSS and CPU, API requests
+// per trial, reconcile p99), then tears everything down. Exit status: the script's (0 when
+// measured).
 #include <unistd.h>
 
 #include <cstdio>

@@ -2,9 +2,8 @@
 // campaign of bench/measurements/*/ (NAME.yaml + NAME.jsonl: real measured trials, contract
 // section 11), reality answering from the file. Per campaign: OOM trials launched, trials to
 // reach 98% of the table's best, candidates the file could not answer, and fit/OOM calls right
-// (over every measured configuration) before any trial and after 1, 2 and 3 trials. Then the
-// same for the model-free random baseline (median over seeds). Prints Markdown; exit 1 only when
-// it could not measure.
+// (over every measured configuration) before any trial and after 1, 2 and 3 trials, and the
+// issue's targets. Prints Markdown; exit 1 only when it could not measure.
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
