@@ -94,8 +94,8 @@ minutes=$(( ($(date +%s) - t0 + 59) / 60 ))
   echo
   echo "Generated whole by \`make bench\` (hack/bench.sh) from the commit and on the machine below;"
   echo "nothing in this file is written by hand. What each section measures, how, and its targets:"
-  echo "[docs/benchmarks.md](../docs/benchmarks.md). Timings are this machine's; quality figures"
-  echo "come from fixed seeds and data and do not depend on it."
+  echo "[docs/benchmarks.md](../docs/benchmarks.md). Timings, and every figure of the Scale section,"
+  echo "are this machine's; the other quality figures come from fixed seeds and data."
   echo
   echo "| | |"
   echo "|---|---|"
