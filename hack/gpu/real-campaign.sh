@@ -32,7 +32,7 @@ bundle() {
   cp "$build/bin/paratune" "$dest/paratune"
   strip --strip-unneeded "$dest/paratune" 2>/dev/null || true
   # ldd lines: "libX.so => /path (0x...)" and the loader "/lib64/ld-linux-x86-64.so.2 (0x...)".
-  ldd "$build/bin/paratune" | awk '/=> \//{print $3} /^\s*\/.*ld-linux/{print $1}' |
+  ldd "$build/bin/paratune" | awk '/=> \//{print $3} /^[ \t]*\/.*ld-linux/{print $1}' |
     while read -r lib; do cp -L "$lib" "$dest/lib/"; done
   local loader
   loader=$(cd "$dest/lib" && ls ld-linux* 2>/dev/null | head -n1)
@@ -72,7 +72,8 @@ detect_mode() {
 }
 
 # The sample for the mode: as written on a GPU; on CPU no GPU request (and --tiny); in sim mode
-# trial-sim as the container command.
+# trial-sim as the container command, read with the megatron-lm collector (trial-sim prints
+# Megatron-LM's log lines for a transformers workload).
 make_campaign() {
   local c=$WORK/campaign.yaml
   case $MODE in
@@ -81,7 +82,8 @@ make_campaign() {
                    -e 's|args: \["--steps", "4"\]|args: ["--steps", "3", "--tiny"]|' "$SAMPLE" >"$c" ;;
     sim) sed -e 's|nvidia.com/gpu: "1"|nvidia.com/gpu: "0"|' \
              -e 's|command: \[python3, workloads/hf-llama/train.py\]|command: [paratune, trial-sim]|' \
-             -e 's|args: \["--steps", "4"\]|args: []|' "$SAMPLE" >"$c" ;;
+             -e 's|args: \["--steps", "4"\]|args: []|' \
+             -e 's|collector: json|collector: megatron-lm|' "$SAMPLE" >"$c" ;;
   esac
   grep -q "nvidia.com/gpu" "$c" || { echo "real-campaign: sample edit failed" >&2; exit 1; }
 }

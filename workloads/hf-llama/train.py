@@ -37,13 +37,16 @@ import time
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+import torch.utils.checkpoint
 
-try:
+try:  # the Trainer needs accelerate (TrainingArguments raises without it)
+    import accelerate  # noqa: F401
     import transformers
     from transformers import (LlamaConfig, LlamaForCausalLM, Trainer, TrainerCallback,
                               TrainingArguments, default_data_collator)
-except ImportError:  # plain PyTorch below
-    transformers = None
+    WHY_PLAIN = ""
+except ImportError as e:  # plain PyTorch below
+    transformers, WHY_PLAIN = None, str(e)
 
 GIB = 2**30
 
@@ -229,7 +232,7 @@ def train_plain(c, args, device):
     with torch.device(device):
         model = Llama(c)
     print(f"model: plain PyTorch Llama {sum(p.numel() for p in model.parameters())} parameters, "
-          f"torch {torch.__version__} (transformers not installed)", flush=True)
+          f"torch {torch.__version__} (no Trainer: {WHY_PLAIN})", flush=True)
     cuda = device.type == "cuda"
     opt = torch.optim.AdamW(model.parameters(), lr=1e-5, fused=cuda)
     data = Tokens(c, c["gbs"] * args.steps).x.to(device)
