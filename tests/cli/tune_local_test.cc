@@ -215,6 +215,34 @@ TEST(TuneLocalTest, ATrialPastItsTimeoutIsKilledWithItsProcessGroup) {
   EXPECT_TRUE(Dead(std::stoi(pid_text))) << "the trial's background child survived";
 }
 
+TEST(TuneLocalTest, ALosingTrialIsStoppedEarly) {
+  const fs::path dir = FreshDir("early");
+  // The first trial logs mfu 0.5 and ends; every later one logs mfu 0.1, one step per 0.3 s,
+  // for 30 s unless it is stopped.
+  const fs::path campaign = ShellCampaign(
+      dir,
+      "case $PARATUNE_TRIAL in *-t001) m=0.5; n=3;; *) m=0.1; n=100;; esac; i=1; "
+      "while [ $$i -le $$n ]; do echo {\\\"step\\\": $$i, \\\"mfu\\\": $$m, "
+      "\\\"stepTimeSeconds\\\": 1.0}; i=$$((i+1)); sleep 0.3; done",
+      "{maxTrials: 2, parallelTrials: 1}");
+  const auto start = std::chrono::steady_clock::now();
+  Outcome r = RunParatune("tune -f " + campaign.string() + " --local --devices none --out " +
+                          (dir / "out").string() + " -o json 2>&1");
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto j = nlohmann::json::parse(r.output);
+  ASSERT_EQ(j["trials"].size(), 2u) << r.output;
+  EXPECT_LT(seconds, 20) << "the losing trial ran to its end";
+  ASSERT_EQ(j["local"]["earlyStopped"].size(), 1u) << r.output;
+  EXPECT_EQ(j["local"]["earlyStopped"][0]["trial"], j["trials"][1]["name"]);
+  EXPECT_EQ(j["local"]["earlyStopped"][0]["bestTrial"], j["trials"][0]["name"]);
+  // Learned from as a measured, losing trial (the operator's EarlyStopped).
+  EXPECT_EQ(j["trials"][1]["phase"], "Succeeded");
+  EXPECT_NEAR(j["trials"][1]["metrics"]["mfu"].get<double>(), 0.1, 1e-9);
+  EXPECT_EQ(j["best"]["trialName"], j["trials"][0]["name"]);
+}
+
 TEST(TuneLocalTest, InterruptStopsCleanlyAndTheNextRunResumes) {
   const fs::path dir = FreshDir("interrupt");
   const fs::path out = dir / "out";
