@@ -9,6 +9,7 @@
 
 #include <fcntl.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdio>
@@ -93,7 +94,7 @@ fs::path SimulatedHfSample(const fs::path& dir) {
 // A small campaign whose one container runs `script` under /bin/sh -c.
 // `script` is a container arg: Kubernetes expands $(VAR) in it and turns $$ into $.
 fs::path ShellCampaign(const fs::path& dir, const std::string& script, const std::string& budget,
-                       const std::string& collector = "json") {
+                       const std::string& collector = "json", int gpus = 0) {
   std::ofstream out(dir / "shell.yaml");
   out << "apiVersion: tuning.paratune.dev/v1alpha1\nkind: TuningCampaign\n"
          "metadata: {name: shell}\nspec:\n"
@@ -108,7 +109,7 @@ fs::path ShellCampaign(const fs::path& dir, const std::string& script, const std
          "  trialTemplate:\n    spec:\n      template:\n        spec:\n          containers:\n"
          "          - name: c\n            command: [/bin/sh, -c]\n"
          "            args: ['" << script << "']\n"
-         "            resources: {limits: {nvidia.com/gpu: \"0\"}}\n";
+         "            resources: {limits: {nvidia.com/gpu: \"" << gpus << "\"}}\n";
   return dir / "shell.yaml";
 }
 
@@ -192,6 +193,49 @@ TEST(TuneLocalTest, GivesEachTrialItsEnvironment) {
             std::string::npos)
       << log;
   EXPECT_NE(log.find("nnodes=1 rank=0 cuda=[]"), std::string::npos) << log;
+}
+
+TEST(TuneLocalTest, GpuRequestsBecomeDisjointSlicesRunningSideBySide) {
+  const fs::path dir = FreshDir("gpus");
+  // Two GPUs per trial on four: two trials at once, on 0,1 and 2,3. Each trial notes its start
+  // and end in a shared file.
+  const std::string ledger = (dir / "ledger.txt").string();
+  const fs::path campaign = ShellCampaign(
+      dir,
+      "echo start $PARATUNE_TRIAL $CUDA_VISIBLE_DEVICES >> " + ledger +
+          "; echo cuda=[$CUDA_VISIBLE_DEVICES] nproc=$NPROC_PER_NODE; sleep 1; "
+          "echo {\\\"step\\\": 1, \\\"mfu\\\": 0.3}; echo {\\\"step\\\": 2, \\\"mfu\\\": 0.3}; "
+          "echo end $PARATUNE_TRIAL >> " + ledger,
+      "{maxTrials: 4, parallelTrials: 3}", "json", 2);
+  Outcome r = RunParatune("tune -f " + campaign.string() + " --local --devices 4 --out " +
+                          (dir / "out").string() + " -o json 2>&1");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto j = nlohmann::json::parse(r.output);
+  EXPECT_EQ(j["local"]["parallelTrials"], 2);  // min(parallelTrials 3, 4 GPUs / 2)
+  EXPECT_EQ(j["local"]["gpusPerTrial"], 2);
+  ASSERT_EQ(j["trials"].size(), 4u);
+  for (const auto& t : j["trials"]) {
+    const std::string log =
+        ReadFile(dir / "out" / "trials" / (t["name"].get<std::string>() + ".log"));
+    EXPECT_TRUE(log.find("cuda=[0,1] nproc=2") != std::string::npos ||
+                log.find("cuda=[2,3] nproc=2") != std::string::npos)
+        << log;
+  }
+  // Replaying the ledger: never more than two trials at once, never one slice twice.
+  std::istringstream in(ReadFile(ledger));
+  std::map<std::string, std::string> running;  // trial -> slice
+  size_t most = 0;
+  for (std::string what, trial, slice; in >> what >> trial;) {
+    if (what == "start") {
+      in >> slice;
+      for (const auto& [other, used] : running) EXPECT_NE(used, slice) << trial << " " << other;
+      running[trial] = slice;
+      most = std::max(most, running.size());
+    } else {
+      running.erase(trial);
+    }
+  }
+  EXPECT_EQ(most, 2u) << ReadFile(ledger);
 }
 
 TEST(TuneLocalTest, ATrialPastItsTimeoutIsKilledWithItsProcessGroup) {
