@@ -54,6 +54,10 @@ GIB = 2**30
 def read_config(args):
     w = json.loads(os.environ.get("PARATUNE_WORKLOAD", "{}") or "{}")
     m, t = w.get("model", {}), w.get("training", {})
+    if "numLayers" not in m and not args.tiny:
+        sys.exit("PARATUNE_WORKLOAD: the campaign's spec.model must give the shape (numLayers, "
+                 "hiddenSize, ffnHiddenSize, numAttentionHeads, numQueryGroups, vocabSize); "
+                 "train.py does not resolve presets")
     c = dict(
         layers=int(m.get("numLayers", 2)), hidden=int(m.get("hiddenSize", 64)),
         ffn=int(m.get("ffnHiddenSize", 4 * int(m.get("hiddenSize", 64)))),
