@@ -143,6 +143,18 @@ Result<std::unique_ptr<LocalTrialExecutor>> LocalTrialExecutor::Create(const Cam
     return Status::Invalid(std::string(kContainerPath) +
                            ".command: required for --local (no image entrypoint runs here)");
   }
+  // A program that is not here would fail every trial the same way: say so before any runs.
+  const auto& first = c->value("command", nlohmann::json::array()).empty() ? (*c)["args"][0]
+                                                                            : (*c)["command"][0];
+  const std::string program = first.get<std::string>();
+  const char* path = std::getenv("PATH");
+  const std::string search =
+      options.extra_path + ":" + (path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin");
+  if (program.find("$(") == std::string::npos && !FindExecutable(program, search)) {
+    return Status::Invalid(std::string(kContainerPath) + ".command: \"" + program +
+                           "\" is not an executable here (PATH, or relative to the working "
+                           "directory when it holds a '/')");
+  }
   auto gpus = TemplateGpuCount(spec);
   if (!gpus.ok()) return gpus.status();
   const int64_t have = static_cast<int64_t>(options.devices.size());

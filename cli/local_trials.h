@@ -40,7 +40,7 @@ struct LocalTrialOptions {
 class LocalTrialExecutor {
  public:
   // kInvalidArgument naming the field for a campaign that cannot run here: more than one node,
-  // TPUs, no container or no command/args in the template, a non-numeric nvidia.com/gpu, or more
+  // TPUs, no container or no command/args in the template, a program that is not here, a non-numeric nvidia.com/gpu, or more
   // GPUs per trial than `devices` holds.
   static Result<std::unique_ptr<LocalTrialExecutor>> Create(const CampaignSpec& spec,
                                                             LocalTrialOptions options);

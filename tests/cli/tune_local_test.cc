@@ -170,6 +170,17 @@ TEST(TuneLocalTest, RefusesWhatCannotRunHere) {
           "--out " + dir.string() + " 2>&1");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.output.find("spec.hardware.nodes"), std::string::npos) << r.output;
+  std::string yaml = ReadFile(ShellCampaign(dir, "true", "{maxTrials: 1}"));
+  yaml.replace(yaml.find("/bin/sh"), 7, "no-such-trainer");
+  std::ofstream(dir / "missing.yaml") << yaml;
+  r = RunParatune("tune -f " + (dir / "missing.yaml").string() + " --local --devices none " +
+                  "--out " + (dir / "m").string() + " 2>&1");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("\"no-such-trainer\" is not an executable here"), std::string::npos)
+      << r.output;
+  r = RunParatune("tune --bogus 3 2>&1");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("--bogus"), std::string::npos) << r.output;
 }
 
 TEST(TuneLocalTest, GivesEachTrialItsEnvironment) {
