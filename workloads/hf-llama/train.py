@@ -38,6 +38,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 import torch.utils.checkpoint
+import torch.utils.data
 
 try:  # the Trainer needs accelerate (TrainingArguments raises without it)
     import accelerate  # noqa: F401
