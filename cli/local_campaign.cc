@@ -28,8 +28,8 @@ Result<MessagePool> LoadPool(const std::string& dir, const std::string& campaign
     return Status::Invalid(where + ": not a paratune tune pool (remove it or pick another --out)");
   }
   if (j.value("campaign", "") != campaign) {
-    return Status::Invalid(where + ": holds campaign \"" + j.value("campaign", "") +
-                           "\", not \"" + campaign + "\"");
+    return Status::Invalid(where + ": holds campaign \"" + j.value("campaign", "") + "\", not \"" +
+                           campaign + "\"");
   }
   auto pool = MessagePool::FromJson(j["pool"]);
   if (!pool.ok()) return pool.status().WithPrefix(where);
@@ -81,15 +81,13 @@ struct Driver {
   std::chrono::steady_clock::time_point last_poll{};
   nlohmann::json early_stopped = nlohmann::json::array();
 
-  Status Save() {
-    return SavePool(options.out_dir, session.spec().name, session.pool());
-  }
+  Status Save() { return SavePool(options.out_dir, session.spec().name, session.pool()); }
 
   // Proposes into the free slots (none once the coordinator says stop). Returns false when
   // nothing runs or waits and nothing more will be proposed: the campaign is over.
   Result<bool> Fill() {
     int64_t open_slots = executor->Slots() - static_cast<int64_t>(executor->Running()) -
-                   static_cast<int64_t>(queued.size());
+                         static_cast<int64_t>(queued.size());
     if (open_slots > 0 && !stop) {
       stop = session.ShouldStop();
       if (!stop) {
@@ -211,12 +209,10 @@ Result<LocalCampaignResult> RunLocalCampaign(const CampaignSpec& spec,
   result.json["seed"] = options.seed;
   result.json["strategy"] = options.strategy;
   result.json["ablate"] = "";
-  result.json["local"] = {{"outDir", options.out_dir},
-                          {"gpusPerTrial", executor->GpusPerTrial()},
-                          {"parallelTrials", executor->Slots()},
-                          {"resumedFinishedTrials", finished_before},
-                          {"interrupted", result.interrupted},
-                          {"earlyStopped", d.early_stopped}};
+  result.json["local"] = {
+      {"outDir", options.out_dir},           {"gpusPerTrial", executor->GpusPerTrial()},
+      {"parallelTrials", executor->Slots()}, {"resumedFinishedTrials", finished_before},
+      {"interrupted", result.interrupted},   {"earlyStopped", d.early_stopped}};
   result.json["wallSeconds"] =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;

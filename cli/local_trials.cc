@@ -121,7 +121,7 @@ LocalTrialExecutor::LocalTrialExecutor(const CampaignSpec& spec, LocalTrialOptio
 LocalTrialExecutor::~LocalTrialExecutor() { KillAll(); }
 
 Result<std::unique_ptr<LocalTrialExecutor>> LocalTrialExecutor::Create(const CampaignSpec& spec,
-                                                                      LocalTrialOptions options) {
+                                                                       LocalTrialOptions options) {
   if (spec.hardware.nodes > 1) {
     return Status::Invalid("spec.hardware.nodes: " + std::to_string(spec.hardware.nodes) +
                            " nodes; --local runs trials of one node only");
@@ -144,8 +144,8 @@ Result<std::unique_ptr<LocalTrialExecutor>> LocalTrialExecutor::Create(const Cam
                            ".command: required for --local (no image entrypoint runs here)");
   }
   // A program that is not here would fail every trial the same way: say so before any runs.
-  const auto& first = c->value("command", nlohmann::json::array()).empty() ? (*c)["args"][0]
-                                                                            : (*c)["command"][0];
+  const auto& first =
+      c->value("command", nlohmann::json::array()).empty() ? (*c)["args"][0] : (*c)["command"][0];
   const std::string program = first.get<std::string>();
   const char* path = std::getenv("PATH");
   const std::string search =
@@ -169,7 +169,10 @@ Result<std::unique_ptr<LocalTrialExecutor>> LocalTrialExecutor::Create(const Cam
   e->free_devices_ = e->options_.devices;
   const int64_t by_devices = *gpus > 0 ? have / *gpus : spec.budget.parallel_trials;
   e->slots_ = std::max<int64_t>(1, std::min(spec.budget.parallel_trials, by_devices));
-  std::filesystem::create_directories(e->options_.out_dir + "/trials");
+  std::error_code ec;
+  std::filesystem::create_directories(e->options_.out_dir + "/trials", ec);
+  if (ec)
+    return Status::Invalid("--out: cannot create " + e->options_.out_dir + ": " + ec.message());
   return e;
 }
 
@@ -183,15 +186,16 @@ std::map<std::string, std::string> LocalTrialExecutor::EnvFor(
     for (const auto& e : own) {
       if (e.is_object() && e.value("name", "") != "" && e.contains("value") &&
           e["value"].is_string()) {
-        env[e["name"].get<std::string>()] = ExpandKubernetesVars(e["value"].get<std::string>(), env);
+        env[e["name"].get<std::string>()] =
+            ExpandKubernetesVars(e["value"].get<std::string>(), env);
       }
     }
   }
   for (const auto& v : TrialEnvironment(spec_, plan.name, plan.iteration, plan.config)) {
     env[v.name] = v.value;
   }
-  for (const auto& v : LocalRendezvousEnvironment(FreePort(), FreePort(),
-                                                  std::max<int64_t>(1, gpus_per_trial_))) {
+  for (const auto& v :
+       LocalRendezvousEnvironment(FreePort(), FreePort(), std::max<int64_t>(1, gpus_per_trial_))) {
     env[v.name] = v.value;
   }
   env["PARATUNE_NODE_NAME"] = "localhost";
@@ -215,7 +219,8 @@ Status LocalTrialExecutor::Start(const TrialPlan& plan) {
   free_devices_.erase(free_devices_.begin(), free_devices_.begin() + gpus_per_trial_);
   r->log_path = options_.out_dir + "/trials/" + plan.name + ".log";
   r->termination_path = options_.out_dir + "/trials/" + plan.name + ".termination-log";
-  std::filesystem::remove(r->termination_path);
+  std::error_code ec;
+  std::filesystem::remove(r->termination_path, ec);  // absent is fine
   std::map<std::string, std::string> env = EnvFor(plan, r->gpus);
   env["PARATUNE_TERMINATION_LOG"] = r->termination_path;
   ProcessSpec ps;
@@ -259,8 +264,7 @@ TrialOutcome LocalTrialExecutor::Finish(ActiveTrial& r, int exit_status, bool ti
   } else if (!o.succeeded) {
     o.pod_reason = "Error";
   }
-  o.accelerator_hours =
-      static_cast<double>(spec_.hardware.TotalDevices()) * seconds / 3600.0;
+  o.accelerator_hours = static_cast<double>(spec_.hardware.TotalDevices()) * seconds / 3600.0;
   return o;
 }
 

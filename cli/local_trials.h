@@ -30,18 +30,18 @@
 namespace paratune::cli {
 
 struct LocalTrialOptions {
-  std::string out_dir;               // DIR: logs under DIR/trials
-  std::vector<std::string> devices;  // this machine's GPUs, CUDA_VISIBLE_DEVICES ids
-  std::string work_dir;              // the trials' working directory ("" : the tuner's)
-  std::string extra_path;            // prepended to the trials' PATH ("" : none)
+  std::string out_dir;                         // DIR: logs under DIR/trials
+  std::vector<std::string> devices;            // this machine's GPUs, CUDA_VISIBLE_DEVICES ids
+  std::string work_dir;                        // the trials' working directory ("" : the tuner's)
+  std::string extra_path;                      // prepended to the trials' PATH ("" : none)
   std::chrono::milliseconds kill_grace{5000};  // SIGTERM to SIGKILL
 };
 
 class LocalTrialExecutor {
  public:
   // kInvalidArgument naming the field for a campaign that cannot run here: more than one node,
-  // TPUs, no container or no command/args in the template, a program that is not here, a non-numeric nvidia.com/gpu, or more
-  // GPUs per trial than `devices` holds.
+  // TPUs, no container or no command/args in the template, a program that is not here, a
+  // non-numeric nvidia.com/gpu, or more GPUs per trial than `devices` holds.
   static Result<std::unique_ptr<LocalTrialExecutor>> Create(const CampaignSpec& spec,
                                                             LocalTrialOptions options);
   ~LocalTrialExecutor();  // kills what still runs

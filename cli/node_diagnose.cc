@@ -85,11 +85,12 @@ Result<std::vector<std::string>> ChecksOf(const std::string& text) {
 nlohmann::json Judge(const std::string& check, const std::string& node, const Ran& ran,
                      const nlohmann::json& expected) {
   nlohmann::json j = {{"check", check}, {"seconds", ran.seconds}};
-  auto judged = ran.error.empty()
-                    ? health::InterpretCheckOutput(check, node, ran.output, expected)
-                    : Result<health::CheckResult>(Status::Unavailable(ran.error));
+  auto judged = ran.error.empty() ? health::InterpretCheckOutput(check, node, ran.output, expected)
+                                  : Result<health::CheckResult>(Status::Unavailable(ran.error));
   if (!judged.ok()) {
-    j.update({{"passed", false}, {"inconclusive", true}, {"summary", judged.status().message()},
+    j.update({{"passed", false},
+              {"inconclusive", true},
+              {"summary", judged.status().message()},
               {"measurements", nullptr}});
     return j;
   }
@@ -111,9 +112,11 @@ int RunNodeDiagnose(const Args& args) {
   gethostname(host, sizeof(host) - 1);
   const std::string node = args.GetOr("--node", host);
   const nlohmann::json expected = health::ExpectationsFor(accelerator);
-  const std::string dir = std::filesystem::temp_directory_path().string() + "/paratune-diag-" +
+  std::error_code ec;
+  const std::string dir = std::filesystem::temp_directory_path(ec).string() + "/paratune-diag-" +
                           std::to_string(getpid());
-  std::filesystem::create_directories(dir);
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return ReportError(cmd, Status::Internal("cannot create " + dir + ": " + ec.message()));
   nlohmann::json out = {{"node", node},
                         {"accelerator", accelerator},
                         {"simulated", args.Has("--simulated")},
@@ -137,7 +140,6 @@ int RunNodeDiagnose(const Args& args) {
     }
     out["checks"].push_back(std::move(j));
   }
-  std::error_code ec;
   std::filesystem::remove_all(dir, ec);
   out["passed"] = passed;
   out["inconclusive"] = inconclusive;

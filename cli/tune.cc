@@ -138,15 +138,17 @@ int RunTune(const Args& args) {
   LocalTrialOptions lo;
   lo.out_dir = args.GetOr("--out", "paratune-" + spec->name);
   lo.devices = *devices;
-  lo.work_dir = std::filesystem::current_path().string();
+  std::error_code ec;
+  lo.work_dir = std::filesystem::current_path(ec).string();
+  if (ec) return ReportError(cmd, Status::Internal("working directory: " + ec.message()));
   lo.extra_path = SelfDir();  // `command: [paratune, trial-sim]` runs this very binary
   auto executor = LocalTrialExecutor::Create(*spec, lo);
   if (!executor.ok()) return ReportError(cmd, executor.status());
   LocalCampaignOptions co;
   co.out_dir = lo.out_dir;
   co.seed = static_cast<uint64_t>(*seed);
-  co.strategy = args.GetOr("--strategy", spec->agents.engine.empty() ? "builtin"
-                                                                     : spec->agents.engine);
+  co.strategy =
+      args.GetOr("--strategy", spec->agents.engine.empty() ? "builtin" : spec->agents.engine);
   co.interrupted = &g_interrupted;
   // LLM engines (spec.agents.engine llm|hybrid): the endpoint and model of spec.agents.llm, the
   // key from $OPENAI_API_KEY, as `paratune simulate` registers them.

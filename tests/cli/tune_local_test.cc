@@ -1,13 +1,12 @@
 // `paratune tune --local` (issue 37, contract section 14) as a user runs it: the sample
 // campaigns end to end on trial-sim, Ctrl-C and resume, and a trial past its timeout ended
 // with its whole process group. These run the built `paratune` binary.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <fcntl.h>
 
 #include <algorithm>
 #include <array>
@@ -54,8 +53,8 @@ std::string ReadFile(const fs::path& p) {
 }
 
 fs::path FreshDir(const std::string& name) {
-  fs::path dir = fs::temp_directory_path() / ("paratune-tune-" + name + "-" +
-                                              std::to_string(getpid()));
+  fs::path dir =
+      fs::temp_directory_path() / ("paratune-tune-" + name + "-" + std::to_string(getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir;
@@ -104,19 +103,26 @@ fs::path ShellCampaign(const fs::path& dir, const std::string& script, const std
          "  searchSpace:\n    parameters:\n"
          "    - {name: tp, values: [1, 2, 4, 8]}\n    - {name: mbs, values: [1, 2]}\n"
          "  objective: {metric: mfu}\n"
-         "  budget: " << budget << "\n"
-         "  metrics: {collector: " << collector << "}\n"
+         "  budget: "
+      << budget
+      << "\n"
+         "  metrics: {collector: "
+      << collector
+      << "}\n"
          "  trialTemplate:\n    spec:\n      template:\n        spec:\n          containers:\n"
          "          - name: c\n            command: [/bin/sh, -c]\n"
-         "            args: ['" << script << "']\n"
-         "            resources: {limits: {nvidia.com/gpu: \"" << gpus << "\"}}\n";
+         "            args: ['"
+      << script
+      << "']\n"
+         "            resources: {limits: {nvidia.com/gpu: \""
+      << gpus << "\"}}\n";
   return dir / "shell.yaml";
 }
 
 TEST(TuneLocalTest, RunsTheSimulatedSampleEndToEnd) {
   const fs::path dir = FreshDir("sample");
   Outcome r = RunParatune("tune -f " + kSamples + "simulated-llama3-8b-anywhere.yaml --local " +
-                  "--devices none --max-trials 4 --out " + dir.string() + " -o json");
+                          "--devices none --max-trials 4 --out " + dir.string() + " -o json");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto j = nlohmann::json::parse(r.output);
   ASSERT_EQ(j["trials"].size(), 4u) << r.output;
@@ -131,10 +137,10 @@ TEST(TuneLocalTest, RunsTheSimulatedSampleEndToEnd) {
   EXPECT_TRUE(fs::exists(dir / "pool.json"));
 
   // Run again: everything is finished, nothing runs again.
-  const auto before = fs::last_write_time(dir / "trials" /
-                                          (j["trials"][0]["name"].get<std::string>() + ".log"));
+  const auto before =
+      fs::last_write_time(dir / "trials" / (j["trials"][0]["name"].get<std::string>() + ".log"));
   Outcome again = RunParatune("tune -f " + kSamples + "simulated-llama3-8b-anywhere.yaml --local " +
-                      "--devices none --max-trials 4 --out " + dir.string() + " -o json");
+                              "--devices none --max-trials 4 --out " + dir.string() + " -o json");
   ASSERT_EQ(again.exit_code, 0) << again.output;
   const auto k = nlohmann::json::parse(again.output);
   EXPECT_EQ(k["trials"].size(), 4u);
@@ -146,8 +152,8 @@ TEST(TuneLocalTest, RunsTheSimulatedSampleEndToEnd) {
 
 TEST(TuneLocalTest, RunsTheHuggingFaceSampleOnTrialSim) {
   const fs::path dir = FreshDir("hf");
-  Outcome r = RunParatune("tune -f " + SimulatedHfSample(dir).string() + " --local --devices none --out " +
-                  (dir / "out").string() + " -o json");
+  Outcome r = RunParatune("tune -f " + SimulatedHfSample(dir).string() +
+                          " --local --devices none --out " + (dir / "out").string() + " -o json");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto j = nlohmann::json::parse(r.output);
   EXPECT_GE(j["trials"].size(), 1u);
@@ -162,12 +168,14 @@ TEST(TuneLocalTest, RefusesWhatCannotRunHere) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.output.find("--local"), std::string::npos) << r.output;
   const fs::path dir = FreshDir("refuse");
-  r = RunParatune("tune -f " + kSamples + "hf-trainer-qwen2.5-0.5b-h100x1.yaml --local --devices none " +
-          "--out " + dir.string() + " 2>&1");
+  r = RunParatune("tune -f " + kSamples +
+                  "hf-trainer-qwen2.5-0.5b-h100x1.yaml --local --devices none " + "--out " +
+                  dir.string() + " 2>&1");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.output.find("needs 1 GPU(s); this machine has 0"), std::string::npos) << r.output;
-  r = RunParatune("tune -f " + kSamples + "gpu-megatron-llama3-8b-h100x16.yaml --local --devices 8 " +
-          "--out " + dir.string() + " 2>&1");
+  r = RunParatune("tune -f " + kSamples +
+                  "gpu-megatron-llama3-8b-h100x16.yaml --local --devices 8 " + "--out " +
+                  dir.string() + " 2>&1");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.output.find("spec.hardware.nodes"), std::string::npos) << r.output;
   std::string yaml = ReadFile(ShellCampaign(dir, "true", "{maxTrials: 1}"));
@@ -192,7 +200,7 @@ TEST(TuneLocalTest, GivesEachTrialItsEnvironment) {
       "echo {\\\"step\\\": 1, \\\"mfu\\\": 0.3}; echo {\\\"step\\\": 2, \\\"mfu\\\": 0.3}",
       "{maxTrials: 1, parallelTrials: 1}");
   Outcome r = RunParatune("tune -f " + campaign.string() + " --local --devices none --out " +
-                  (dir / "out").string() + " -o json 2>&1");
+                          (dir / "out").string() + " -o json 2>&1");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto j = nlohmann::json::parse(r.output);
   ASSERT_EQ(j["trials"].size(), 1u);
@@ -216,7 +224,8 @@ TEST(TuneLocalTest, GpuRequestsBecomeDisjointSlicesRunningSideBySide) {
       "echo start $PARATUNE_TRIAL $CUDA_VISIBLE_DEVICES >> " + ledger +
           "; echo cuda=[$CUDA_VISIBLE_DEVICES] nproc=$NPROC_PER_NODE; sleep 1; "
           "echo {\\\"step\\\": 1, \\\"mfu\\\": 0.3}; echo {\\\"step\\\": 2, \\\"mfu\\\": 0.3}; "
-          "echo end $PARATUNE_TRIAL >> " + ledger,
+          "echo end $PARATUNE_TRIAL >> " +
+          ledger,
       "{maxTrials: 4, parallelTrials: 3}", "json", 2);
   Outcome r = RunParatune("tune -f " + campaign.string() + " --local --devices 4 --out " +
                           (dir / "out").string() + " -o json 2>&1");
@@ -252,12 +261,12 @@ TEST(TuneLocalTest, GpuRequestsBecomeDisjointSlicesRunningSideBySide) {
 TEST(TuneLocalTest, ATrialPastItsTimeoutIsKilledWithItsProcessGroup) {
   const fs::path dir = FreshDir("timeout");
   const fs::path pids = dir / "child.pid";
-  const fs::path campaign = ShellCampaign(
-      dir, "sleep 300 & echo $! > " + pids.string() + "; sleep 300",
-      "{maxTrials: 1, parallelTrials: 1, trialTimeout: 2s}");
+  const fs::path campaign =
+      ShellCampaign(dir, "sleep 300 & echo $! > " + pids.string() + "; sleep 300",
+                    "{maxTrials: 1, parallelTrials: 1, trialTimeout: 2s}");
   const auto start = std::chrono::steady_clock::now();
   Outcome r = RunParatune("tune -f " + campaign.string() + " --local --devices none --out " +
-                  (dir / "out").string() + " -o json 2>&1");
+                          (dir / "out").string() + " -o json 2>&1");
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -274,12 +283,12 @@ TEST(TuneLocalTest, ALosingTrialIsStoppedEarly) {
   const fs::path dir = FreshDir("early");
   // The first trial logs mfu 0.5 and ends; every later one logs mfu 0.1, one step per 0.3 s,
   // for 30 s unless it is stopped.
-  const fs::path campaign = ShellCampaign(
-      dir,
-      "case $PARATUNE_TRIAL in *-t001) m=0.5; n=3;; *) m=0.1; n=100;; esac; i=1; "
-      "while [ $$i -le $$n ]; do echo {\\\"step\\\": $$i, \\\"mfu\\\": $$m, "
-      "\\\"stepTimeSeconds\\\": 1.0}; i=$$((i+1)); sleep 0.3; done",
-      "{maxTrials: 2, parallelTrials: 1}");
+  const fs::path campaign =
+      ShellCampaign(dir,
+                    "case $PARATUNE_TRIAL in *-t001) m=0.5; n=3;; *) m=0.1; n=100;; esac; i=1; "
+                    "while [ $$i -le $$n ]; do echo {\\\"step\\\": $$i, \\\"mfu\\\": $$m, "
+                    "\\\"stepTimeSeconds\\\": 1.0}; i=$$((i+1)); sleep 0.3; done",
+                    "{maxTrials: 2, parallelTrials: 1}");
   const auto start = std::chrono::steady_clock::now();
   Outcome r = RunParatune("tune -f " + campaign.string() + " --local --devices none --out " +
                           (dir / "out").string() + " -o json 2>&1");
@@ -307,8 +316,9 @@ TEST(TuneLocalTest, InterruptStopsCleanlyAndTheNextRunResumes) {
       "mkdir -p " + (dir / "pids").string() + "; echo $$$$ > " + (dir / "pids").string() +
           "/$PARATUNE_TRIAL; PARATUNE_SIM_SECONDS_PER_LINE=${PACE:-0} exec paratune trial-sim",
       "{maxTrials: 4, parallelTrials: 1}", "megatron-lm");
-  std::vector<std::string> argv = {kBinary, "tune", "-f", campaign.string(), "--local",
-                                   "--devices", "none", "--out", out.string(), "-o", "json"};
+  std::vector<std::string> argv = {kBinary,      "tune",      "-f",   campaign.string(),
+                                   "--local",    "--devices", "none", "--out",
+                                   out.string(), "-o",        "json"};
   std::vector<char*> cargv;
   for (auto& a : argv) cargv.push_back(a.data());
   cargv.push_back(nullptr);
@@ -327,8 +337,8 @@ TEST(TuneLocalTest, InterruptStopsCleanlyAndTheNextRunResumes) {
   bool second_running = false;
   for (int i = 0; i < 300 && !second_running; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    second_running = fs::exists(dir / "pids") &&
-                     std::distance(fs::directory_iterator(dir / "pids"), fs::directory_iterator()) >= 2;
+    second_running = fs::exists(dir / "pids") && std::distance(fs::directory_iterator(dir / "pids"),
+                                                               fs::directory_iterator()) >= 2;
   }
   ASSERT_TRUE(second_running) << "the second trial never started";
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
@@ -352,11 +362,12 @@ TEST(TuneLocalTest, InterruptStopsCleanlyAndTheNextRunResumes) {
   std::map<std::string, fs::file_time_type> logs;
   for (const auto& t : first["trials"]) {
     if (t["phase"] == "Succeeded" || t["phase"] == "Failed") {
-      logs[t["name"]] = fs::last_write_time(out / "trials" / (t["name"].get<std::string>() + ".log"));
+      logs[t["name"]] =
+          fs::last_write_time(out / "trials" / (t["name"].get<std::string>() + ".log"));
     }
   }
   Outcome r = RunParatune("tune -f " + campaign.string() + " --local --devices none --out " +
-                  out.string() + " -o json");
+                          out.string() + " -o json");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto second = nlohmann::json::parse(r.output);
   EXPECT_EQ(second["local"]["resumedFinishedTrials"], finished);
