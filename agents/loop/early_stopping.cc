@@ -1,4 +1,4 @@
-#include "controllers/early_stopping.h"
+#include "agents/loop/early_stopping.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 
 #include "base/strings.h"
 
-namespace paratune::controllers {
+namespace paratune {
 
 namespace {
 
@@ -59,4 +59,4 @@ EarlyStopDecision DecideEarlyStop(const EarlyStopInput& in, const EarlyStopOptio
   return d;
 }
 
-}  // namespace paratune::controllers
+}  // namespace paratune
