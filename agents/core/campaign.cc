@@ -134,9 +134,9 @@ Status ParseModel(const nlohmann::json& j, bool required, ModelSpec* m) {
 Status ParseTraining(const nlohmann::json& j, bool tpu, TrainingSpec* t) {
   JsonFields f(j, "spec.training");
   PARATUNE_RETURN_IF_ERROR(f.CheckObject());
-  PARATUNE_RETURN_IF_ERROR(f.CheckKnownKeys(
-      {"framework", "frameworkVersion", "seqLength", "globalBatchSize", "precision", "attention",
-       "dropout"}));
+  PARATUNE_RETURN_IF_ERROR(
+      f.CheckKnownKeys({"framework", "frameworkVersion", "seqLength", "globalBatchSize",
+                        "precision", "attention", "dropout"}));
   if (tpu) t->framework = "maxtext";
   PARATUNE_RETURN_IF_ERROR(f.ReadEnum(
       "framework",
@@ -422,13 +422,19 @@ Status ParseSpec(const nlohmann::json& j, const CampaignParseOptions& options, C
   PARATUNE_RETURN_IF_ERROR(ParseTraining(f.Get("training"), c->hardware.IsTpu(), &c->training));
   PARATUNE_RETURN_IF_ERROR(ParseSearchSpace(f.Get("searchSpace"), &c->search_space));
   PARATUNE_RETURN_IF_ERROR(ParseBaseline(f.Get("baseline"), c));
+  for (size_t i = 0; i < c->search_space.size(); ++i) {
+    PARATUNE_RETURN_IF_ERROR(
+        CheckParameterApplies(c->training.framework, c->search_space[i].name,
+                              "spec.searchSpace.parameters[" + std::to_string(i) + "].name"));
+  }
   PARATUNE_RETURN_IF_ERROR(ParseObjective(f.Get("objective"), &c->objective));
   PARATUNE_RETURN_IF_ERROR(ParseBudget(f.Get("budget"), &c->budget));
   PARATUNE_RETURN_IF_ERROR(ParseAgents(f.Get("agents"), options.defaults, &c->agents));
   PARATUNE_RETURN_IF_ERROR(ParseQueueName(f, &c->queue_name));
   PARATUNE_RETURN_IF_ERROR(ParseOutputs(f, c));
   if (c->training.framework_version.empty()) {  // the version of a known image, if any
-    const FrameworkVersion v = VersionFromImage(c->training.framework, TemplateImage(c->trial_template));
+    const FrameworkVersion v =
+        VersionFromImage(c->training.framework, TemplateImage(c->trial_template));
     c->training.framework_version = v.text;
     c->training.framework_version_source = v.source;
   }

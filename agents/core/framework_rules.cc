@@ -55,7 +55,8 @@ constexpr ImageVersion kNemoImages[] = {
 
 // MaxText's pre-built TPU images, tagged with the MaxText release (AI-Hypercomputer/maxtext
 // docs/tutorials/build_maxtext.md, "Pre-built MaxText Docker images", e591f30c).
-constexpr const char* kMaxTextImage = "us-docker.pkg.dev/cloud-tpu-images/maxtext-images/tpu_pre_training:";
+constexpr const char* kMaxTextImage =
+    "us-docker.pkg.dev/cloud-tpu-images/maxtext-images/tpu_pre_training:";
 
 bool IsMegatron(std::string_view framework) {
   return framework == "megatron-lm" || framework == "megatron-deepspeed";
@@ -101,8 +102,8 @@ Result<FrameworkVersion> ParseFrameworkVersion(std::string_view text, const std:
 FrameworkVersion VersionFromImage(std::string_view framework, std::string_view image) {
   FrameworkVersion out;
   if (framework == "maxtext" && image.rfind(kMaxTextImage, 0) == 0) {
-    auto v = ParseFrameworkVersion(image.substr(std::char_traits<char>::length(kMaxTextImage)),
-                                   "image");
+    auto v =
+        ParseFrameworkVersion(image.substr(std::char_traits<char>::length(kMaxTextImage)), "image");
     if (!v.ok()) return out;
     out = *v;
     out.source = "image " + std::string(image) + " (MaxText release " + out.text + ")";
@@ -121,8 +122,8 @@ FrameworkVersion VersionFromImage(std::string_view framework, std::string_view i
     auto v = ParseFrameworkVersion(e.core, "image");
     if (!v.ok()) return out;
     out = *v;
-    out.source = "image " + std::string(image) + " (NeMo " + t + " ships Megatron-core " +
-                 e.core + ")";
+    out.source =
+        "image " + std::string(image) + " (NeMo " + t + " ships Megatron-core " + e.core + ")";
     return out;
   }
   return out;
@@ -148,13 +149,23 @@ Result<FrameworkVersion> ResolveFrameworkVersion(std::string_view framework,
   return VersionFromImage(framework, TemplateImage(trial_template));
 }
 
+Status CheckParameterApplies(std::string_view framework, std::string_view name,
+                             const std::string& field) {
+  if ((name == "dpShard" || name == "dpReplicate") && framework != "torchtitan") {
+    return Status::Invalid(field + ": " + std::string(name) +
+                           " is torchtitan's data-parallel split; framework " +
+                           std::string(framework) + " derives dp from tp, pp and cp");
+  }
+  return Status::Ok();
+}
+
 namespace {
 
 class Rules {
  public:
   explicit Rules(std::vector<RuleViolation>* out) : out_(out) {}
-  void Add(const char* rule, std::string sentence, std::vector<std::string> keys,
-           std::string error, const char* source) {
+  void Add(const char* rule, std::string sentence, std::vector<std::string> keys, std::string error,
+           const char* source) {
     out_->push_back({rule, std::move(sentence), std::move(keys), std::move(error), source});
   }
 
@@ -162,7 +173,7 @@ class Rules {
   std::vector<RuleViolation>* out_;
 };
 
-void CheckMegatron(const FrameworkVersion& v, const RuleInputs& in, Rules* r) {
+void CheckOverlapParamGather(const FrameworkVersion& v, const RuleInputs& in, Rules* r) {
   // --overlap-param-gather needs the distributed optimizer and --overlap-grad-reduce (every
   // version; core 0.19 also accepts Megatron-FSDP or dist_muon, which the vocabulary lacks).
   if (in.overlap_param_gather && (!in.distributed_optimizer || !in.overlap_grad_reduce)) {
@@ -179,6 +190,9 @@ void CheckMegatron(const FrameworkVersion& v, const RuleInputs& in, Rules* r) {
                : "AssertionError: Must use --overlap-param-gather with --overlap-grad-reduce",
            v.Before({0, 9}) ? kMlmArgs08 : kMlmArgs019);
   }
+}
+
+void CheckMoeSequenceParallel(const FrameworkVersion& v, const RuleInputs& in, Rules* r) {
   // Expert parallelism with tensor parallelism needs sequence parallelism, refused before core
   // 0.15. Sequence parallelism is already off at tp 1, so tp > 1 is the condition.
   if (v.Before({0, 15}) && in.ep > 1 && in.tp > 1 && !in.sequence_parallel) {
@@ -190,7 +204,10 @@ void CheckMegatron(const FrameworkVersion& v, const RuleInputs& in, Rules* r) {
            "parallelism must be used",
            kMlmParallelConfig);
   }
-  // The interleaved schedule's micro-batch count (M per pipeline per step).
+}
+
+// The interleaved schedule's micro-batch count (M per pipeline per step).
+void CheckInterleavedMicrobatches(const FrameworkVersion& v, const RuleInputs& in, Rules* r) {
   if (in.vpp > 1 && in.pp > 1) {
     const int64_t m = in.num_microbatches;
     if (v.Before({0, 10}) && m % in.pp != 0) {
@@ -219,6 +236,9 @@ void CheckMegatron(const FrameworkVersion& v, const RuleInputs& in, Rules* r) {
              kMlmSchedules);
     }
   }
+}
+
+void CheckUnevenPipelineFlags(const FrameworkVersion& v, const RuleInputs& in, Rules* r) {
   // --decoder-first/last-pipeline-num-layers appear in core 0.9.
   if (v.Before({0, 9}) && (in.first_stage_layers_set || in.last_stage_layers_set)) {
     const char* key =
@@ -238,15 +258,16 @@ void CheckTorchtitan(const RuleInputs& in, Rules* r) {
   const int64_t dense = in.dp_replicate * in.cp * in.tp * in.pp;
   const int64_t shard = in.dp_shard > 0 ? in.dp_shard : (dense > 0 ? in.devices / dense : 0);
   if (shard < 1 || dense * shard != in.devices) {
-    r->Add("torchtitan-mesh",
-           "dpReplicate x dpShard x cp x tp x pp = " + to_string(dense * std::max<int64_t>(shard, 0)) +
-               " does not equal the " + to_string(in.devices) + " GPUs",
-           {"dpReplicate", "dpShard", "cp", "tp", "pp"},
-           "AssertionError: Invalid parallel dims: dp_replicate(" + to_string(in.dp_replicate) +
-               ") * dp_shard(" + to_string(shard) + ") * cp(" + to_string(in.cp) + ") * tp(" +
-               to_string(in.tp) + ") * pp(" + to_string(in.pp) + ") != WORLD_SIZE(" +
-               to_string(in.devices) + ")",
-           kTitanDims);
+    r->Add(
+        "torchtitan-mesh",
+        "dpReplicate x dpShard x cp x tp x pp = " + to_string(dense * std::max<int64_t>(shard, 0)) +
+            " does not equal the " + to_string(in.devices) + " GPUs",
+        {"dpReplicate", "dpShard", "cp", "tp", "pp"},
+        "AssertionError: Invalid parallel dims: dp_replicate(" + to_string(in.dp_replicate) +
+            ") * dp_shard(" + to_string(shard) + ") * cp(" + to_string(in.cp) + ") * tp(" +
+            to_string(in.tp) + ") * pp(" + to_string(in.pp) + ") != WORLD_SIZE(" +
+            to_string(in.devices) + ")",
+        kTitanDims);
     return;
   }
   const int64_t sparse = shard * in.cp * in.tp;
@@ -307,7 +328,12 @@ std::vector<RuleViolation> CheckFrameworkRules(const FrameworkVersion& version,
                                                const RuleInputs& in) {
   std::vector<RuleViolation> out;
   Rules r(&out);
-  if (IsMegatron(in.framework)) CheckMegatron(version, in, &r);
+  if (IsMegatron(in.framework)) {
+    CheckOverlapParamGather(version, in, &r);
+    CheckMoeSequenceParallel(version, in, &r);
+    CheckInterleavedMicrobatches(version, in, &r);
+    CheckUnevenPipelineFlags(version, in, &r);
+  }
   if (in.framework == "torchtitan") CheckTorchtitan(in, &r);
   if (in.framework == "maxtext") CheckMaxText(version, in, &r);
   return out;

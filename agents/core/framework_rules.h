@@ -53,6 +53,11 @@ Result<FrameworkVersion> ResolveFrameworkVersion(std::string_view framework,
                                                  std::string_view explicit_version,
                                                  const nlohmann::json& trial_template);
 
+// Parameters of one framework only: dpShard and dpReplicate are torchtitan's data-parallel split
+// (docs/api.md section 3). kInvalidArgument naming `field` when `name` does not apply.
+Status CheckParameterApplies(std::string_view framework, std::string_view name,
+                             const std::string& field);
+
 // What the rules read: effective values, defaults filled the way the framework fills them
 // (agents/model's ParallelPlan provides them).
 struct RuleInputs {

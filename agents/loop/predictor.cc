@@ -154,8 +154,8 @@ Result<SearchSpaceIndex> SearchSpaceIndex::Build(const CampaignSpec& spec,
       p.config[s.params_[i].name] = s.params_[i].values[p.value_index[i]];
     }
     p.key = ConfigKey(p.config);
-    const auto [first, fresh] = canonical.emplace(
-        CanonicalConfigKey(spec.training.framework, p.config), s.points_.size());
+    const auto [first, fresh] =
+        canonical.emplace(CanonicalConfigKey(spec.training.framework, p.config), s.points_.size());
     if (!fresh) {
       s.by_key_[p.key] = first->second;
       ++s.duplicates_;

@@ -168,8 +168,7 @@ void CheckFrameworkVersionRules(const Workload& w, const ParallelPlan& p, Checke
   in.dp_shard = p.dp_shard, in.dp_replicate = p.dp_replicate;
   in.ici_sequence = p.ici_sequence, in.per_device_batch_size = p.per_device_batch_size;
   for (auto& v : CheckFrameworkRules(version.ok() ? *version : FrameworkVersion{}, in)) {
-    c->Add(v.sentence + " [rule " + v.rule + "]", std::move(v.keys),
-           std::move(v.framework_error));
+    c->Add(v.sentence + " [rule " + v.rule + "]", std::move(v.keys), std::move(v.framework_error));
   }
 }
 

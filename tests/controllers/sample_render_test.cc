@@ -93,12 +93,20 @@ std::set<std::string> EnvNames(const json& container) {
   return out;
 }
 
-// `--name` tokens (not `${VAR:--1}` defaults: a flag starts with a letter).
+// `--name` tokens (not `${VAR:--1}` defaults: a flag starts with a letter), leaving out the
+// setup lines of a script (`git clone ...`, `cd ... && pip install ...`): their flags are git's
+// and pip's.
 std::vector<std::string> Flags(const std::string& cmd) {
   static const std::regex kFlag(R"((?:^|[\s"'(])(--[A-Za-z][A-Za-z0-9_.-]*))");
+  static const std::regex kSetup(R"(^\s*(git|cd|pip|pip3)\s)");
   std::vector<std::string> out;
-  for (std::sregex_iterator it(cmd.begin(), cmd.end(), kFlag), end; it != end; ++it) {
-    out.push_back((*it)[1]);
+  std::istringstream lines(cmd);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (std::regex_search(line, kSetup)) continue;
+    for (std::sregex_iterator it(line.begin(), line.end(), kFlag), end; it != end; ++it) {
+      out.push_back((*it)[1]);
+    }
   }
   return out;
 }
@@ -195,8 +203,8 @@ TEST(SampleRenderTest, EverySampleRendersForOneAndTwoNodesWithTheFlagsItsVersion
         }
         for (const auto& key : ConfigKeys(cmd, lists.key_entry)) {
           if (lists.key_entry.empty()) break;
-          EXPECT_EQ(lists.keys.count(key), 1u) << key << " is not a MaxText " << 
-              c.training.framework_version << " config key";
+          EXPECT_EQ(lists.keys.count(key), 1u)
+              << key << " is not a MaxText " << c.training.framework_version << " config key";
           ++checked_flags;
         }
       }
@@ -212,8 +220,8 @@ TEST(SampleRenderTest, MegatronSamplesUseTheirVersionsVirtualPipelineFlag) {
   for (const auto& path : CampaignSamples()) {
     auto c = LoadCampaignFile(path);
     ASSERT_TRUE(c.ok());
-    const std::string cmd = CommandLine(c->trial_template["spec"]["template"]["spec"]
-                                                           ["containers"][0]);
+    const std::string cmd =
+        CommandLine(c->trial_template["spec"]["template"]["spec"]["containers"][0]);
     if (cmd.find("pretrain_gpt.py") == std::string::npos || !c->FindSearchParameter("vpp")) {
       continue;
     }
@@ -252,8 +260,8 @@ TEST(SampleRenderTest, DISABLED_OneNodeTrialsGetTheRendezvousVariablesTheirTempl
     const json& container = JobSpec(*r)["template"]["spec"]["containers"][0];
     const auto env = EnvNames(container);
     const std::string cmd = CommandLine(container);
-    for (const char* var : {"NNODES", "NODE_RANK", "NPROC_PER_NODE", "MASTER_ADDR",
-                            "MASTER_PORT"}) {
+    for (const char* var :
+         {"NNODES", "NODE_RANK", "NPROC_PER_NODE", "MASTER_ADDR", "MASTER_PORT"}) {
       if (cmd.find(std::string("$") + var) != std::string::npos) {
         EXPECT_EQ(env.count(var), 1u) << path << ": " << var;
       }

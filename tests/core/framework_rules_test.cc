@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "agents/core/campaign.h"
+
 namespace paratune {
 namespace {
 
@@ -60,12 +62,14 @@ TEST(FrameworkVersionTest, KnownNemoImagesCarryTheirMegatronCore) {
   EXPECT_THAT(VersionFromImage("megatron-lm", "nvcr.io/nvidia/nemo:24.07").source,
               HasSubstr("nemo:24.07"));
   // Not in the table: custom builds, other frameworks, the PyTorch container (no Megatron-core).
-  EXPECT_FALSE(VersionFromImage("megatron-lm", "nvcr.io/nvidia/nemo:25.11.nemotron_3_nano").known());
+  EXPECT_FALSE(
+      VersionFromImage("megatron-lm", "nvcr.io/nvidia/nemo:25.11.nemotron_3_nano").known());
   EXPECT_FALSE(VersionFromImage("maxtext", "nvcr.io/nvidia/nemo:24.07").known());
-  EXPECT_EQ(VersionFromImage("maxtext",
-                             "us-docker.pkg.dev/cloud-tpu-images/maxtext-images/tpu_pre_training:0.2.3")
-                .text,
-            "0.2.3");
+  EXPECT_EQ(
+      VersionFromImage("maxtext",
+                       "us-docker.pkg.dev/cloud-tpu-images/maxtext-images/tpu_pre_training:0.2.3")
+          .text,
+      "0.2.3");
   EXPECT_FALSE(VersionFromImage("megatron-lm", "nvcr.io/nvidia/pytorch:25.09-py3").known());
 }
 
@@ -116,7 +120,8 @@ TEST(MegatronRulesTest, ExpertWithTensorParallelNeedsSequenceParallelBeforeCore0
   in.ep = 2;
   in.tp = 2;
   in.sequence_parallel = false;
-  EXPECT_THAT(Rules(V("0.8"), in), ::testing::ElementsAre("megatron-moe-tp-needs-sequence-parallel"));
+  EXPECT_THAT(Rules(V("0.8"), in),
+              ::testing::ElementsAre("megatron-moe-tp-needs-sequence-parallel"));
   EXPECT_THAT(Rules(V("0.14.0"), in),
               ::testing::ElementsAre("megatron-moe-tp-needs-sequence-parallel"));
   EXPECT_TRUE(Rules(V("0.15.0"), in).empty());  // a warning from 0.15
@@ -174,6 +179,15 @@ TEST(MegatronRulesTest, UnevenPipelineStagesNeedCore09) {
   EXPECT_THAT(CheckFrameworkRules(V("0.8"), in)[0].keys,
               ::testing::ElementsAre("lastPipelineStageLayers"));
   EXPECT_TRUE(Rules(V("0.9.0"), in).empty());
+}
+
+TEST(TorchtitanRulesTest, DataParallelSplitIsTorchtitansOnly) {
+  EXPECT_TRUE(CheckParameterApplies("torchtitan", "dpShard", "f").ok());
+  auto s =
+      CheckParameterApplies("megatron-lm", "dpReplicate", "spec.searchSpace.parameters[2].name");
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("spec.searchSpace.parameters[2].name: dpReplicate"));
+  EXPECT_TRUE(CheckParameterApplies("megatron-lm", "tp", "f").ok());
 }
 
 TEST(TorchtitanRulesTest, MeshProductEqualsWorldSize) {
@@ -243,6 +257,42 @@ TEST(MaxTextRulesTest, PerDeviceBatchMustMakeTheCampaignsGlobalBatch) {
   EXPECT_THAT(Rules({}, in), ::testing::ElementsAre("maxtext-global-batch"));
   in.per_device_batch_size = 2;  // 32 x 2 accumulation steps
   EXPECT_TRUE(Rules({}, in).empty());
+}
+
+TEST(FrameworkVersionCampaignTest, ReadFromTheSpecOrTheImageErrorsNameTheField) {
+  const std::string head = R"(
+spec:
+  model: {preset: llama3-8b}
+  hardware: {accelerator: nvidia-h100-80gb, nodes: 1, devicesPerNode: 8}
+  searchSpace: {parameters: [{name: tp, values: [1, 2]}]}
+  trialTemplate: {spec: {template: {spec: {containers: [{name: t, image: "nvcr.io/nvidia/nemo:24.07"}]}}}}
+)";
+  auto from_image =
+      CampaignFromYaml(head + "  training: {framework: megatron-lm, globalBatchSize: 64}\n");
+  ASSERT_TRUE(from_image.ok()) << from_image.status().ToString();
+  EXPECT_EQ(from_image->training.framework_version, "0.8.0");
+  EXPECT_THAT(from_image->training.framework_version_source, HasSubstr("nemo:24.07"));
+  EXPECT_EQ(WorkloadJson(*from_image)["training"]["frameworkVersion"], "0.8.0");
+  auto pinned = CampaignFromYaml(head +
+                                 "  training: {framework: megatron-lm, globalBatchSize: 64, "
+                                 "frameworkVersion: core_v0.14.0}\n");
+  ASSERT_TRUE(pinned.ok());
+  EXPECT_EQ(pinned->training.framework_version, "core_v0.14.0");
+  auto bad = CampaignFromYaml(
+      head +
+      "  training: {framework: megatron-lm, globalBatchSize: 64, frameworkVersion: latest}\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("spec.training.frameworkVersion"));
+  auto foreign = CampaignFromYaml(R"(
+spec:
+  model: {preset: llama3-8b}
+  training: {framework: megatron-lm, globalBatchSize: 64}
+  hardware: {accelerator: nvidia-h100-80gb, nodes: 1, devicesPerNode: 8}
+  searchSpace: {parameters: [{name: tp, values: [1, 2]}, {name: dpShard, values: [4, 8]}]}
+)");
+  ASSERT_FALSE(foreign.ok());
+  EXPECT_THAT(foreign.status().message(),
+              HasSubstr("spec.searchSpace.parameters[1].name: dpShard"));
 }
 
 }  // namespace
