@@ -34,10 +34,6 @@ constexpr const char* kMaxTextSequence =
     "AI-Hypercomputer/maxtext commit e0f17a00 (2026-04-22, \"deprecate sequence axis\", first "
     "released in maxtext-v0.2.2): src/maxtext/configs/base.yml mesh_axes drops 'sequence'; "
     "src/maxtext/configs/types.py builds ici_parallelism from mesh_axes only";
-constexpr const char* kMaxTextBatch =
-    "AI-Hypercomputer/maxtext src/maxtext/configs/pyconfig_deprecated.py "
-    "calculate_global_batch_sizes (e591f30c): global batch = per_device_batch_size x devices x "
-    "gradient_accumulation_steps";
 
 // NeMo Framework containers and the Megatron-core they ship. Sources: NeMo Framework user
 // guide 24.09, "Software Component Versions"
@@ -307,18 +303,6 @@ void CheckMaxText(const FrameworkVersion& v, const RuleInputs& in, Rules* r) {
                " does not match the product of the parallelism " +
                to_string(in.devices / in.ici_sequence),
            kMaxTextSequence);
-  }
-  const int64_t per_step = in.per_device_batch_size * in.devices;
-  if (per_step > 0 && in.global_batch_size % per_step != 0) {
-    r->Add("maxtext-global-batch",
-           "globalBatchSize " + to_string(in.global_batch_size) +
-               " is not a multiple of perDeviceBatchSize x chips = " + to_string(per_step) +
-               " (MaxText's global batch is per_device_batch_size x chips x "
-               "gradient_accumulation_steps)",
-           {"perDeviceBatchSize"},
-           "ValueError: gradient_accumulation_steps must be a positive integer (" +
-               to_string(in.global_batch_size) + " / " + to_string(per_step) + ")",
-           kMaxTextBatch);
   }
 }
 

@@ -70,7 +70,7 @@ struct RuleInputs {
   // torchtitan: data_parallel_shard_degree (-1: fill) and data_parallel_replicate_degree.
   int64_t dp_shard = -1, dp_replicate = 1;
   // MaxText.
-  int64_t ici_sequence = 1, per_device_batch_size = 1;
+  int64_t ici_sequence = 1;
 };
 
 struct RuleViolation {

@@ -151,7 +151,7 @@ void CheckBatchAndMoe(const Workload& w, const ParallelPlan& p, Checker* c) {
 }
 
 // The version-dependent rules of agents/core/framework_rules.h (overlapParamGather's needs,
-// the interleaved schedule, MoE with tp, torchtitan's mesh, MaxText's axes and batch).
+// the interleaved schedule, MoE with tp, torchtitan's mesh, MaxText's mesh axes).
 void CheckFrameworkVersionRules(const Workload& w, const ParallelPlan& p, Checker* c) {
   auto version = ParseFrameworkVersion(w.training.framework_version, "frameworkVersion");
   RuleInputs in;
@@ -166,7 +166,7 @@ void CheckFrameworkVersionRules(const Workload& w, const ParallelPlan& p, Checke
   in.first_stage_layers_set = p.first_stage_layers > 0;
   in.last_stage_layers_set = p.last_stage_layers > 0;
   in.dp_shard = p.dp_shard, in.dp_replicate = p.dp_replicate;
-  in.ici_sequence = p.ici_sequence, in.per_device_batch_size = p.per_device_batch_size;
+  in.ici_sequence = p.ici_sequence;
   for (auto& v : CheckFrameworkRules(version.ok() ? *version : FrameworkVersion{}, in)) {
     c->Add(v.sentence + " [rule " + v.rule + "]", std::move(v.keys), std::move(v.framework_error));
   }

@@ -233,6 +233,32 @@ TEST(SampleRenderTest, MegatronSamplesUseTheirVersionsVirtualPipelineFlag) {
   EXPECT_GE(checked, 1);
 }
 
+// MaxText trains per_device_batch_size x chips x gradient_accumulation_steps sequences a step
+// whatever the campaign says: a MaxText sample passes gradient_accumulation_steps and searches
+// only perDeviceBatchSize values that give a whole number of steps of at least 1.
+TEST(SampleRenderTest, MaxTextSamplesKeepTheCampaignsGlobalBatch) {
+  int checked = 0;
+  for (const auto& path : CampaignSamples()) {
+    auto c = LoadCampaignFile(path);
+    ASSERT_TRUE(c.ok());
+    const std::string cmd =
+        CommandLine(c->trial_template["spec"]["template"]["spec"]["containers"][0]);
+    if (cmd.find("maxtext.trainers") == std::string::npos) continue;
+    EXPECT_THAT(cmd, ::testing::HasSubstr("gradient_accumulation_steps=")) << path;
+    const int64_t chips = c->hardware.TotalDevices();
+    const SearchParameter* pdbs = c->FindSearchParameter("perDeviceBatchSize");
+    ASSERT_NE(pdbs, nullptr) << path;
+    for (const auto& v : pdbs->values) {
+      const int64_t per_step = v.AsInt() * chips;
+      EXPECT_TRUE(per_step <= c->training.global_batch_size &&
+                  c->training.global_batch_size % per_step == 0)
+          << path << ": perDeviceBatchSize " << v.AsInt();
+      ++checked;
+    }
+  }
+  EXPECT_GE(checked, 1);
+}
+
 // The real-framework samples name the version their flags are checked against.
 TEST(SampleRenderTest, RealFrameworkSamplesNameTheirVersion) {
   for (const auto& path : CampaignSamples()) {

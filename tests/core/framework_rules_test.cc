@@ -239,24 +239,12 @@ TEST(MaxTextRulesTest, SequenceAxisGoneSince20260422) {
   in.framework = "maxtext";
   in.devices = 16;
   in.global_batch_size = 64;
-  in.per_device_batch_size = 4;
   in.ici_sequence = 2;
   EXPECT_TRUE(Rules(V("2026-01-15"), in).empty());
   EXPECT_TRUE(Rules(V("maxtext-v0.2.1"), in).empty());
   EXPECT_THAT(Rules(V("0.2.2"), in), ::testing::ElementsAre("maxtext-sequence-axis"));
   EXPECT_THAT(Rules(V("2026-04-22"), in), ::testing::ElementsAre("maxtext-sequence-axis"));
   EXPECT_THAT(Rules({}, in), ::testing::ElementsAre("maxtext-sequence-axis"));  // newest
-}
-
-TEST(MaxTextRulesTest, PerDeviceBatchMustMakeTheCampaignsGlobalBatch) {
-  RuleInputs in;
-  in.framework = "maxtext";
-  in.devices = 16;
-  in.global_batch_size = 64;
-  in.per_device_batch_size = 8;  // 128 per step > 64
-  EXPECT_THAT(Rules({}, in), ::testing::ElementsAre("maxtext-global-batch"));
-  in.per_device_batch_size = 2;  // 32 x 2 accumulation steps
-  EXPECT_TRUE(Rules({}, in).empty());
 }
 
 TEST(FrameworkVersionCampaignTest, ReadFromTheSpecOrTheImageErrorsNameTheField) {
