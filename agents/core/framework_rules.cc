@@ -293,7 +293,9 @@ void CheckTorchtitan(const RuleInputs& in, Rules* r) {
 void CheckMaxText(const FrameworkVersion& v, const RuleInputs& in, Rules* r) {
   // A MaxText version is a release (0.2.2) or the date of a checkout (2026-04-22).
   const bool dated = v.known() && v.parts[0] >= 2000;
-  if ((dated ? v.AtLeast({2026, 4, 22}) : v.AtLeast({0, 2, 2})) && in.ici_sequence > 1) {
+  // Unknown versions: only what every version refuses (older MaxText has the axis).
+  if (v.known() && (dated ? v.AtLeast({2026, 4, 22}) : v.AtLeast({0, 2, 2})) &&
+      in.ici_sequence > 1) {
     r->Add("maxtext-sequence-axis",
            "iciSequence " + to_string(in.ici_sequence) +
                ": MaxText dropped the 'sequence' mesh axis (2026-04-22, release 0.2.2; use "

@@ -23,14 +23,15 @@ namespace paratune {
 
 // A framework version as numbers compared left to right: Megatron-core "0.8" -> {0, 8},
 // torchtitan "0.2.2" -> {0, 2, 2}, MaxText (no releases: the date of the checkout or image)
-// "2026-04-22" -> {2026, 4, 22}. Empty parts: unknown (the newest rules apply).
+// "2026-04-22" -> {2026, 4, 22}. Empty parts: unknown; then a version-dependent rule refuses a
+// candidate only where every version does (no candidate some version runs is kept from running).
 struct FrameworkVersion {
   std::vector<int> parts;
   std::string text;    // as written or derived ("0.8", "core_v0.14.0", "2026-04-22")
   std::string source;  // "spec.training.frameworkVersion", "image nvcr.io/nvidia/nemo:24.07 ..."
 
   bool known() const { return !parts.empty(); }
-  // True when known and >= the given version; unknown versions count as the newest.
+  // True when known and >= the given version; also true for unknown versions.
   bool AtLeast(std::vector<int> v) const;
   // True only when known and older than `v`.
   bool Before(std::vector<int> v) const { return known() && !AtLeast(std::move(v)); }
