@@ -329,7 +329,9 @@ Config CanonicalConfig(std::string_view framework, const Config& config) {
   Config c = config;
   // arguments.py validate_args: "disable sequence parallelism when tp=1" (core_v0.8.0 through
   // core_v0.19.0): args.sequence_parallel = False.
-  if (IsMegatron(framework) && GetInt(c, "tp", 1) == 1) c.erase("sequenceParallel");
+  if (IsMegatron(framework) && GetInt(c, "tp", 1) == 1) {
+    c["sequenceParallel"] = ParamValue::Bool(false);
+  }
   return c;
 }
 

@@ -87,7 +87,7 @@ std::vector<RuleViolation> CheckFrameworkRules(const FrameworkVersion& version,
                                                const RuleInputs& in);
 
 // The configuration as the framework runs it, for duplicate detection: Megatron-LM turns
-// sequence parallelism off at tp 1, so sequenceParallel is dropped when tp is 1 (a config without
+// sequence parallelism off at tp 1, so sequenceParallel is false when tp is 1 (a config without
 // tp has tp 1). Other frameworks: unchanged.
 Config CanonicalConfig(std::string_view framework, const Config& config);
 // ConfigKey(CanonicalConfig(...)).

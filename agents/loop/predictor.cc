@@ -157,6 +157,14 @@ Result<SearchSpaceIndex> SearchSpaceIndex::Build(const CampaignSpec& spec,
     const auto [first, fresh] =
         canonical.emplace(CanonicalConfigKey(spec.training.framework, p.config), s.points_.size());
     if (!fresh) {
+      // The point written as the framework runs it (sequenceParallel false at tp 1) stands for
+      // the pair; the model estimates both alike.
+      SpacePoint& kept = s.points_[first->second];
+      if (p.key == first->first) {
+        kept.config = p.config;
+        kept.key = p.key;
+        kept.value_index = p.value_index;
+      }
       s.by_key_[p.key] = first->second;
       ++s.duplicates_;
       continue;

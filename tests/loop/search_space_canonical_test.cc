@@ -37,6 +37,9 @@ spec:
   without["sequenceParallel"] = ParamValue::Bool(false);
   ASSERT_GE(space->Find(ConfigKey(with)), 0);
   EXPECT_EQ(space->Find(ConfigKey(with)), space->Find(ConfigKey(without)));
+  // The kept point is written as Megatron-LM runs it.
+  EXPECT_FALSE(
+      GetBool(space->points()[space->Find(ConfigKey(with))].config, "sequenceParallel", true));
   Config tp2 = with;
   tp2["tp"] = ParamValue::Int(2);
   Config tp2_off = tp2;
