@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "agents/core/framework_rules.h"
 #include "base/json_fields.h"
 #include "base/utf8.h"
 #include "base/yaml.h"
@@ -133,13 +134,20 @@ Status ParseModel(const nlohmann::json& j, bool required, ModelSpec* m) {
 Status ParseTraining(const nlohmann::json& j, bool tpu, TrainingSpec* t) {
   JsonFields f(j, "spec.training");
   PARATUNE_RETURN_IF_ERROR(f.CheckObject());
-  PARATUNE_RETURN_IF_ERROR(f.CheckKnownKeys(
-      {"framework", "seqLength", "globalBatchSize", "precision", "attention", "dropout"}));
+  PARATUNE_RETURN_IF_ERROR(
+      f.CheckKnownKeys({"framework", "frameworkVersion", "seqLength", "globalBatchSize",
+                        "precision", "attention", "dropout"}));
   if (tpu) t->framework = "maxtext";
   PARATUNE_RETURN_IF_ERROR(f.ReadEnum(
       "framework",
       {"megatron-lm", "megatron-deepspeed", "maxtext", "torchtitan", "transformers", "custom"},
       &t->framework));
+  PARATUNE_RETURN_IF_ERROR(f.ReadString("frameworkVersion", &t->framework_version));
+  if (!t->framework_version.empty()) {
+    auto v = ParseFrameworkVersion(t->framework_version, "spec.training.frameworkVersion");
+    if (!v.ok()) return v.status();
+    t->framework_version_source = "spec.training.frameworkVersion";
+  }
   PARATUNE_RETURN_IF_ERROR(f.ReadEnum("attention", {"flash", "unfused"}, &t->attention));
   if (f.Has("dropout")) {
     double p = 0;
@@ -414,11 +422,23 @@ Status ParseSpec(const nlohmann::json& j, const CampaignParseOptions& options, C
   PARATUNE_RETURN_IF_ERROR(ParseTraining(f.Get("training"), c->hardware.IsTpu(), &c->training));
   PARATUNE_RETURN_IF_ERROR(ParseSearchSpace(f.Get("searchSpace"), &c->search_space));
   PARATUNE_RETURN_IF_ERROR(ParseBaseline(f.Get("baseline"), c));
+  for (size_t i = 0; i < c->search_space.size(); ++i) {
+    PARATUNE_RETURN_IF_ERROR(
+        CheckParameterApplies(c->training.framework, c->search_space[i].name,
+                              "spec.searchSpace.parameters[" + std::to_string(i) + "].name"));
+  }
   PARATUNE_RETURN_IF_ERROR(ParseObjective(f.Get("objective"), &c->objective));
   PARATUNE_RETURN_IF_ERROR(ParseBudget(f.Get("budget"), &c->budget));
   PARATUNE_RETURN_IF_ERROR(ParseAgents(f.Get("agents"), options.defaults, &c->agents));
   PARATUNE_RETURN_IF_ERROR(ParseQueueName(f, &c->queue_name));
-  return ParseOutputs(f, c);
+  PARATUNE_RETURN_IF_ERROR(ParseOutputs(f, c));
+  if (c->training.framework_version.empty()) {  // the version of a known image, if any
+    const FrameworkVersion v =
+        VersionFromImage(c->training.framework, TemplateImage(c->trial_template));
+    c->training.framework_version = v.text;
+    c->training.framework_version_source = v.source;
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -577,6 +597,7 @@ nlohmann::json WorkloadJson(const CampaignSpec& spec) {
                              {"precision", t.precision},
                              {"attention", t.attention}};
   if (t.dropout) training["dropout"] = *t.dropout;
+  if (!t.framework_version.empty()) training["frameworkVersion"] = t.framework_version;
   return {{"model", model}, {"training", training}, {"hardware", hw}};
 }
 

@@ -53,6 +53,12 @@ struct TrainingSpec {
   // Attention/hidden dropout probability; unset: the preset's (GPT-style presets drop out,
   // Llama-style ones do not). Only whether it is > 0 matters to the model (stored masks).
   std::optional<double> dropout;
+  // spec.training.frameworkVersion (agents/core/framework_rules.h): the version whose rules and
+  // flag names apply ("0.14.0" Megatron-core, "0.2.2" torchtitan, "2026-04-22" MaxText). Unset:
+  // read from a known image of the trial template (then `framework_version_source` says which),
+  // else "" (the newest rules).
+  std::string framework_version;
+  std::string framework_version_source;
 };
 
 struct HardwareSpec {

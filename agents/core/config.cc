@@ -77,6 +77,11 @@ const std::vector<ParamInfo>& KnownParameters() {
       {"fusedCrossEntropy", T::kBool, {}, false, "fused vocab-parallel cross entropy"},
       {"firstPipelineStageLayers", T::kInt, {}, false, "layers on the first pipeline stage"},
       {"lastPipelineStageLayers", T::kInt, {}, false, "layers on the last pipeline stage"},
+      // torchtitan's data-parallel split (docs/api.md section 3): FSDP shard degree
+      // (--parallelism.data_parallel_shard_degree, -1: the rest of the GPUs) and replicas
+      // (--parallelism.data_parallel_replicate_degree, HSDP/DDP).
+      {"dpShard", T::kInt, {}, false, "torchtitan FSDP shard degree (-1: the remaining GPUs)"},
+      {"dpReplicate", T::kInt, {}, false, "torchtitan data-parallel replicas (HSDP/DDP)"},
       {"iciData", T::kInt, {}, true, "ICI data-parallel axis"},
       {"iciFsdp", T::kInt, {}, true, "ICI fully-sharded data-parallel axis"},
       {"iciTensor", T::kInt, {}, true, "ICI tensor-parallel axis"},

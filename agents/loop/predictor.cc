@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "agents/core/framework_rules.h"
+
 namespace paratune {
 
 namespace {
@@ -142,6 +144,9 @@ Result<SearchSpaceIndex> SearchSpaceIndex::Build(const CampaignSpec& spec,
     }
   }
   s.points_.reserve(codes.size());
+  // Configurations the framework runs identically (agents/core/framework_rules.h, e.g.
+  // Megatron-LM's sequenceParallel at tp 1) are one point: a later one's key finds the first.
+  std::unordered_map<std::string, size_t> canonical;
   for (uint64_t code : codes) {
     SpacePoint p;
     p.value_index = Decode(code, s.params_);
@@ -149,6 +154,21 @@ Result<SearchSpaceIndex> SearchSpaceIndex::Build(const CampaignSpec& spec,
       p.config[s.params_[i].name] = s.params_[i].values[p.value_index[i]];
     }
     p.key = ConfigKey(p.config);
+    const auto [first, fresh] =
+        canonical.emplace(CanonicalConfigKey(spec.training.framework, p.config), s.points_.size());
+    if (!fresh) {
+      // The point written as the framework runs it (sequenceParallel false at tp 1) stands for
+      // the pair; the model estimates both alike.
+      SpacePoint& kept = s.points_[first->second];
+      if (p.key == first->first) {
+        kept.config = p.config;
+        kept.key = p.key;
+        kept.value_index = p.value_index;
+      }
+      s.by_key_[p.key] = first->second;
+      ++s.duplicates_;
+      continue;
+    }
     p.valid = model.Violations(p.config).empty();
     if (p.valid) p.base = model.EstimateUncalibrated(p.config);
     if (p.valid) p.features = FeaturesOf(p.base, model, p.config);

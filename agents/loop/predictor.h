@@ -47,6 +47,9 @@ class SearchSpaceIndex {
   int64_t Find(const std::string& key) const;
   int64_t total_size() const { return total_size_; }
   bool sampled() const { return sampled_; }
+  // Configurations folded into an earlier point the framework runs identically (their keys
+  // Find that point).
+  int64_t duplicates() const { return duplicates_; }
   const std::vector<SearchParameter>& parameters() const { return params_; }
   // Heap and object bytes the index holds, approximately (what a cache of indexes budgets by).
   size_t ApproximateBytes() const;
@@ -57,6 +60,7 @@ class SearchSpaceIndex {
   std::vector<size_t> valid_;
   std::unordered_map<std::string, size_t> by_key_;
   int64_t total_size_ = 0;
+  int64_t duplicates_ = 0;
   bool sampled_ = false;
 };
 

@@ -3,6 +3,7 @@
 // real pod does).
 #include <string>
 
+#include "agents/core/framework_rules.h"
 #include "agents/model/parallel_plan.h"
 
 namespace paratune {
@@ -147,10 +148,27 @@ void CheckBatchAndMoe(const Workload& w, const ParallelPlan& p, Checker* c) {
            "RuntimeError: data_parallel_size x context_parallel_size (" + to_string(p.dp * p.cp) +
                ") is not divisible by expert_model_parallel_size (" + to_string(p.ep) + ")");
   }
-  if (p.overlap_param_gather && !p.distributed_optimizer) {
-    c->Add("overlapParamGather needs distributedOptimizer",
-           {"overlapParamGather", "distributedOptimizer"},
-           "AssertionError: --overlap-param-gather only supported with distributed optimizer");
+}
+
+// The version-dependent rules of agents/core/framework_rules.h (overlapParamGather's needs,
+// the interleaved schedule, MoE with tp, torchtitan's mesh, MaxText's mesh axes).
+void CheckFrameworkVersionRules(const Workload& w, const ParallelPlan& p, Checker* c) {
+  auto version = ParseFrameworkVersion(w.training.framework_version, "frameworkVersion");
+  RuleInputs in;
+  in.framework = w.training.framework;
+  in.devices = w.devices;
+  in.num_layers = w.model.num_layers;
+  in.global_batch_size = w.training.global_batch_size;
+  in.tp = p.tp, in.pp = p.pp, in.vpp = p.vpp, in.cp = p.cp, in.ep = p.ep, in.mbs = p.mbs;
+  in.dp = p.dp, in.num_microbatches = p.num_microbatches;
+  in.sequence_parallel = p.sequence_parallel, in.distributed_optimizer = p.distributed_optimizer;
+  in.overlap_grad_reduce = p.overlap_grad_reduce, in.overlap_param_gather = p.overlap_param_gather;
+  in.first_stage_layers_set = p.first_stage_layers > 0;
+  in.last_stage_layers_set = p.last_stage_layers > 0;
+  in.dp_shard = p.dp_shard, in.dp_replicate = p.dp_replicate;
+  in.ici_sequence = p.ici_sequence;
+  for (auto& v : CheckFrameworkRules(version.ok() ? *version : FrameworkVersion{}, in)) {
+    c->Add(v.sentence + " [rule " + v.rule + "]", std::move(v.keys), std::move(v.framework_error));
   }
 }
 
@@ -220,11 +238,13 @@ std::vector<Violation> FindViolations(const Workload& w, const ParallelPlan& p) 
   }
   if (tpu) {
     CheckTpu(w, p, &c);
+    CheckFrameworkVersionRules(w, p, &c);
     return out;
   }
   CheckGpuSizes(w, p, &c);
   CheckPipeline(w, p, &c);
   CheckBatchAndMoe(w, p, &c);
+  CheckFrameworkVersionRules(w, p, &c);
   return out;
 }
 

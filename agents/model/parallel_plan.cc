@@ -236,6 +236,9 @@ ParallelPlan PlanFromConfig(const Workload& w, const Config& c) {
   } else {
     FillGpuDefaults(w, set, &p);
   }
+  // torchtitan's data-parallel split (agents/core/framework_rules.h checks its mesh rule).
+  p.dp_shard = GetInt(c, "dpShard", -1);
+  p.dp_replicate = GetInt(c, "dpReplicate", 1);
   return p;
 }
 

@@ -47,6 +47,7 @@ struct ParallelPlan {
        overlap_param_gather = false, fused_cross_entropy = false;
   int64_t first_stage_layers = 0, last_stage_layers = 0;  // 0: even split
   int64_t num_microbatches = 1;                           // per step per pipeline
+  int64_t dp_shard = -1, dp_replicate = 1;  // torchtitan dpShard (-1: fill) and dpReplicate
   // TPU (MaxText).
   int64_t ici_data = 1, ici_fsdp = 1, ici_tensor = 1, ici_sequence = 1, ici_expert = 1,
           dcn_data = 1;

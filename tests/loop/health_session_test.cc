@@ -198,7 +198,10 @@ TEST(HealthSessionTest, SimulatedThrottledNodeIsNamedAndAvoided) {
         suspect = true;
     }
   }
-  EXPECT_GE(named, 3);
+  // Naming takes two anomalous trials on the node and placement is random. Since tp-1
+  // sequenceParallel twins are one point of the space (framework_rules.h) campaigns run fewer
+  // trials: over seeds 1..12 the node is named in 9 (10 when the twins ran as two trials).
+  EXPECT_GE(named, 2);
   // Without --nodes the JSON is as before: no placement fields.
   auto runner = MakeSimulatedClusterRunner(spec, 1).value();
   auto plain = RunSimulation(spec, SimulationOptions{}, runner.get(), {});
