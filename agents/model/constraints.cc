@@ -3,6 +3,7 @@
 // real pod does).
 #include <string>
 
+#include "agents/model/model_internal.h"
 #include "agents/model/parallel_plan.h"
 
 namespace paratune {
@@ -152,6 +153,13 @@ void CheckBatchAndMoe(const Workload& w, const ParallelPlan& p, Checker* c) {
            {"overlapParamGather", "distributedOptimizer"},
            "AssertionError: --overlap-param-gather only supported with distributed optimizer");
   }
+  // Megatron-LM megatron/training/arguments.py (validate_args): the userbuffer overlap splits
+  // the sequence-parallel all-gather / reduce-scatter around the GEMMs.
+  if (p.tp_comm_overlap && !p.sequence_parallel) {
+    c->Add("tpCommOverlap needs sequenceParallel (and tp > 1)", {"tpCommOverlap", "sequenceParallel"},
+           "AssertionError: Tensor parallel communication/GEMM overlap can happen only when "
+           "sequence parallelism is enabled");
+  }
 }
 
 void CheckTpu(const Workload& w, const ParallelPlan& p, Checker* c) {
@@ -223,7 +231,10 @@ std::vector<Violation> FindViolations(const Workload& w, const ParallelPlan& p) 
     return out;
   }
   CheckGpuSizes(w, p, &c);
-  CheckPipeline(w, p, &c);
+  // torchtitan (and NeMo AutoModel, which uses its pipelining) splits layers over (virtual)
+  // stages as evenly as it can, uneven counts allowed (torchtitan/distributed/pipeline_parallel.py
+  // generate_llm_fqn_per_model_part): Megatron-LM's divisibility checks do not apply.
+  if (internal::ProfileOf(w) != internal::Profile::kTorchtitan) CheckPipeline(w, p, &c);
   CheckBatchAndMoe(w, p, &c);
   return out;
 }
