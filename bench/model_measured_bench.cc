@@ -62,7 +62,7 @@ void PrintCampaign(const std::string& name, Summary* s) {
     std::printf("| %s | %s | %.3f | %s | %s | %.2f / %.2f | %s | %s | %s | %s |\n", name.c_str(),
                 ConfigKey(r.config).c_str(), e.step_time_seconds, measured_time.c_str(),
                 time_err.c_str(), e.peak_memory_gib, e.capacity_gib, measured_mem.c_str(),
-                mem_err.c_str(), e.fits ? "fits" : "OOM", r.FitCalledRight() ? "yes" : "**no**");
+                mem_err.c_str(), e.verdict.c_str(), r.FitCalledRight() ? "yes" : "**no**");
   }
 }
 
@@ -140,7 +140,7 @@ int main() {
       "predicted allocated bytes vs `torch.cuda.max_memory_allocated()`; capacity is what the "
       "allocator can hand out (79.11 GiB minus the CUDA context and one fp32 logits block).\n\n"
       "| campaign | config | step s predicted | measured | error | peak GiB predicted / "
-      "capacity | measured | error | predicted | right |\n"
+      "capacity | measured | error | verdict | right |\n"
       "|---|---|---|---|---|---|---|---|---|---|\n");
   Summary s;
   for (const char* name :

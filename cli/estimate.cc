@@ -88,7 +88,14 @@ void PrintHuman(const Workload& w, const Config& effective, const Estimate& e) {
     << Fixed(e.model_tflops_per_device, 1) << " TFLOP/s/device  hardware "
     << Fixed(e.hardware_tflops_per_device, 1) << "  tokens/s/device "
     << Fixed(e.tokens_per_second_per_device, 0) << "\n";
-  o << "Fits: " << (e.fits ? "yes" : "no") << "   Bottleneck: " << e.bottleneck << "\n";
+  o << "Verdict: " << e.verdict << "   Bottleneck: " << e.bottleneck << "\n";
+  // Contract section 14: the range the model's residuals on its fit data give for this
+  // framework profile (agents/model/interval.h).
+  o << "Interval: step " << Fixed(e.step_time_range.low, 3) << " .. "
+    << Fixed(e.step_time_range.high, 3) << " s   peak " << Fixed(e.peak_memory_range.low, 2)
+    << " .. " << Fixed(e.peak_memory_range.high, 2) << " GiB of " << Fixed(e.capacity_gib, 2)
+    << "   tokens/s/device " << Fixed(e.tokens_range.low, 0) << " .. "
+    << Fixed(e.tokens_range.high, 0) << "\n";
   if (!e.violations.empty()) {
     o << "Violations:\n";
     for (const auto& v : e.violations) o << "  - " << v << "\n";

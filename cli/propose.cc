@@ -7,6 +7,7 @@
 // A campaign without a model description (no preset, no shape) is analyzed from the profile,
 // mesh and hardware alone. --past FILE (repeatable) adds past-optimization records (a report's
 // past-optimization.json) to retrieval, as a file of them in --knowledge-dir does.
+#include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -53,12 +54,25 @@ Result<CampaignSpec> LoadCampaign(const std::string& path, bool* has_model) {
 void PrintHuman(const ProposalSet& set) {
   std::cout << "Bottleneck: " << set.analysis.bottleneck << "\n";
   for (const auto& e : set.analysis.evidence) std::cout << "  - " << e << "\n";
-  if (set.proposals.empty()) std::cout << "\nNo alternative configuration fits these devices.\n";
+  if (set.proposals.empty()) {
+    std::cout << "\nNo alternative configuration fits these devices and is predicted to be "
+                 "faster.\n";
+  }
+  for (const auto& u : set.analysis.unknowns) std::cout << "  (" << u << ")\n";
   for (size_t i = 0; i < set.proposals.size(); ++i) {
     const ConfigProposal& p = set.proposals[i];
     std::cout << "\n"
               << i + 1 << ". " << ConfigKey(p.config) << "\n   " << p.rationale
-              << "\n   Trade-offs: " << p.tradeoffs << "\n   Confidence: " << p.confidence
+              << "\n   Trade-offs: " << p.tradeoffs << "\n   Confidence: " << p.confidence;
+    if (!p.verdict.empty()) {
+      // Contract section 14: the model's verdict and interval for this configuration.
+      char buf[160];
+      std::snprintf(buf, sizeof(buf), "\n   Verdict: %s (step %.3f .. %.3f s, peak %.1f .. %.1f GiB)",
+                    p.verdict.c_str(), p.step_time_interval.first, p.step_time_interval.second,
+                    p.memory_interval.first, p.memory_interval.second);
+      std::cout << buf;
+    }
+    std::cout
               << "\n   Cites: ";
     for (size_t j = 0; j < p.citations.size(); ++j) std::cout << (j ? ", " : "") << p.citations[j];
     std::cout << "\n";

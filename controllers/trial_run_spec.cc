@@ -63,6 +63,9 @@ json ToJson(const TrialRunSpec& spec) {
   if (spec.prediction.is_object()) {
     for (const auto& [k, v] : spec.prediction.items()) {
       if (v.is_number()) out["prediction"][k] = v;  // the schema types these as numbers
+      // Contract section 14: the verdict and the interval.
+      if (k == "verdict" && v.is_string()) out["prediction"][k] = v;
+      if (k == "interval" && v.is_object()) out["prediction"][k] = v;
     }
   }
   if (!spec.retry_of.empty()) out["retryOf"] = spec.retry_of;

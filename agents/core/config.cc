@@ -75,6 +75,9 @@ const std::vector<ParamInfo>& KnownParameters() {
       {"overlapGradReduce", T::kBool, {}, false, "overlap gradient reduce-scatter with backward"},
       {"overlapParamGather", T::kBool, {}, false, "overlap parameter all-gather with forward"},
       {"fusedCrossEntropy", T::kBool, {}, false, "fused vocab-parallel cross entropy"},
+      {"tpCommOverlap", T::kBool, {}, false,
+       "overlap TP collectives with GEMMs (Megatron --tp-comm-overlap, torchtitan AsyncTP)"},
+      {"torchCompile", T::kBool, {}, false, "torch.compile the model (torchtitan compile)"},
       {"firstPipelineStageLayers", T::kInt, {}, false, "layers on the first pipeline stage"},
       {"lastPipelineStageLayers", T::kInt, {}, false, "layers on the last pipeline stage"},
       // torchtitan's data-parallel split (docs/api.md section 3): FSDP shard degree

@@ -12,7 +12,7 @@ double R(double v) { return std::round(v * 1e4) / 1e4; }
 }  // namespace
 
 nlohmann::json Estimate::ToJson() const {
-  return {{"fits", fits},
+  nlohmann::json j = {{"fits", fits},
           {"peakMemoryGiB", R(peak_memory_gib)},
           {"capacityGiB", R(capacity_gib)},
           {"memory",
@@ -38,6 +38,14 @@ nlohmann::json Estimate::ToJson() const {
           {"tokensPerSecondPerDevice", R(tokens_per_second_per_device)},
           {"bottleneck", bottleneck},
           {"violations", violations}};
+  if (!verdict.empty()) {
+    auto pair = [](const Range& r) { return nlohmann::json::array({R(r.low), R(r.high)}); };
+    j["verdict"] = verdict;
+    j["interval"] = {{"stepTimeSeconds", pair(step_time_range)},
+                     {"peakMemoryGiB", pair(peak_memory_range)},
+                     {"tokensPerSecondPerDevice", pair(tokens_range)}};
+  }
+  return j;
 }
 
 nlohmann::json TrialMetrics::ToJson() const {

@@ -48,6 +48,14 @@ struct Estimate {
   // compute | hbm | communication | pipeline | memory-capacity | input
   std::string bottleneck;
   std::vector<std::string> violations;  // broken constraints, each a sentence naming the keys
+  // Contract section 14: "fits" | "marginal" | "does-not-fit" and the range the model's residuals
+  // on its fit data give for this framework profile (agents/model/interval.h); verdict "" and
+  // ranges 0 when no interval was applied (the simulated cluster's reality).
+  struct Range {
+    double low = 0, high = 0;
+  };
+  std::string verdict;
+  Range step_time_range, peak_memory_range, tokens_range;
 
   nlohmann::json ToJson() const;  // contract section 6 `estimate` shape (+ "time" breakdown)
 };

@@ -36,13 +36,18 @@ struct Scored {
   MoveCandidate cand;
   double gain = 0, step = 0, duty = 0, mem_fraction = 0, mem_gib = 0;
   bool relieves = false;   // moves the figure behind the named bottleneck the right way
+  bool per_layer = false;  // raises an axis whose collectives run in every layer
   std::string accounting;  // the model's per-axis figures, current -> proposed
+  // The model's verdict and interval (contract section 14), step times scaled like `step`.
+  std::string verdict;
+  double step_low = 0, step_high = 0, mem_low = 0, mem_high = 0;
 };
 
 struct Context {
   const ProposeInput* in;
   const ProfileAnalysis* analysis;
   std::optional<Estimate> current;  // model estimate of the current config (fits or not)
+  Calibration calibration;          // from the profile's evidence (CalibrateFromProfile)
   double base_step = 0;             // step time the gains are relative to
   double scale = 1;                 // profiled / predicted step time of the current config
   bool relative = true;             // gains compare with a configuration that runs
@@ -79,8 +84,21 @@ std::string Accounting(const Estimate& cur, const Estimate& e) {
   return t;
 }
 
+// Axes whose collectives run inside every layer (TP/SP all-gathers and reduce-scatters, CP
+// ring passes, MoE all-to-alls; MaxText's tensor, sequence and expert axes): raising one adds
+// collectives to every layer's critical path.
+bool AddsPerLayerCollectives(const Config& from, const Config& to) {
+  for (const char* k : {"tp", "cp", "ep", "iciTensor", "iciSequence", "iciExpert"}) {
+    auto a = from.find(k);
+    auto b = to.find(k);
+    const int64_t before = a != from.end() ? a->second.AsInt() : 1;
+    if (b != to.end() && b->second.AsInt() > before) return true;
+  }
+  return false;
+}
+
 std::optional<Scored> ScoreWithModel(const MoveCandidate& c, const Context& ctx) {
-  Estimate e = EstimateConfig(*ctx.in->workload, c.config);
+  Estimate e = EstimateConfig(*ctx.in->workload, c.config, ctx.calibration);
   if (!e.fits || e.step_time_seconds <= 0) return std::nullopt;
   if (e.capacity_gib > 0 && e.peak_memory_gib > kMemoryLimit * e.capacity_gib) return std::nullopt;
   Scored s;
@@ -90,6 +108,11 @@ std::optional<Scored> ScoreWithModel(const MoveCandidate& c, const Context& ctx)
   s.duty = e.step_time_seconds > 0 ? 1 - e.time.pipeline_bubble / e.step_time_seconds : 0;
   s.mem_gib = e.peak_memory_gib;
   s.mem_fraction = e.capacity_gib > 0 ? e.peak_memory_gib / e.capacity_gib : 0;
+  s.verdict = e.verdict;
+  s.step_low = e.step_time_range.low * ctx.scale;
+  s.step_high = e.step_time_range.high * ctx.scale;
+  s.mem_low = e.peak_memory_range.low;
+  s.mem_high = e.peak_memory_range.high;
   if (ctx.current && ctx.current->step_time_seconds > 0) {
     s.relieves = Relieves(ctx.analysis->bottleneck, *ctx.current, e);
     s.accounting = Accounting(*ctx.current, e);
@@ -129,6 +152,13 @@ double Confidence(const Scored& s, const Context& ctx, bool past_cited) {
   c += s.relieves ? 0.05 : -0.1;
   if (past_cited) c += 0.1;
   if (!model) c = std::min(c, 0.6);
+  if (model && s.step_high > s.step_low && s.step > 0) {
+    // The interval: a wide one lowers confidence, and a gain inside it may be no gain at all.
+    const double half = 0.5 * std::log(s.step_high / s.step_low);
+    c -= std::min(0.2, 0.5 * half);
+    if (std::log1p(std::max(0.0, s.gain)) < half) c -= 0.1;
+    if (s.verdict == "marginal") c -= 0.1;
+  }
   return std::clamp(c, 0.05, 0.95);
 }
 
@@ -175,16 +205,20 @@ std::vector<std::string> Citations(const MoveCandidate& c, const ProposeInput& i
 }
 
 // Best first; a candidate whose changes extend an already chosen one must beat it clearly.
-std::vector<Scored> Select(std::vector<Scored> all, size_t k) {
+// A communication-bound job never gets a move that adds per-layer collectives first: such moves
+// sort after every other, and when nothing else is left they are not proposed at all.
+std::vector<Scored> Select(std::vector<Scored> all, size_t k, bool communication_bound) {
   // Moves that relieve the named bottleneck come first; a move that does not is proposed only
   // when fewer than k do (and says so in its rationale).
-  std::stable_sort(all.begin(), all.end(), [](const Scored& a, const Scored& b) {
+  std::stable_sort(all.begin(), all.end(), [&](const Scored& a, const Scored& b) {
+    if (communication_bound && a.per_layer != b.per_layer) return !a.per_layer;
     if (a.relieves != b.relieves) return a.relieves;
     return a.gain != b.gain ? a.gain > b.gain : a.cand.changes.size() < b.cand.changes.size();
   });
   std::vector<Scored> chosen;
   for (const auto& s : all) {
     if (chosen.size() == k) break;
+    if (communication_bound && s.per_layer && chosen.empty()) break;
     bool redundant = false;
     for (const auto& c : chosen) {
       bool superset =
@@ -208,6 +242,9 @@ ConfigProposal ToProposal(const Scored& s, const Context& ctx, const KnowledgeBa
   p.predicted_duty_cycle = s.duty;
   p.predicted_memory_fraction = s.mem_fraction;
   p.predicted_memory_gib = s.mem_gib;
+  p.verdict = s.verdict;
+  p.step_time_interval = {s.step_low, s.step_high};
+  p.memory_interval = {s.mem_low, s.mem_high};
   const std::string relief =
       s.relieves ? "" : " (this move does not relieve that bottleneck; it is the best of the rest)";
   p.rationale = "Change " + Join(s.cand.changes, ", ") + ": the job is " +
@@ -221,6 +258,38 @@ ConfigProposal ToProposal(const Scored& s, const Context& ctx, const KnowledgeBa
                           [](const std::string& c) { return c.rfind("past:", 0) == 0; });
   p.confidence = std::round(Confidence(s, ctx, past) * 100) / 100;
   return p;
+}
+
+// Evidence over the model: when a profile gives the step time and the collectives' share, the
+// model is calibrated from it before any candidate is ranked: the collectives' bandwidth so that
+// the model's exposed collectives take the profiled share of the step, then the kernels'
+// efficiency so that the step takes the profiled time. Returns the sentence the analysis shows
+// ("" when there was nothing to calibrate from).
+std::string CalibrateFromProfile(const ProposeInput& in, const ProfileAnalysis& a, Context* ctx) {
+  if (in.workload == nullptr || in.profile == nullptr || !ctx->current) return "";
+  const Estimate before = *ctx->current;
+  const double profiled = in.profile->step_time_seconds;
+  const double share = a.communication_fraction;
+  if (!before.fits || before.step_time_seconds <= 0 || profiled <= 0) return "";
+  const double modeled_share = Collectives(before.time) / before.step_time_seconds;
+  Calibration cal;
+  if (share > 0 && modeled_share > 0) {
+    cal.communication_efficiency = std::clamp(modeled_share / share, 0.1, 10.0);
+  }
+  Estimate e = EstimateConfig(*in.workload, in.current, cal);
+  const double rest = e.step_time_seconds - e.time.compute;
+  if (e.time.compute > 0 && profiled - rest > 0.05 * profiled) {
+    cal.compute_efficiency = std::clamp(e.time.compute / (profiled - rest), 0.2, 5.0);
+  }
+  e = EstimateConfig(*in.workload, in.current, cal);
+  ctx->calibration = cal;
+  ctx->current = e;
+  return "Model calibrated from the profile before ranking: collectives " +
+         Fmt("%.0f", modeled_share * 100) + "% -> " +
+         Fmt("%.0f", Collectives(e.time) / e.step_time_seconds * 100) +
+         "% of the step (profiled " + Fmt("%.0f", share * 100) + "%), step " +
+         Fmt("%.3f", before.step_time_seconds) + " -> " + Fmt("%.3f", e.step_time_seconds) +
+         " s (profiled " + Fmt("%.3f", profiled) + " s).";
 }
 
 // What the proposer could not know from its inputs, said plainly in the analysis.
@@ -255,6 +324,14 @@ nlohmann::json ConfigProposal::ToJson() const {
     predicted["dutyCycle"] = std::round(predicted_duty_cycle * 1e4) / 1e4;
   if (predicted_memory_gib > 0)
     predicted["peakMemoryGiB"] = std::round(predicted_memory_gib * 100) / 100;
+  if (!verdict.empty()) {
+    // Contract section 14: the model's verdict and interval for this configuration.
+    auto r = [](double v) { return std::round(v * 1e4) / 1e4; };
+    predicted["verdict"] = verdict;
+    predicted["interval"] = {
+        {"stepTimeSeconds", {r(step_time_interval.first), r(step_time_interval.second)}},
+        {"peakMemoryGiB", {r(memory_interval.first), r(memory_interval.second)}}};
+  }
   std::string impact = rationale.substr(
       rationale.find("Expected ") == std::string::npos ? 0 : rationale.find("Expected ") + 9);
   if (!impact.empty() && impact.back() == '.') impact.pop_back();
@@ -285,7 +362,7 @@ Result<ProposalSet> Propose(const ProposeInput& in, const KnowledgeBase& kb) {
   ai.devices = in.workload != nullptr ? in.workload->devices : hw.TotalDevices();
   ai.devices_per_node =
       in.workload != nullptr ? in.workload->DevicesPerNode() : hw.devices_per_node;
-  Context ctx{&in, nullptr, std::nullopt};
+  Context ctx{&in, nullptr, std::nullopt, Calibration{}};
   ctx.tpu = ai.tpu;
   if (in.workload != nullptr) {
     ctx.current = EstimateConfig(*in.workload, in.current);
@@ -294,6 +371,8 @@ Result<ProposalSet> Propose(const ProposeInput& in, const KnowledgeBase& kb) {
   ProposalSet out;
   out.analysis = Analyze(ai);
   ctx.analysis = &out.analysis;
+  const std::string calibrated = CalibrateFromProfile(in, out.analysis, &ctx);
+  if (!calibrated.empty()) out.analysis.evidence.push_back(calibrated);
   const bool current_ok = ctx.current && ctx.current->fits && ctx.current->step_time_seconds > 0;
   const double profiled = in.profile != nullptr ? in.profile->step_time_seconds : 0;
   if (current_ok && profiled > 0) ctx.scale = profiled / ctx.current->step_time_seconds;
@@ -303,7 +382,9 @@ Result<ProposalSet> Propose(const ProposeInput& in, const KnowledgeBase& kb) {
   std::vector<Scored> scored;
   for (const MoveCandidate& c : GenerateCandidates(in.current, mc)) {
     auto s = in.workload != nullptr ? ScoreWithModel(c, ctx) : ScoreWithRules(c, ctx);
-    if (s) scored.push_back(*s);
+    if (!s) continue;
+    s->per_layer = AddsPerLayerCollectives(in.current, c.config);
+    scored.push_back(*s);
   }
   if (in.workload != nullptr && ctx.base_step <= 0 && !scored.empty()) {
     // Nothing to compare against (the current mesh no longer fits): rank by predicted step.
@@ -313,8 +394,33 @@ Result<ProposalSet> Propose(const ProposeInput& in, const KnowledgeBase& kb) {
     ctx.relative = false;
   }
   if (in.workload != nullptr && current_ok == false && profiled <= 0) ctx.relative = false;
-  for (const Scored& s : Select(std::move(scored), in.k))
+  if (ctx.relative && ctx.base_step > 0) {
+    // A configuration predicted to be slower is not a better configuration: it is not offered,
+    // unless the job is bound by memory and the move relieves it (it trades speed for room).
+    const std::string& b = out.analysis.bottleneck;
+    const bool memory_bound = b == "hbm" || b == "memory-capacity";
+    const size_t before = scored.size();
+    scored.erase(std::remove_if(scored.begin(), scored.end(),
+                                [&](const Scored& s) {
+                                  return s.gain <= 0 && !(memory_bound && s.relieves);
+                                }),
+                 scored.end());
+    if (scored.size() < in.k && before > scored.size()) {
+      out.analysis.unknowns.push_back(
+          "Fewer than " + std::to_string(in.k) + " proposals: only " +
+          std::to_string(scored.size()) + " candidate(s) are predicted to be faster than the " +
+          "current configuration; " + std::to_string(before - scored.size()) +
+          " predicted slower are not offered.");
+    }
+  }
+  const bool comm = out.analysis.bottleneck == "communication";
+  for (const Scored& s : Select(std::move(scored), in.k, comm))
     out.proposals.push_back(ToProposal(s, ctx, kb));
+  if (comm && out.proposals.size() < in.k) {
+    out.analysis.unknowns.push_back(
+        "The job is communication-bound: moves that add per-layer collectives (more tensor, "
+        "context, expert or sequence parallelism) are never proposed first.");
+  }
   return out;
 }
 

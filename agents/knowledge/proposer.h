@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "agents/core/campaign.h"
@@ -36,6 +37,10 @@ struct ConfigProposal {
   double predicted_duty_cycle = 0;         // 0 when unknown
   double predicted_memory_fraction = 0;    // of device capacity
   double predicted_memory_gib = 0;         // 0 when unknown
+  // The model's verdict (fits | marginal | does-not-fit) and interval ([low, high]) when a model
+  // description was given; "" and zeros otherwise (contract section 14).
+  std::string verdict;
+  std::pair<double, double> step_time_interval, memory_interval;
   std::string tradeoffs;
   double confidence = 0;  // 0..1 (TrialRun spec.proposal.confidence)
   std::vector<std::string> citations;

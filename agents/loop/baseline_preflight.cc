@@ -1,5 +1,6 @@
 #include "agents/loop/baseline_preflight.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <tuple>
@@ -61,7 +62,9 @@ nlohmann::json BaselinePreflight::ToJson() const {
                       {"reason", reason},
                       {"predictedPeakMemoryGiB", Round2(predicted_peak_gib)},
                       {"capacityGiB", Round2(capacity_gib)},
-                      {"uncertaintyGiB", Round2(uncertainty_gib)}};
+                      {"uncertaintyGiB", Round2(uncertainty_gib)},
+                      {"intervalGiB", Round2(interval_gib)},
+                      {"verdict", verdict}};
   if (!constraint.empty()) j["constraint"] = constraint;
   if (start) {
     j["startedFrom"] = {{"config", ConfigToJson(*start)},
@@ -80,19 +83,36 @@ BaselinePreflight CheckBaseline(const Config& baseline, const SearchSpaceIndex& 
   const std::vector<std::string> violations = model.Violations(baseline);
   if (!violations.empty()) {
     v.rejected = true;
+    v.verdict = "does-not-fit";
     v.constraint = violations.front();
     v.reason = "the baseline " + ConfigKey(baseline) + " breaks a constraint: " + v.constraint;
   } else {
     const PointPrediction pred = predictor.PredictConfig(baseline, model);
     v.predicted_peak_gib = pred.peak_memory_gib;
     v.capacity_gib = pred.UsableGiB(v.capacity_gib);
-    if (v.predicted_peak_gib - v.uncertainty_gib > v.capacity_gib) {
+    // Contract section 14: rejected only when it does not fit even at the optimistic end, the
+    // larger of the loop's calibrated margin and the model's interval for this framework
+    // profile (agents/model/interval.h) below the prediction.
+    const Estimate cold = model.EstimateUncalibrated(baseline);
+    if (cold.peak_memory_gib > 0 && cold.peak_memory_range.low > 0) {
+      const double downside = 1.0 - cold.peak_memory_range.low / cold.peak_memory_gib;
+      v.interval_gib = std::max(0.0, downside * v.predicted_peak_gib);
+    }
+    const double optimistic =
+        v.predicted_peak_gib - std::max(v.uncertainty_gib, v.interval_gib);
+    v.verdict = v.predicted_peak_gib + predictor.calibration().memory_margin_gib > v.capacity_gib
+                    ? "marginal"
+                    : "fits";
+    if (optimistic > v.capacity_gib) {
       v.rejected = true;
+      v.verdict = "does-not-fit";
       v.reason = "the baseline " + ConfigKey(baseline) + " is predicted to peak at " +
                  Fixed(v.predicted_peak_gib, 1) + " GiB, more than the " +
                  Fixed(v.capacity_gib, 1) + " GiB" +
-                 " device capacity even allowing for the model's calibrated uncertainty of " +
-                 Fixed(v.uncertainty_gib, 1) + " GiB";
+                 " device capacity even at the optimistic end of the estimate (" +
+                 Fixed(optimistic, 1) + " GiB: the model's calibrated uncertainty " +
+                 Fixed(v.uncertainty_gib, 1) + " GiB, its interval " + Fixed(v.interval_gib, 1) +
+                 " GiB)";
     }
   }
   if (!v.rejected) return v;

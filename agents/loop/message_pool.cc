@@ -57,10 +57,16 @@ nlohmann::json Prediction::ToJson() const {
   // A prediction the model could not make (an invalid config: infinite step time, NaN MFU)
   // is written as 0, "no prediction", so that FromJson always reads back what ToJson wrote.
   auto amount = [](double v) { return std::isfinite(v) && v > 0 ? Round4(v) : 0.0; };
-  return {{"peakMemoryGiB", amount(peak_memory_gib)},
-          {"mfu", amount(mfu)},
-          {"stepTimeSeconds", amount(step_time_seconds)},
-          {"objective", std::isfinite(objective) ? Round4(objective) : 0.0}};
+  nlohmann::json j = {{"peakMemoryGiB", amount(peak_memory_gib)},
+                      {"mfu", amount(mfu)},
+                      {"stepTimeSeconds", amount(step_time_seconds)},
+                      {"objective", std::isfinite(objective) ? Round4(objective) : 0.0}};
+  if (!verdict.empty()) j["verdict"] = verdict;
+  if (step_high > 0 || memory_high > 0) {
+    j["interval"] = {{"stepTimeSeconds", {amount(step_low), amount(step_high)}},
+                     {"peakMemoryGiB", {amount(memory_low), amount(memory_high)}}};
+  }
+  return j;
 }
 
 Result<Prediction> Prediction::FromJson(const nlohmann::json& j, const std::string& field) {
@@ -71,6 +77,23 @@ Result<Prediction> Prediction::FromJson(const nlohmann::json& j, const std::stri
   PARATUNE_RETURN_IF_ERROR(f.ReadDouble("mfu", 0, kBig, &p.mfu));
   PARATUNE_RETURN_IF_ERROR(f.ReadDouble("stepTimeSeconds", 0, kBig, &p.step_time_seconds));
   PARATUNE_RETURN_IF_ERROR(f.ReadDouble("objective", -kBig, kBig, &p.objective));
+  PARATUNE_RETURN_IF_ERROR(f.ReadString("verdict", &p.verdict));
+  const nlohmann::json& in = f.Get("interval");
+  if (!in.is_null()) {
+    if (!in.is_object()) return Status::Invalid(field + ".interval: must be an object");
+    auto pair = [&](const char* key, double* low, double* high) -> Status {
+      const nlohmann::json v = in.value(key, nlohmann::json());
+      if (v.is_null()) return Status::Ok();
+      if (!v.is_array() || v.size() != 2 || !v[0].is_number() || !v[1].is_number()) {
+        return Status::Invalid(field + ".interval." + key + ": must be [low, high] numbers");
+      }
+      *low = v[0].get<double>();
+      *high = v[1].get<double>();
+      return Status::Ok();
+    };
+    PARATUNE_RETURN_IF_ERROR(pair("stepTimeSeconds", &p.step_low, &p.step_high));
+    PARATUNE_RETURN_IF_ERROR(pair("peakMemoryGiB", &p.memory_low, &p.memory_high));
+  }
   return p;
 }
 

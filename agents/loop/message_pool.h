@@ -37,6 +37,10 @@ struct Prediction {
   double mfu = 0;
   double step_time_seconds = 0;
   double objective = 0;  // the campaign's objective metric, predicted
+  // Contract section 14: fits | marginal | does-not-fit ("" when unknown) and the calibrated
+  // range [low, high] of step time and peak memory (0 when unknown).
+  std::string verdict;
+  double step_low = 0, step_high = 0, memory_low = 0, memory_high = 0;
   nlohmann::json ToJson() const;
   static Result<Prediction> FromJson(const nlohmann::json& j, const std::string& field);
 };

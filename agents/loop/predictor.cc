@@ -207,6 +207,20 @@ Prediction PointPrediction::ToPrediction() const {
   p.mfu = mfu;
   p.step_time_seconds = step_time_seconds;
   p.objective = objective;
+  // The calibrated range: two standard deviations of log step time, the memory check's margin.
+  if (step_time_seconds > 0) {
+    p.step_low = step_time_seconds * std::exp(-2.0 * uncertainty);
+    p.step_high = step_time_seconds * std::exp(2.0 * uncertainty);
+  }
+  if (peak_memory_gib > 0) {
+    p.memory_low = std::max(0.0, peak_memory_gib - memory_margin_gib);
+    p.memory_high = peak_memory_gib + memory_margin_gib;
+    if (capacity_gib > 0) {
+      p.verdict = p.memory_low > capacity_gib    ? "does-not-fit"
+                  : p.memory_high > capacity_gib ? "marginal"
+                                                 : "fits";
+    }
+  }
   return p;
 }
 

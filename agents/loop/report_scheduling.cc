@@ -1,5 +1,6 @@
 #include "agents/loop/report_scheduling.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -38,8 +39,10 @@ void WriteBaseline(const json& pre, std::ostream& m) {
   } else {
     m << "predicted peak memory " << Fixed(Number(pre, "predictedPeakMemoryGiB"), 1)
       << " GiB against " << Fixed(Number(pre, "capacityGiB"), 1)
-      << " GiB of device memory, beyond the model's calibrated uncertainty of "
-      << Fixed(Number(pre, "uncertaintyGiB"), 1) << " GiB.\n";
+      << " GiB of device memory: verdict " << Text(pre, "verdict")
+      << ", beyond even the optimistic end of the estimate (the prediction less "
+      << Fixed(std::max(Number(pre, "uncertaintyGiB"), Number(pre, "intervalGiB")), 1)
+      << " GiB, the larger of the model's calibrated uncertainty and its interval).\n";
   }
   const json start = pre.value("startedFrom", json());
   if (start.is_object()) {

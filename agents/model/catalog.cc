@@ -83,6 +83,24 @@ std::vector<Accelerator> BuildAccelerators() {
        {"nvidia-h100-mega-80gb", "nvidia-h100-sxm5-80gb", "h100-80gb", "h100"},
        "nvidia-h100-80gb",
        "NVIDIA H100 SXM datasheet: 989 TFLOP/s bf16 dense, 1,979 fp8, 3.35 TB/s, NVLink 900 GB/s"});
+  // Meta's Grand Teton H100 (torchtitan's benchmarks/llama3_h100_202412_torchtitan.md, "Hardware"):
+  // 96 GB HBM2e at 2.4 TB/s, run at its default 500 W power limit; "the actual peak TFLOPs number
+  // is between SXM and NVL" (989 and 835 dense bf16): their geometric mean. Usable capacity
+  // scaled from the 80 GB part's (79.11 of 80 GiB).
+  a.push_back({"nvidia-h100-96gb-500w",
+               false,
+               909,
+               1817,
+               94.93,
+               2400,
+               900,
+               50,
+               8,
+               {},
+               {"h100-hbm2e-96gb", "h100-96gb"},
+               "",
+               "torchtitan llama3_h100_202412 benchmark hardware: H100 96GB HBM2e, 2.4 TB/s, "
+               "500 W limit, peak between H100 SXM (989) and NVL (835) TFLOP/s bf16"});
   a.push_back(
       {"nvidia-h200",
        false,
@@ -170,7 +188,10 @@ std::vector<Accelerator> BuildAccelerators() {
        "tpu-v6e-slice",
        "Google Cloud TPU v6e docs: 918 TFLOP/s bf16, 32 GB HBM, 1,638 GB/s, ICI 800 GB/s bidi"});
   for (auto& acc : a) {
-    if (acc.name == "nvidia-h100-80gb" || acc.name == "nvidia-h200") acc.kernel_efficiency = 0.85;
+    if (acc.name == "nvidia-h100-80gb" || acc.name == "nvidia-h200" ||
+        acc.name == "nvidia-h100-96gb-500w") {
+      acc.kernel_efficiency = 0.85;
+    }
     if (acc.name == "nvidia-b200") acc.kernel_efficiency = 0.80;
   }
   return a;

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "agents/core/framework_rules.h"
+#include "agents/model/model_internal.h"
 #include "agents/model/parallel_plan.h"
 
 namespace paratune {
@@ -148,6 +149,14 @@ void CheckBatchAndMoe(const Workload& w, const ParallelPlan& p, Checker* c) {
            "RuntimeError: data_parallel_size x context_parallel_size (" + to_string(p.dp * p.cp) +
                ") is not divisible by expert_model_parallel_size (" + to_string(p.ep) + ")");
   }
+  // Megatron-LM megatron/training/arguments.py (validate_args): the userbuffer overlap splits
+  // the sequence-parallel all-gather / reduce-scatter around the GEMMs.
+  if (p.tp_comm_overlap && !p.sequence_parallel) {
+    c->Add("tpCommOverlap needs sequenceParallel (and tp > 1)",
+           {"tpCommOverlap", "sequenceParallel"},
+           "AssertionError: Tensor parallel communication/GEMM overlap can happen only when "
+           "sequence parallelism is enabled");
+  }
 }
 
 // The version-dependent rules of agents/core/framework_rules.h (overlapParamGather's needs,
@@ -242,7 +251,10 @@ std::vector<Violation> FindViolations(const Workload& w, const ParallelPlan& p) 
     return out;
   }
   CheckGpuSizes(w, p, &c);
-  CheckPipeline(w, p, &c);
+  // torchtitan (and NeMo AutoModel, which uses its pipelining) splits layers over (virtual)
+  // stages as evenly as it can, uneven counts allowed (torchtitan/distributed/pipeline_parallel.py
+  // generate_llm_fqn_per_model_part): Megatron-LM's divisibility checks do not apply.
+  if (internal::ProfileOf(w) != internal::Profile::kTorchtitan) CheckPipeline(w, p, &c);
   CheckBatchAndMoe(w, p, &c);
   CheckFrameworkVersionRules(w, p, &c);
   return out;

@@ -73,6 +73,21 @@ MemoryPerByte BytesPerParam(const Workload& w, const ParallelPlan& p) {
 
 }  // namespace
 
+double TorchtitanOpSacBytes(const ModelShape& m, const LayerActivationInput& in) {
+  // torchtitan's selective op checkpointing (models/llama3/infra/parallelize.py, op SAC) saves
+  // the outputs of matmuls, SDPA and reduce-scatters except every second matmul, and recomputes
+  // every other op. In a Llama block the matmuls run wq, wk, wv, wo, w1, w3, w2: saved are q,
+  // v, w1's and w2's outputs, the SDPA output and the block's input, in bf16.
+  const double t = static_cast<double>(in.t);
+  const double tsp = in.sequence_parallel ? t : 1.0;
+  const double h = static_cast<double>(m.hidden_size);
+  const double q = static_cast<double>(m.num_attention_heads * m.HeadDim());
+  const double kv = static_cast<double>(m.num_query_groups * m.HeadDim());
+  const double f = static_cast<double>(in.moe_layer ? m.moe_top_k * m.moe_ffn_hidden_size
+                                                    : m.ffn_hidden_size);
+  return 2.0 * in.s * in.b * (2.0 * h / tsp + (2.0 * q + kv + f) / t);
+}
+
 Profile ProfileOf(const Workload& w) {
   const std::string& f = w.training.framework;
   if (f == "transformers") return Profile::kTransformers;
@@ -127,7 +142,10 @@ GpuMemory GpuStageMemory(const Workload& w, const ParallelPlan& p, const ModelCo
   in.moe_layer = m.IsMoe() && stage_layers > dense_layers;
   const double none = LayerActivationBytes(m, in);
   double stored = none;
-  if (p.recompute == Recompute::kSelective) stored = LayerActivationBytesSelective(m, in);
+  if (p.recompute == Recompute::kSelective) {
+    stored = profile == Profile::kTorchtitan ? TorchtitanOpSacBytes(m, in)
+                                             : LayerActivationBytesSelective(m, in);
+  }
   double per_micro = stored * stage_layers;
   if (p.recompute == Recompute::kFull) {
     const double r = std::min(stage_layers, static_cast<double>(p.recompute_layers));

@@ -10,6 +10,8 @@ namespace paratune::internal {
 namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+// PyTorch SDPA's FlashAttention-2 vs cuDNN / FlashAttention-3 on Hopper (see CostOfLayer).
+constexpr double kSdpaFlash2Factor = 0.6;
 
 struct Bandwidths {
   double tp, cp, ep, dp, pp;  // bytes/s achieved by each group's collectives
@@ -40,6 +42,9 @@ struct MicroTime {
 
 struct LayerCost {
   double fwd = 0;                 // forward compute of one layer, s
+  double gemm = 0;                // of which the GEMMs (what overlapped TP collectives hide behind)
+  double selective = 0;           // what selective recomputation re-runs, s
+  double attention_bwd_extra = 0;  // flash attention's backward beyond 2x its forward, s
   double attention = 0;           // of which attention scores (recomputed under selective)
   double tp = 0, cp = 0, ep = 0;  // per collective round trip, see below
 };
@@ -67,18 +72,45 @@ LayerCost CostOfLayer(const Workload& w, const ParallelPlan& p, const Calibratio
   LayerCost c;
   const double a = static_cast<double>(m.num_attention_heads);
   if (w.flash_attention) {
-    c.attention = 0.5 * attn_flops / (peak16 * eff * k.attention_factor);
+    // torchtitan's attention is PyTorch SDPA's FlashAttention-2 kernel, which on Hopper runs at
+    // about 0.6 of cuDNN's / FlashAttention-3's rate (Shah et al., FlashAttention-3, 2024, Figs.
+    // 5-6: FA2 ~330-370 vs cuDNN ~580-620 TFLOP/s forward, ~300 vs ~500 backward, head dim 128).
+    // Hopper and later (fp8-capable) only: FA2 does not use their new instructions; on A100 it
+    // reaches the rate the model assumes. The transformers profile's fitted constants already
+    // hold its SDPA rate.
+    const double sdpa =
+        ProfileOf(w) == Profile::kTorchtitan && w.accel->fp8_tflops > 0 ? kSdpaFlash2Factor : 1.0;
+    c.attention = 0.5 * attn_flops / (peak16 * eff * k.attention_factor * sdpa);
   } else {
     // Unfused: score GEMMs plus softmax/dropout passes over the s x s scores.
     c.attention = attn_flops / (peak16 * eff * k.unfused_attention_factor) +
                   8.0 * a * seq * tokens / tp / hbm;
   }
+  // Fused elementwise kernels (Transformer Engine, MaxText/XLA, torch.compile) move fewer bytes
+  // than eager PyTorch's op-by-op norms, activations and residual adds: torchtitan without
+  // torch.compile runs them one op at a time (models/llama3/model: RMSNorm, the rotary complex
+  // multiply in fp32, F.silu(w1 x) * w3 x), counted op by op like the transformers profile.
+  const bool eager_titan = ProfileOf(w) == Profile::kTorchtitan && !p.torch_compile;
   double elem = (w.flash_attention ? k.elementwise_bytes_fused : k.elementwise_bytes) * tokens * h /
                 (p.sequence_parallel ? tp : 1.0) / hbm;
-  if (eager) {
+  if (eager || eager_titan) {
     elem = k.transformers_elementwise_factor * TransformersElementwiseBytes(m, p) * tokens / hbm;
   }
-  c.fwd = gemm / gemm_rate + c.attention + elem;
+  c.gemm = gemm / gemm_rate;
+  c.fwd = c.gemm + c.attention + elem;
+  // Flash attention's backward recomputes the scores: five matmuls against the forward's two
+  // (Dao, FlashAttention-2, 2023, sec. 3.1.2), 2.5x the forward instead of 2x.
+  if (w.flash_attention) c.attention_bwd_extra = 0.5 * c.attention;
+  c.selective = c.attention;  // Megatron-LM: the attention core (Korthikanti et al.)
+  if (ProfileOf(w) == Profile::kTorchtitan) {
+    // torchtitan's op SAC (gpu_model.cc TorchtitanOpSacBytes): every second matmul (wk, wo,
+    // w3) and every non-matmul op run again in the backward.
+    const double q = static_cast<double>(m.num_attention_heads * m.HeadDim());
+    const double kv = static_cast<double>(m.num_query_groups * m.HeadDim());
+    const double f = moe ? static_cast<double>(m.moe_top_k * m.moe_ffn_hidden_size)
+                         : static_cast<double>(m.ffn_hidden_size);
+    c.selective = 2.0 * tokens * h * (kv + q + f) / tp / gemm_rate + elem;
+  }
   const double lat = k.collective_latency_s;
   if (p.tp > 1) {
     c.tp = 2.0 * (tp - 1) / tp * tokens * h * 2.0 / bw.tp + 2.0 * lat;  // one all-reduce
@@ -97,16 +129,28 @@ LayerCost CostOfLayer(const Workload& w, const ParallelPlan& p, const Calibratio
 
 // Adds `n` layers of one kind to a micro-batch's time; `recomputed` of them run forward twice.
 void AddLayers(const LayerCost& c, double n, double recomputed, const ParallelPlan& p,
-               MicroTime* t) {
+               const ModelConstants& k, MicroTime* t) {
   if (n <= 0) return;
   double extra = 0;
   if (p.recompute == Recompute::kFull) extra = recomputed * c.fwd;
-  if (p.recompute == Recompute::kSelective) extra = n * c.attention;
+  if (p.recompute == Recompute::kSelective) extra = n * c.selective;
+  extra += n * c.attention_bwd_extra;
   t->fwd += n * c.fwd;
   t->bwd += 2.0 * n * c.fwd + extra;
   t->compute += 3.0 * n * c.fwd + extra;
   // TP: 2 all-reduces forward, 2 backward, 2 more in a recomputed forward.
-  t->tp += (4.0 * n + 2.0 * recomputed * (p.recompute == Recompute::kFull)) * c.tp;
+  const bool full = p.recompute == Recompute::kFull;
+  double tp = (4.0 * n + 2.0 * recomputed * full) * c.tp;
+  if (p.tp_comm_overlap) {
+    // Megatron-LM --tp-comm-overlap (Transformer Engine userbuffers: the sequence-parallel
+    // all-gather / reduce-scatter split into chunks pipelined with the GEMMs that consume or
+    // produce them) and torchtitan AsyncTP (torch._inductor micro-pipelined TP): the TP time
+    // hides behind the layer's GEMMs (forward, twice that backward, once more recomputed),
+    // except the share that stays exposed (first and last chunk).
+    const double gemms = (3.0 * n + recomputed * full) * c.gemm;
+    tp = std::max(k.dp_overlap_exposed * tp, tp - gemms);
+  }
+  t->tp += tp;
   // CP: K/V ring forward, K/V + dK/dV backward; exposed beyond the attention it overlaps.
   const double cp_exposed = std::max(0.0, 3.0 * c.cp - 3.0 * c.attention) + 0.1 * 3.0 * c.cp;
   t->cp += n * (c.cp > 0 ? cp_exposed : 0.0);
@@ -124,8 +168,10 @@ MicroTime StageMicroTime(const Workload& w, const ParallelPlan& p, const Calibra
   const double moe = layers - dense;
   const double recomputed = std::min(layers, static_cast<double>(p.recompute_layers));
   const double rec_dense = layers > 0 ? recomputed * dense / layers : 0;
-  AddLayers(CostOfLayer(w, p, cal, k, bw, false), dense, rec_dense, p, &t);
-  if (moe > 0) AddLayers(CostOfLayer(w, p, cal, k, bw, true), moe, recomputed - rec_dense, p, &t);
+  AddLayers(CostOfLayer(w, p, cal, k, bw, false), dense, rec_dense, p, k, &t);
+  if (moe > 0) {
+    AddLayers(CostOfLayer(w, p, cal, k, bw, true), moe, recomputed - rec_dense, p, k, &t);
+  }
   if (last) {
     const double tp = static_cast<double>(p.tp);
     const double tokens =

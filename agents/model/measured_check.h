@@ -22,6 +22,8 @@ struct MeasuredComparison {
   double allocated_at_failure_gib = 0;  // OOM lines, when reported
   Estimate predicted;                   // cold model, no calibration
 
+  // Right when a run that ran was not called does-not-fit and an OOM was (a marginal verdict
+  // counts as "fits": the pre-flight launches it).
   bool FitCalledRight() const { return predicted.fits == measured_ok; }
   // Signed relative errors in percent (predicted / measured - 1); 0 when the trial did not run.
   double StepTimeErrorPct() const;

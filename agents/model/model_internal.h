@@ -4,6 +4,7 @@
 #define PARATUNE_AGENTS_MODEL_MODEL_INTERNAL_H_
 
 #include "agents/core/results.h"
+#include "agents/model/activation_memory.h"
 #include "agents/model/parallel_plan.h"
 #include "agents/model/perf_model.h"
 #include "agents/model/workload.h"
@@ -44,6 +45,9 @@ double TransformersAllocatorReserveBytes(const Workload& w, const ParallelPlan& 
 double TransformersElementwiseBytes(const ModelShape& m, const ParallelPlan& p);
 // Host (Python + dispatcher) time to issue one micro-batch of `layers` layers, s.
 double TransformersHostSeconds(const ParallelPlan& p, const ModelConstants& k, double layers);
+
+// Bytes one layer keeps for backward under torchtitan's selective op checkpointing.
+double TorchtitanOpSacBytes(const ModelShape& m, const LayerActivationInput& in);
 
 // Fills e->memory, peak and capacity (GPU: most loaded pipeline stage).
 void EstimateGpuMemory(const Workload& w, const ParallelPlan& p, const Calibration& cal,

@@ -22,6 +22,8 @@ enum Key {
   kOverlapGradReduce,
   kOverlapParamGather,
   kFusedCrossEntropy,
+  kTpCommOverlap,
+  kTorchCompile,
   kFirstStageLayers,
   kLastStageLayers,
   kIciData,
@@ -58,7 +60,9 @@ constexpr std::array<std::pair<std::string_view, Key>, kNumKeys> kKeys = {{
     {"recomputeLayers", kRecomputeLayers},
     {"remat", kRemat},
     {"sequenceParallel", kSequenceParallel},
+    {"torchCompile", kTorchCompile},
     {"tp", kTp},
+    {"tpCommOverlap", kTpCommOverlap},
     {"vpp", kVpp},
 }};
 
@@ -131,6 +135,12 @@ void ApplyKey(int k, const ParamValue& v, ParallelPlan* p, SetFlags* set) {
       break;
     case kFusedCrossEntropy:
       p->fused_cross_entropy = v.AsBool();
+      break;
+    case kTpCommOverlap:
+      p->tp_comm_overlap = v.AsBool();
+      break;
+    case kTorchCompile:
+      p->torch_compile = v.AsBool();
       break;
     case kFirstStageLayers:
       p->first_stage_layers = i;
@@ -271,6 +281,9 @@ Config PlanToConfig(const Workload& w, const ParallelPlan& p) {
   b("overlapGradReduce", p.overlap_grad_reduce);
   b("overlapParamGather", p.overlap_param_gather);
   b("fusedCrossEntropy", p.fused_cross_entropy);
+  // Overlap and compilation only when asked for: absent means off, as in the frameworks.
+  if (p.tp_comm_overlap) b("tpCommOverlap", true);
+  if (p.torch_compile) b("torchCompile", true);
   // Uneven stages only when asked for: absent means Megatron's even split.
   if (p.first_stage_layers > 0) i("firstPipelineStageLayers", p.first_stage_layers);
   if (p.last_stage_layers > 0) i("lastPipelineStageLayers", p.last_stage_layers);

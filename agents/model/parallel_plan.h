@@ -5,7 +5,7 @@
 // Defaults (what Megatron-LM / MaxText do when the flag is absent):
 //   GPU: tp = pp = vpp = cp = ep = 1, mbs = 1, recompute = none, recomputeLayers = all layers
 //   of a stage, sequenceParallel = (tp > 1), distributedOptimizer = false, overlapGradReduce =
-//   overlapParamGather = false, fusedCrossEntropy = false, first/lastPipelineStageLayers = an
+//   overlapParamGather = false, fusedCrossEntropy = false, tpCommOverlap = torchCompile = false, first/lastPipelineStageLayers = an
 //   even split. dp = devices / (tp * pp * cp).
 //   TPU: iciFsdp = devices / (iciData * iciTensor * iciSequence * iciExpert * dcnData) (MaxText's
 //   "-1" fill), the other axes 1, remat = full, perDeviceBatchSize = globalBatchSize / devices
@@ -45,6 +45,9 @@ struct ParallelPlan {
   int64_t recompute_layers = 0;  // per stage, under full recompute
   bool sequence_parallel = false, distributed_optimizer = false, overlap_grad_reduce = false,
        overlap_param_gather = false, fused_cross_entropy = false;
+  // TP collectives overlapped with the GEMMs they feed (Megatron-LM --tp-comm-overlap, TE
+  // userbuffers; torchtitan AsyncTP), and torch.compile of the model (torchtitan, Hugging Face).
+  bool tp_comm_overlap = false, torch_compile = false;
   int64_t first_stage_layers = 0, last_stage_layers = 0;  // 0: even split
   int64_t num_microbatches = 1;                           // per step per pipeline
   int64_t dp_shard = -1, dp_replicate = 1;  // torchtitan dpShard (-1: fill) and dpReplicate

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "agents/model/interval.h"
 #include "agents/model/model_internal.h"
 
 namespace paratune {
@@ -97,7 +98,9 @@ Estimate EstimatePlan(const Workload& w, const ParallelPlan& p, const Calibratio
 }
 
 Estimate EstimateConfig(const Workload& w, const Config& c, const Calibration& cal) {
-  return EstimatePlan(w, PlanFromConfig(w, c), cal, ModelConstants::Defaults());
+  Estimate e = EstimatePlan(w, PlanFromConfig(w, c), cal, ModelConstants::Defaults());
+  ApplyInterval(DefaultIntervals(), w, &e);
+  return e;
 }
 
 }  // namespace paratune

@@ -71,8 +71,10 @@ Config EffectiveConfig(const Workload& w, const Config& c);
 // 3"). Empty when the configuration can launch.
 std::vector<std::string> CheckConstraints(const Workload& w, const Config& c);
 
-// The model's verdict. `fits` is false when a constraint is broken or peak memory exceeds the
-// device capacity; the estimate is still filled in as far as it makes sense.
+// The model's verdict. EstimatePlan's `fits` is the point verdict (false when a constraint is
+// broken or peak memory exceeds the device capacity); EstimateConfig adds the interval of
+// agents/model/interval.h (contract section 14): `verdict` fits | marginal | does-not-fit and
+// `fits` true unless does-not-fit. The estimate is still filled in as far as it makes sense.
 Estimate EstimateConfig(const Workload& w, const Config& c, const Calibration& cal = {});
 Estimate EstimatePlan(const Workload& w, const ParallelPlan& p, const Calibration& cal,
                       const ModelConstants& k);

@@ -105,6 +105,12 @@ std::vector<Case> Cases() {
        Gpu(2, 1, 4, "none", true, true), "memory-capacity",
        AnyOf({Lowers("mbs"), SetTo("recompute", "selective"), SetTo("recompute", "full"),
               Raises("tp")})},
+      // Data-parallel all-reduces dominate (issue 36): whatever else helps, no move that adds
+      // per-layer collectives may come first.
+      {"gpu-communication-dp", "gpu_communication_dp.summary.json", "summary", kGpuCampaign,
+       Gpu(1, 1, 1, "full", false, false), "communication", nullptr},
+      {"tpu-communication-dp", "tpu_communication_dp.summary.json", "summary", tpu,
+       Tpu(16, 1, 1, "full"), "communication", nullptr},
       {"tpu-communication", "tpu_communication.op_profile.json", "xla-op-profile", tpu,
        Tpu(4, 2, 2, "full"), "communication", AnyOf({Lowers("iciTensor"), Lowers("iciSequence")})},
       {"tpu-hbm", "tpu_hbm.op_profile.json", "xla-op-profile", tpu, Tpu(16, 1, 1, "minimal"), "hbm",
@@ -212,6 +218,40 @@ TEST(ProfileCasesTest, TpuCollectivesNeverRaisePerLayerAxes) {
       EXPECT_FALSE(set->analysis.unknowns.empty());
     }
   }
+}
+
+// Issue 36: for every communication-bound profile of the set, with or without a model
+// description, the first proposal never raises an axis whose collectives run in every layer.
+TEST(ProfileCasesTest, CommunicationBoundProfilesNeverGetPerLayerCollectivesFirst) {
+  auto kb = KnowledgeBase::LoadEmbedded();
+  ASSERT_TRUE(kb.ok());
+  int cases = 0;
+  for (const Case& c : Cases()) {
+    if (c.bottleneck != "communication") continue;
+    SCOPED_TRACE(c.name);
+    ++cases;
+    auto spec = LoadCampaignFile(c.campaign);
+    ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+    auto w = ResolveWorkload(*spec);
+    ASSERT_TRUE(w.ok()) << w.status().ToString();
+    auto profile = ParseProfile(ReadAll(Data(c.file)), c.format);
+    ASSERT_TRUE(profile.ok()) << profile.status().ToString();
+    for (bool model : {true, false}) {
+      auto set = Propose({&*spec, model ? &*w : nullptr, &*profile, c.current, 3}, **kb);
+      ASSERT_TRUE(set.ok()) << set.status().ToString();
+      EXPECT_EQ(set->analysis.bottleneck, "communication");
+      if (set->proposals.empty()) continue;
+      const Config& first = set->proposals[0].config;
+      for (const char* k : {"tp", "cp", "ep", "iciTensor", "iciSequence", "iciExpert"}) {
+        EXPECT_LE(GetInt(first, k, 1), GetInt(c.current, k, 1))
+            << k << " raised (model " << model << "): " << set->proposals[0].rationale;
+      }
+      for (const auto& p : set->proposals) {
+        if (model) EXPECT_GT(p.expected_gain, 0) << "slower proposal offered: " << p.rationale;
+      }
+    }
+  }
+  EXPECT_GE(cases, 4);
 }
 
 }  // namespace

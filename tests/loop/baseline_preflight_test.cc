@@ -5,9 +5,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "agents/loop/report.h"
 #include "agents/loop/simulation.h"
 #include "agents/loop/tuning_session.h"
+#include "agents/loop/validator.h"
+#include "agents/model/perf_model.h"
+#include "agents/model/workload.h"
 
 namespace paratune {
 namespace {
@@ -78,7 +83,9 @@ TEST(BaselinePreflightTest, BaselineFarBeyondMemoryIsNotLaunched) {
   auto pre = RejectedBaselineOf(*s.session);
   ASSERT_TRUE(pre.has_value());
   EXPECT_TRUE(pre->constraint.empty());
-  EXPECT_GT(pre->predicted_peak_gib - pre->uncertainty_gib, pre->capacity_gib);
+  EXPECT_GT(pre->predicted_peak_gib - std::max(pre->uncertainty_gib, pre->interval_gib),
+            pre->capacity_gib);
+  EXPECT_EQ(pre->verdict, "does-not-fit");
   EXPECT_NEAR(pre->capacity_gib, 80.0, 1.0);
   ASSERT_TRUE(pre->start.has_value());
   EXPECT_EQ(s.plans[0].config, *pre->start);
@@ -103,6 +110,65 @@ TEST(BaselinePreflightTest, BaselinePredictedToFitIsLaunchedAsGiven) {
   EXPECT_FALSE(RejectedBaselineOf(*s.session).has_value());
   nlohmann::json run = SimulationJson(*s.session, std::nullopt, std::nullopt);
   EXPECT_FALSE(run.contains("baselinePreflight"));
+}
+
+// Issue 36: a baseline the model predicts beyond the device, but that fits at the optimistic end
+// of the model's interval (verdict marginal), is launched as given: it costs minutes and its
+// result teaches memory. Once a configuration has run out of memory, one that needs at least as
+// much memory (the domination rule) is refused whatever the interval says.
+TEST(BaselinePreflightTest, MarginalBaselineIsLaunchedAndADominatedOneIsRefusedAfterAnOom) {
+  const CampaignSpec probe = Spec("{tp: 4, mbs: 1, recompute: full}");
+  auto w = ResolveWorkload(probe);
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  std::string marginal;
+  Config marginal_config;
+  for (int64_t tp : {1, 2, 4, 8}) {
+    for (int64_t mbs : {1, 4}) {
+      for (const char* rc : {"none", "selective", "full"}) {
+        const Config c = {{"tp", ParamValue::Int(tp)},
+                          {"mbs", ParamValue::Int(mbs)},
+                          {"recompute", ParamValue::Enum(rc)}};
+        const Estimate e = EstimateConfig(*w, c);
+        if (marginal.empty() && e.verdict == "marginal" &&
+            e.peak_memory_gib > e.capacity_gib + 0.1 * e.capacity_gib) {
+          marginal = "{tp: " + std::to_string(tp) + ", mbs: " + std::to_string(mbs) +
+                     ", recompute: " + rc + "}";
+          marginal_config = c;
+        }
+      }
+    }
+  }
+  ASSERT_FALSE(marginal.empty()) << "no configuration of the space is marginal beyond the margin";
+  const CampaignSpec spec = Spec(marginal);
+  Started s;
+  Start(spec, &s);
+  ASSERT_EQ(s.plans.size(), 1u);
+  EXPECT_EQ(s.plans[0].config, *spec.baseline) << marginal;
+  EXPECT_TRUE(s.pool.rejected().empty());
+  EXPECT_FALSE(RejectedBaselineOf(*s.session).has_value());
+
+  // It ran out of memory: the same tp with a larger micro-batch is dominated and refused.
+  MessagePool pool;
+  TrialRecord t;
+  t.name = "pf-t001";
+  t.config = s.plans[0].config;
+  t.phase = TrialPhase::kFailed;
+  FailureDiagnosis d;
+  d.category = "CudaOOM";
+  d.signature = "cuda-oom";
+  t.failure = d;
+  pool.AddTrial(t);
+  Config dominated = t.config;
+  dominated["mbs"] = ParamValue::Int(4);
+  if (dominated == t.config) dominated["recompute"] = ParamValue::Enum("none");
+  const CalibrationState fit =
+      FitCalibration(s.session->space(), s.session->model(), pool, CalibrationState{});
+  const CalibratedPredictor predictor(&s.session->space(), spec.objective, fit, {});
+  Validator v(&spec, &s.session->model(), &s.session->space(), {});
+  const ValidationVerdict verdict = v.Check(dominated, pool, predictor, 0.0);
+  EXPECT_FALSE(verdict.ok) << ConfigKey(dominated);
+  EXPECT_NE(verdict.reason.find("needs at least as much memory as pf-t001"), std::string::npos)
+      << verdict.reason;
 }
 
 }  // namespace
