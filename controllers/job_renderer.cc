@@ -42,8 +42,8 @@ json TopologyRequest(const CampaignSpec& campaign) {
   const SchedulingSpec& s = campaign.scheduling;
   const HardwareSpec& hw = campaign.hardware;
   if (s.topology_level.empty() || hw.nodes * hw.slices <= 1) return json::object();
-  return {{s.topology_required ? kKueueRequiredTopology : kKueuePreferredTopology,
-           s.topology_level}};
+  return {
+      {s.topology_required ? kKueueRequiredTopology : kKueuePreferredTopology, s.topology_level}};
 }
 
 namespace {
@@ -340,10 +340,10 @@ Result<RenderedTrial> RenderJobSet(const TrialJobInput& in, json meta) {
         {"startupPolicy", {{"startupPolicyOrder", c.scheduling.startup_policy}}},
         {"network", {{"enableDNSHostnames", true}}},
         {"replicatedJobs",
-         json::array({{{"name", kJobSetReplicatedJob},
-                       {"replicas", std::max<int64_t>(1, c.hardware.slices)},
-                       {"template",
-                        {{"metadata", {{"labels", TrialLabels(in)}}}, {"spec", *spec}}}}})}}}};
+         json::array(
+             {{{"name", kJobSetReplicatedJob},
+               {"replicas", std::max<int64_t>(1, c.hardware.slices)},
+               {"template", {{"metadata", {{"labels", TrialLabels(in)}}}, {"spec", *spec}}}}})}}}};
   // Kueue admits the JobSet as a whole; its child Jobs follow the JobSet's suspend.
   if (!TrialQueueName(c).empty()) out.workload["spec"]["suspend"] = true;
   return out;

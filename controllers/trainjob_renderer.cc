@@ -17,7 +17,8 @@ constexpr const char* kSpecPath = "spec.trialTemplate.spec";
 Status RenderTrainer(const TrialJobInput& in, json* trainer) {
   const HardwareSpec& hw = in.campaign->hardware;
   if (trainer->is_null()) *trainer = json::object();
-  if (!trainer->is_object()) return Status::Invalid(std::string(kSpecPath) + ".trainer: must be an object");
+  if (!trainer->is_object())
+    return Status::Invalid(std::string(kSpecPath) + ".trainer: must be an object");
   if (trainer->contains("env") && !(*trainer)["env"].is_array()) {
     return Status::Invalid(std::string(kSpecPath) + ".trainer.env: must be a list");
   }
@@ -66,7 +67,8 @@ json PodTemplatePatch(const TrialJobInput& in, const json& resources) {
 Result<RenderedTrial> RenderTrainJob(const TrialJobInput& in, json meta) {
   const CampaignSpec& c = *in.campaign;
   json spec = c.trial_template.value("spec", json::object());
-  if (!spec.is_object()) return Status::Invalid(std::string(kSpecPath) + ": must be a TrainJobSpec");
+  if (!spec.is_object())
+    return Status::Invalid(std::string(kSpecPath) + ": must be a TrainJobSpec");
   const json& ref = spec.value("runtimeRef", json::object());
   const json& ref_name = ref.is_object() ? ref.value("name", json()) : json();
   if (!ref_name.is_string() || ref_name.get<std::string>().empty()) {
@@ -93,12 +95,12 @@ Result<RenderedTrial> RenderTrainJob(const TrialJobInput& in, json meta) {
       patches.push_back(p);
     }
   }
-  json replicated_job = {{"name", kTrainerNodeJob},
-                         {"template",
-                          {{"spec",
-                            {{"template",
-                              PodTemplatePatch(in, spec["trainer"].value("resourcesPerNode",
-                                                                         json()))}}}}}};
+  json replicated_job = {
+      {"name", kTrainerNodeJob},
+      {"template",
+       {{"spec",
+         {{"template",
+           PodTemplatePatch(in, spec["trainer"].value("resourcesPerNode", json()))}}}}}};
   patches.push_back(
       {{"manager", kTrainJobPatchManager},
        {"trainingRuntimeSpec",

@@ -55,8 +55,8 @@ std::vector<json> RendezvousEnv(const HardwareSpec& hw, const Rendezvous& r) {
   env.push_back(EnvVar("WORLD_SIZE", std::to_string(pods * hw.devices_per_node)));
   env.push_back(EnvVar("MASTER_ADDR", leader));
   env.push_back(EnvVar("MASTER_PORT", std::to_string(kTorchrunPort)));
-  env.push_back(EnvVar("JAX_COORDINATOR_ADDRESS",
-                       leader + ":" + std::to_string(kJaxCoordinatorPort)));
+  env.push_back(
+      EnvVar("JAX_COORDINATOR_ADDRESS", leader + ":" + std::to_string(kJaxCoordinatorPort)));
   env.push_back(EnvVar("JAX_COORDINATOR_IP", leader));
   env.push_back(EnvVar("JAX_COORDINATOR_PORT", std::to_string(kJaxCoordinatorPort)));
   if (slices == 1) {
@@ -73,7 +73,8 @@ std::vector<json> RendezvousEnv(const HardwareSpec& hw, const Rendezvous& r) {
   env.push_back(EnvVar("MEGASCALE_COORDINATOR_ADDRESS", leader));
   env.push_back(EnvVar("MEGASCALE_PORT", std::to_string(kMegascalePort)));
   env.push_back(EnvVar("MEGASCALE_NUM_SLICES", std::to_string(slices)));
-  env.push_back(FieldRefEnv("MEGASCALE_SLICE_ID", "metadata.labels['jobset.sigs.k8s.io/job-index']"));
+  env.push_back(
+      FieldRefEnv("MEGASCALE_SLICE_ID", "metadata.labels['jobset.sigs.k8s.io/job-index']"));
   return env;
 }
 

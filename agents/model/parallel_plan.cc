@@ -194,8 +194,8 @@ void FillTpuDefaults(const Workload& w, const SetFlags& set, ParallelPlan* p) {
   if (!set.dcn_data && w.hardware.slices > 1) {
     // MaxText's dcn_data_parallelism: -1 (configs/base.yml) takes the slices the other DCN
     // axes leave.
-    p->dcn_data = std::max<int64_t>(1, w.hardware.slices / std::max<int64_t>(
-                                                                1, p->dcn_fsdp * p->dcn_pipeline));
+    p->dcn_data = std::max<int64_t>(
+        1, w.hardware.slices / std::max<int64_t>(1, p->dcn_fsdp * p->dcn_pipeline));
   }
   if (!set.fsdp) {
     const int64_t others = std::max<int64_t>(

@@ -48,13 +48,12 @@ spec:
   Json campaign = *j;
   campaign["spec"]["budget"]["trialTimeout"] = timeout;
   ASSERT_TRUE(c.client.Create(res::kTuningCampaigns, "ns", campaign).ok());
-  Json trial = {{"apiVersion", "tuning.paratune.dev/v1alpha1"},
-                {"kind", "TrialRun"},
-                {"metadata", {{"name", kTrial}, {"namespace", "ns"}, {"uid", "trial-uid"}}},
-                {"spec",
-                 {{"campaignRef", {{"name", "tj"}}},
-                  {"iteration", 1},
-                  {"config", {{"tp", 2}, {"mbs", 1}}}}}};
+  Json trial = {
+      {"apiVersion", "tuning.paratune.dev/v1alpha1"},
+      {"kind", "TrialRun"},
+      {"metadata", {{"name", kTrial}, {"namespace", "ns"}, {"uid", "trial-uid"}}},
+      {"spec",
+       {{"campaignRef", {{"name", "tj"}}}, {"iteration", 1}, {"config", {{"tp", 2}, {"mbs", 1}}}}}};
   ASSERT_TRUE(c.client.Create(res::kTrialRuns, "ns", trial).ok());
 }
 
@@ -77,21 +76,20 @@ std::string MegatronLog(double tflops) {
 void AddTrainerPod(FakeCluster& c, int rank, int exit_code, const std::string& reason,
                    const std::string& log) {
   const std::string name = std::string(kTrial) + "-node-0-" + std::to_string(rank) + "-x";
-  Json pod = {{"apiVersion", "v1"},
-              {"kind", "Pod"},
-              {"metadata",
-               {{"name", name},
-                {"namespace", "ns"},
-                {"labels",
-                 {{kTrialLabel, kTrial},
-                  {kCampaignLabel, "tj"},
-                  {"jobset.sigs.k8s.io/jobset-name", kTrial},
-                  {"jobset.sigs.k8s.io/replicatedjob-name", "node"}}},
-                {"annotations",
-                 {{"batch.kubernetes.io/job-completion-index", std::to_string(rank)}}}}},
-              {"spec",
-               {{"nodeName", "gpu-" + std::to_string(rank)},
-                {"containers", {{{"name", "node"}}}}}}};
+  Json pod = {
+      {"apiVersion", "v1"},
+      {"kind", "Pod"},
+      {"metadata",
+       {{"name", name},
+        {"namespace", "ns"},
+        {"labels",
+         {{kTrialLabel, kTrial},
+          {kCampaignLabel, "tj"},
+          {"jobset.sigs.k8s.io/jobset-name", kTrial},
+          {"jobset.sigs.k8s.io/replicatedjob-name", "node"}}},
+        {"annotations", {{"batch.kubernetes.io/job-completion-index", std::to_string(rank)}}}}},
+      {"spec",
+       {{"nodeName", "gpu-" + std::to_string(rank)}, {"containers", {{{"name", "node"}}}}}}};
   auto created = c.client.Create(res::kPods, "ns", pod);
   ASSERT_TRUE(created.ok());
   Json p = *created;
@@ -113,11 +111,9 @@ void SetTrainJobCondition(FakeCluster& c, const std::string& type, const std::st
                           const std::string& message) {
   Json tj = c.Get(kTrainJobs, kTrial);
   ASSERT_FALSE(tj.is_null());
-  tj["status"] = {{"conditions",
-                   {{{"type", type},
-                     {"status", "True"},
-                     {"reason", reason},
-                     {"message", message}}}}};
+  tj["status"] = {
+      {"conditions",
+       {{{"type", type}, {"status", "True"}, {"reason", reason}, {"message", message}}}}};
   ASSERT_TRUE(c.client.UpdateStatus(kTrainJobs, tj).ok());
 }
 

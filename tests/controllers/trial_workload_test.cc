@@ -83,7 +83,8 @@ TEST(TrialWorkloadTest, TwoSliceTpuTrialIsAJobSetWithAReplicaPerSlice) {
   const json& container = pod["spec"]["containers"][0];
   EXPECT_EQ(EnvValue(container, "PARATUNE_DCN_FSDP"), "2");
   EXPECT_EQ(EnvValue(container, "MEGASCALE_NUM_SLICES"), "2");
-  EXPECT_EQ(EnvValue(container, "MEGASCALE_COORDINATOR_ADDRESS"), "camp-t001-workers-0-0.camp-t001");
+  EXPECT_EQ(EnvValue(container, "MEGASCALE_COORDINATOR_ADDRESS"),
+            "camp-t001-workers-0-0.camp-t001");
   EXPECT_EQ(EnvValue(container, "MEGASCALE_PORT"), "8081");
   const json* slice = Env(container, "MEGASCALE_SLICE_ID");
   ASSERT_NE(slice, nullptr);

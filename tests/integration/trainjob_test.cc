@@ -36,8 +36,8 @@ const Json& Field(const Json& obj, const char* key) {
   return obj.is_object() && obj.contains(key) && obj[key].is_object() ? obj[key] : kEmpty;
 }
 
-const GroupVersionResource kRuntimes{"trainer.kubeflow.org", "v1alpha1",
-                                     "clustertrainingruntimes", false, "ClusterTrainingRuntime"};
+const GroupVersionResource kRuntimes{"trainer.kubeflow.org", "v1alpha1", "clustertrainingruntimes",
+                                     false, "ClusterTrainingRuntime"};
 constexpr const char* kRuntime = "paratune-sim-torch";
 
 // Trainer's CRDs, applied for the test and removed after it.
@@ -45,8 +45,8 @@ class TrainerCrds {
  public:
   explicit TrainerCrds(LocalCluster* cluster) : cluster_(cluster) {
     path_ = std::string(PARATUNE_SOURCE_DIR) + "/tests/integration/testdata/trainer/";
-    ok_ = cluster->Kubectl("apply -f " + path_ + "trainer.kubeflow.org_trainjobs.yaml -f " +
-                           path_ + "trainer.kubeflow.org_clustertrainingruntimes.yaml") == 0 &&
+    ok_ = cluster->Kubectl("apply -f " + path_ + "trainer.kubeflow.org_trainjobs.yaml -f " + path_ +
+                           "trainer.kubeflow.org_clustertrainingruntimes.yaml") == 0 &&
           cluster->Kubectl("wait --for condition=established --timeout=60s -f " + path_) == 0;
   }
   ~TrainerCrds() { cluster_->Kubectl("delete --wait=true --timeout=60s -f " + path_); }
@@ -126,20 +126,19 @@ class FakeTrainer {
   void Expand(const Json& tj) {
     const Json& trainer = Field(Field(tj, "spec"), "trainer");
     const int64_t nodes = trainer.value("numNodes", 1);
-    Json pod = Runtime()["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]
-                        ["template"];
+    Json pod =
+        Runtime()["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"];
     Json& c = pod["spec"]["containers"][0];
     Json env = trainer.value("env", Json::array());
     // Trainer's torch plugin (pkg/runtime/framework/plugins/torch): torchrun's PET_* variables.
     env.push_back({{"name", "PET_NNODES"}, {"value", std::to_string(nodes)}});
     env.push_back({{"name", "PET_NPROC_PER_NODE"}, {"value", "8"}});
-    env.push_back(
-        {{"name", "PET_NODE_RANK"},
-         {"valueFrom",
-          {{"fieldRef",
-            {{"fieldPath", "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}}}}});
-    env.push_back({{"name", "PET_MASTER_ADDR"},
-                   {"value", NameOf(tj) + "-node-0-0." + NameOf(tj)}});
+    env.push_back({{"name", "PET_NODE_RANK"},
+                   {"valueFrom",
+                    {{"fieldRef",
+                      {{"fieldPath",
+                        "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}}}}});
+    env.push_back({{"name", "PET_MASTER_ADDR"}, {"value", NameOf(tj) + "-node-0-0." + NameOf(tj)}});
     env.push_back({{"name", "PET_MASTER_PORT"}, {"value", "29400"}});
     if (expanded_ == 0) env.push_back({{"name", "PARATUNE_SIM_FAULT_RATE"}, {"value", "1"}});
     c["env"] = env;
@@ -150,7 +149,8 @@ class FakeTrainer {
                             .value("replicatedJobs", Json::array());
       for (const Json& rj : rjs) {
         if (rj.value("name", "") != "node") continue;
-        const Json& meta = Field(Field(Field(Field(rj, "template"), "spec"), "template"), "metadata");
+        const Json& meta =
+            Field(Field(Field(Field(rj, "template"), "spec"), "template"), "metadata");
         for (const auto& [k, v] : Field(meta, "labels").items()) labels[k] = v;
       }
     }
