@@ -131,7 +131,8 @@ TEST(TrainJobTrialTest, RunsToCompletionWithMetricsFromTheLastRank) {
   ASSERT_FALSE(tj.is_null()) << "the trial's TrainJob must be created";
   EXPECT_TRUE(c.Get(res::kJobs, kTrial).is_null()) << "no Job beside it";
   EXPECT_EQ(tj["spec"]["trainer"]["numNodes"], 2);
-  EXPECT_EQ(tj["metadata"]["ownerReferences"][0]["uid"], "trial-uid");
+  EXPECT_EQ(tj["metadata"]["ownerReferences"][0]["uid"],
+            kube::UidOf(c.Get(res::kTrialRuns, kTrial)));
   AddTrainerPod(c, 0, 0, "Completed", "[Rank 0] starting\n");
   AddTrainerPod(c, 1, 0, "Completed", MegatronLog(400.0));
   SetTrainJobCondition(c, "Complete", "JobSetCompleted", "jobset completed");

@@ -143,6 +143,7 @@ spec:
   model: {preset: llama3-8b}
   training: {globalBatchSize: 64}
   hardware: {accelerator: nvidia-h100-80gb}
+  searchSpace: {parameters: [{name: tp, values: [1, 2]}]}
   scheduling: {topologyPolicy: Sometimes}
 )");
   ASSERT_FALSE(bad.ok());
@@ -152,6 +153,7 @@ spec:
   model: {preset: llama3-8b}
   training: {globalBatchSize: 64}
   hardware: {accelerator: nvidia-h100-80gb, nodes: 2}
+  searchSpace: {parameters: [{name: tp, values: [1, 2]}]}
 )");
   EXPECT_EQ(defaults.scheduling.max_restarts, 0);
   EXPECT_EQ(defaults.scheduling.startup_policy, "AnyOrder");
@@ -172,6 +174,7 @@ spec:
   model: {preset: llama3-8b}
   training: {globalBatchSize: 64}
   hardware: {accelerator: nvidia-h100-80gb, nodes: 2}
+  searchSpace: {parameters: [{name: tp, values: [1, 2]}]}
   scheduling: {topologyLevel: topology.kubernetes.io/rack}
 )");
   auto r = RenderTrial(Input(&c, {}));  // an Indexed Job (no JobSet API)
@@ -192,6 +195,7 @@ spec:
   model: {preset: llama3-8b}
   training: {framework: maxtext, globalBatchSize: 64}
   hardware: {accelerator: nvidia-h100-80gb, nodes: 1, devicesPerNode: 8}
+  searchSpace: {parameters: [{name: tp, values: [1, 2]}]}
 )");
   auto one = RenderTrial(Input(&c, {}));
   ASSERT_TRUE(one.ok()) << one.status().ToString();
