@@ -1,7 +1,11 @@
 #include "controllers/job_renderer.h"
 
+#include <algorithm>
 #include <map>
 #include <vector>
+
+#include "controllers/trainjob_renderer.h"
+#include "controllers/trial_env.h"
 
 namespace paratune::controllers {
 
@@ -11,6 +15,8 @@ using nlohmann::json;
 
 constexpr const char* kPodSpecPath = "spec.trialTemplate.spec.template.spec";
 constexpr const char* kJobSetReplicatedJob = "workers";
+
+}  // namespace
 
 json OwnerReference(const TrialJobInput& in) {
   return json::array({{{"apiVersion", kApiVersion},
@@ -25,75 +31,22 @@ json TrialLabels(const TrialJobInput& in) {
   return {{kCampaignLabel, in.campaign->name}, {kTrialLabel, in.trial_name}};
 }
 
-// Adds `labels` to metadata.labels of `obj` (creating metadata as needed).
-void AddLabels(json* obj, const json& labels) {
+void AddLabels(json* obj, const json& labels, const char* section) {
   json& meta = (*obj)["metadata"];
   if (!meta.is_object()) meta = json::object();
-  if (!meta["labels"].is_object()) meta["labels"] = json::object();
-  for (const auto& [k, v] : labels.items()) meta["labels"][k] = v;
+  if (!meta[section].is_object()) meta[section] = json::object();
+  for (const auto& [k, v] : labels.items()) meta[section][k] = v;
 }
 
-json EnvVar(const std::string& name, const std::string& value) {
-  return {{"name", name}, {"value", value}};
+json TopologyRequest(const CampaignSpec& campaign) {
+  const SchedulingSpec& s = campaign.scheduling;
+  const HardwareSpec& hw = campaign.hardware;
+  if (s.topology_level.empty() || hw.nodes * hw.slices <= 1) return json::object();
+  return {
+      {s.topology_required ? kKueueRequiredTopology : kKueuePreferredTopology, s.topology_level}};
 }
 
-// The PARATUNE_* variables of contract section 4, in a stable order.
-std::vector<json> TrialEnv(const TrialJobInput& in) {
-  std::vector<json> env;
-  env.push_back(EnvVar("PARATUNE_CAMPAIGN", in.campaign->name));
-  env.push_back(EnvVar("PARATUNE_TRIAL", in.trial_name));
-  env.push_back(EnvVar("PARATUNE_ITERATION", std::to_string(in.iteration)));
-  env.push_back(EnvVar("PARATUNE_WORKLOAD", WorkloadJson(*in.campaign).dump()));
-  // The node the pod runs on (downward API): the trial's logs and the simulated cluster's
-  // per-node faults attribute to it.
-  env.push_back({{"name", "PARATUNE_NODE_NAME"},
-                 {"valueFrom", {{"fieldRef", {{"fieldPath", "spec.nodeName"}}}}}});
-  for (const auto& [key, value] : in.config) {
-    env.push_back(EnvVar("PARATUNE_" + ParameterEnvName(key), value.ToString()));
-  }
-  return env;
-}
-
-// Coordinator variables for multi-node trials: torchrun's and JAX's. NODE_RANK comes from the
-// Indexed Job's completion-index annotation; later variables expand it with $(NODE_RANK).
-std::vector<json> MultiNodeEnv(const TrialJobInput& in, const std::string& leader_host) {
-  const HardwareSpec& hw = in.campaign->hardware;
-  std::vector<json> env;
-  env.push_back(
-      {{"name", "NODE_RANK"},
-       {"valueFrom",
-        {{"fieldRef",
-          {{"fieldPath", "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}}}}});
-  env.push_back(EnvVar("NNODES", std::to_string(hw.nodes)));
-  env.push_back(EnvVar("WORLD_SIZE", std::to_string(hw.nodes)));
-  env.push_back(EnvVar("NPROC_PER_NODE", std::to_string(hw.devices_per_node)));
-  env.push_back(EnvVar("MASTER_ADDR", leader_host));
-  env.push_back(EnvVar("MASTER_PORT", std::to_string(kTorchrunPort)));
-  env.push_back(
-      EnvVar("JAX_COORDINATOR_ADDRESS", leader_host + ":" + std::to_string(kJaxCoordinatorPort)));
-  env.push_back(EnvVar("JAX_PROCESS_COUNT", std::to_string(hw.nodes)));
-  env.push_back(EnvVar("JAX_PROCESS_ID", "$(NODE_RANK)"));
-  return env;
-}
-
-// Sets each variable in `env` on the container, replacing one of the same name: the
-// controller's values win over the template's.
-void MergeEnv(json* container, const std::vector<json>& env) {
-  json merged = json::array();
-  std::map<std::string, bool> ours;
-  for (const auto& e : env) ours[e["name"].get<std::string>()] = true;
-  const json& existing = container->value("env", json::array());
-  if (existing.is_array()) {
-    for (const auto& e : existing) {
-      if (e.is_object() && e.contains("name") && e["name"].is_string() &&
-          ours.count(e["name"].get<std::string>()) == 0) {
-        merged.push_back(e);
-      }
-    }
-  }
-  for (const auto& e : env) merged.push_back(e);
-  (*container)["env"] = merged;
-}
+namespace {
 
 // Sets limits[resource] = count on the first container unless some container already asks
 // for that resource (the template knows better).
@@ -139,10 +92,8 @@ void AddToleration(json* pod_spec, const json& toleration) {
   tols.push_back(toleration);
 }
 
-// Node selectors, tolerations and device requests from spec.hardware. hardware.nodeSelector
-// always applies; GKE's accelerator labels are added (where the campaign's nodeSelector does not
-// set them) only when hardware.platform is "gke", the default for TPUs and never for GPUs, so a
-// GPU campaign schedules on any cluster whose nodes offer nvidia.com/gpu.
+}  // namespace
+
 void ApplyHardware(const HardwareSpec& hw, json* pod_spec) {
   json& sel = (*pod_spec)["nodeSelector"];
   if (!sel.is_object()) sel = json::object();
@@ -168,6 +119,8 @@ void ApplyHardware(const HardwareSpec& hw, json* pod_spec) {
   if (sel.empty()) pod_spec->erase("nodeSelector");
 }
 
+namespace {
+
 Status CheckPodSpec(const json& pod_spec) {
   const std::string path = kPodSpecPath;
   if (!pod_spec.is_object()) return Status::Invalid(path + ": required, must be a PodSpec");
@@ -192,16 +145,20 @@ Status CheckPodSpec(const json& pod_spec) {
   return Status::Ok();
 }
 
-// Fills the pod template: labels, env, hardware, termination-message policy.
+// Fills the pod template: labels, Kueue topology request, env, hardware,
+// termination-message policy.
 Status RenderPodTemplate(const TrialJobInput& in, const std::string& leader_host,
                          json* pod_template) {
   json& pod_spec = (*pod_template)["spec"];
   PARATUNE_RETURN_IF_ERROR(CheckPodSpec(pod_spec));
   AddLabels(pod_template, TrialLabels(in));
+  const json topology = TopologyRequest(*in.campaign);
+  if (!topology.empty()) AddLabels(pod_template, topology, "annotations");
   pod_spec["restartPolicy"] = "Never";
-  std::vector<json> env = TrialEnv(in);
-  if (in.campaign->hardware.nodes > 1) {
-    for (auto& e : MultiNodeEnv(in, leader_host)) env.push_back(std::move(e));
+  const HardwareSpec& hw = in.campaign->hardware;
+  std::vector<json> env = ParatuneEnv(*in.campaign, in.trial_name, in.iteration, in.config);
+  for (auto& e : RendezvousEnv(hw, Rendezvous{leader_host, hw.slices})) {
+    env.push_back(std::move(e));
   }
   for (auto& c : pod_spec["containers"]) {
     MergeEnv(&c, env);
@@ -323,10 +280,7 @@ json EffectiveTrialTemplate(const CampaignSpec& campaign, const std::string& ima
              {{"spec", {{"restartPolicy", "Never"}, {"containers", json::array({container})}}}}}}}};
 }
 
-Result<RenderedTrial> RenderTrial(const TrialJobInput& in) {
-  if (in.campaign == nullptr) return Status::Internal("RenderTrial: no campaign");
-  const bool multi = in.campaign->hardware.nodes > 1;
-  RenderedTrial out;
+json TrialObjectMeta(const TrialJobInput& in) {
   json meta = {{"name", in.trial_name},
                {"namespace", in.namespace_},
                {"labels", TrialLabels(in)},
@@ -343,33 +297,73 @@ Result<RenderedTrial> RenderTrial(const TrialJobInput& in) {
   }
   const std::string queue = TrialQueueName(*in.campaign);
   if (!queue.empty()) meta["labels"][kKueueQueueLabel] = queue;
-  if (multi && in.jobset_available) {
-    if (in.campaign->hardware.IsTpu() && in.campaign->hardware.OnGke()) {
-      // One slice per trial: JobSet's exclusive placement puts each child Job's pods in one
-      // node pool (a TPU slice) that no other Job shares.
-      meta["annotations"][kJobSetExclusiveTopology] = kGkeNodePoolLabel;
-    }
-    // JobSet pods are named <jobset>-<replicatedJob>-<jobIndex>-<podIndex>, subdomain <jobset>.
-    std::string leader = in.trial_name + "-" + kJobSetReplicatedJob + "-0-0." + in.trial_name;
-    auto spec = RenderJobSpec(in, leader, "");
-    if (!spec.ok()) return spec.status();
-    out.kind = "JobSet";
-    out.workload = {
-        {"apiVersion", "jobset.x-k8s.io/v1alpha2"},
-        {"kind", "JobSet"},
-        {"metadata", meta},
-        {"spec",
-         {{"failurePolicy", {{"maxRestarts", 0}}},
-          {"network", {{"enableDNSHostnames", true}}},
-          {"replicatedJobs",
-           json::array({{{"name", kJobSetReplicatedJob},
-                         {"replicas", 1},
-                         {"template",
-                          {{"metadata", {{"labels", TrialLabels(in)}}}, {"spec", *spec}}}}})}}}};
-    // Kueue admits the JobSet as a whole; its child Jobs follow the JobSet's suspend.
-    if (!queue.empty()) out.workload["spec"]["suspend"] = true;
-    return out;
+  return meta;
+}
+
+bool IsTrainJobTemplate(const CampaignSpec& campaign) {
+  const json& t = campaign.trial_template;
+  return t.is_object() && t.value("kind", json()) == json("TrainJob");
+}
+
+std::string TrialWorkloadKind(const CampaignSpec& campaign, bool jobset_available) {
+  if (IsTrainJobTemplate(campaign)) return "TrainJob";
+  const HardwareSpec& hw = campaign.hardware;
+  return (hw.nodes > 1 || hw.slices > 1) && jobset_available ? "JobSet" : "Job";
+}
+
+namespace {
+
+// The JobSet of a multi-node or multi-slice trial: one replicated job with one child Job per
+// TPU slice (replicas = hardware.slices), failure and startup policies from spec.scheduling.
+Result<RenderedTrial> RenderJobSet(const TrialJobInput& in, json meta) {
+  const CampaignSpec& c = *in.campaign;
+  if (c.hardware.IsTpu() && c.hardware.OnGke()) {
+    // One slice per child Job: JobSet's exclusive placement puts each child Job's pods in one
+    // node pool (a TPU slice) that no other Job shares.
+    meta["annotations"][kJobSetExclusiveTopology] = kGkeNodePoolLabel;
   }
+  // JobSet pods are named <jobset>-<replicatedJob>-<jobIndex>-<podIndex>, subdomain <jobset>.
+  std::string leader = in.trial_name + "-" + kJobSetReplicatedJob + "-0-0." + in.trial_name;
+  auto spec = RenderJobSpec(in, leader, "");
+  if (!spec.ok()) return spec.status();
+  RenderedTrial out;
+  out.kind = "JobSet";
+  // failurePolicy.maxRestarts: how often JobSet recreates all child Jobs after one fails
+  // (jobset.x-k8s.io/v1alpha2 FailurePolicy); startupPolicyOrder InOrder starts replicated jobs
+  // one after another (one replicated job here, so it only matters with a sidecar job).
+  out.workload = {
+      {"apiVersion", "jobset.x-k8s.io/v1alpha2"},
+      {"kind", "JobSet"},
+      {"metadata", meta},
+      {"spec",
+       {{"failurePolicy", {{"maxRestarts", c.scheduling.max_restarts}}},
+        {"startupPolicy", {{"startupPolicyOrder", c.scheduling.startup_policy}}},
+        {"network", {{"enableDNSHostnames", true}}},
+        {"replicatedJobs",
+         json::array(
+             {{{"name", kJobSetReplicatedJob},
+               {"replicas", std::max<int64_t>(1, c.hardware.slices)},
+               {"template", {{"metadata", {{"labels", TrialLabels(in)}}}, {"spec", *spec}}}}})}}}};
+  // Kueue admits the JobSet as a whole; its child Jobs follow the JobSet's suspend.
+  if (!TrialQueueName(c).empty()) out.workload["spec"]["suspend"] = true;
+  return out;
+}
+
+}  // namespace
+
+Result<RenderedTrial> RenderTrial(const TrialJobInput& in) {
+  if (in.campaign == nullptr) return Status::Internal("RenderTrial: no campaign");
+  const HardwareSpec& hw = in.campaign->hardware;
+  json meta = TrialObjectMeta(in);
+  const std::string kind = TrialWorkloadKind(*in.campaign, in.jobset_available);
+  if (kind == "TrainJob") return RenderTrainJob(in, std::move(meta));
+  if (kind == "JobSet") return RenderJobSet(in, std::move(meta));
+  if (hw.slices > 1) {
+    return Status::Invalid(
+        "spec.hardware.slices: a multi-slice trial runs as a JobSet, and the JobSet API "
+        "(jobset.x-k8s.io/v1alpha2) was not found on this cluster");
+  }
+  RenderedTrial out;
   std::string leader = in.trial_name + "-0." + in.trial_name;
   auto spec = RenderJobSpec(in, leader, in.trial_name);
   if (!spec.ok()) return spec.status();
@@ -377,8 +371,8 @@ Result<RenderedTrial> RenderTrial(const TrialJobInput& in) {
   // Created suspended: Kueue admits it by setting spec.suspend false. Kubernetes counts
   // activeDeadlineSeconds from the Job's startTime, which it resets on resume, so the trial
   // timeout starts at admission.
-  if (!queue.empty()) out.workload["spec"]["suspend"] = true;
-  if (multi) out.service = HeadlessService(in);
+  if (!TrialQueueName(*in.campaign).empty()) out.workload["spec"]["suspend"] = true;
+  if (hw.nodes > 1) out.service = HeadlessService(in);
   return out;
 }
 

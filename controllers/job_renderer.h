@@ -1,7 +1,8 @@
 // Renders the Kubernetes objects that run one trial (contract section 4): a batch/v1 Job made
 // from the campaign's spec.trialTemplate (or a default `paratune trial-sim` container), and for
 // multi-node trials a headless Service, or a JobSet instead of both when the JobSet API is
-// installed. Pure: no I/O, deterministic output for the same input, thread-safe.
+// installed (one child Job per TPU slice); or a Kubeflow Trainer TrainJob when the template is
+// one (trainjob_renderer.h). Pure: no I/O, deterministic output for the same input, thread-safe.
 #ifndef PARATUNE_CONTROLLERS_JOB_RENDERER_H_
 #define PARATUNE_CONTROLLERS_JOB_RENDERER_H_
 
@@ -14,6 +15,7 @@
 #include "agents/core/campaign.h"
 #include "agents/core/config.h"
 #include "base/status.h"
+#include "controllers/trial_env.h"
 
 namespace paratune::controllers {
 
@@ -29,8 +31,10 @@ inline constexpr const char* kGkeNodePoolLabel = "cloud.google.com/gke-nodepool"
 inline constexpr const char* kGkeAcceleratorLabel = "cloud.google.com/gke-accelerator";
 inline constexpr const char* kGkeTpuAcceleratorLabel = "cloud.google.com/gke-tpu-accelerator";
 inline constexpr const char* kGkeTpuTopologyLabel = "cloud.google.com/gke-tpu-topology";
-inline constexpr int kTorchrunPort = 29500;
-inline constexpr int kJaxCoordinatorPort = 8476;
+// Kueue topology-aware scheduling requests on a pod template (kueue.x-k8s.io, Kueue >= 0.9:
+// the pods of the pod set must / should share one domain of that node-label level).
+inline constexpr const char* kKueueRequiredTopology = "kueue.x-k8s.io/podset-required-topology";
+inline constexpr const char* kKueuePreferredTopology = "kueue.x-k8s.io/podset-preferred-topology";
 
 // Everything the renderer needs about one trial. `campaign` must outlive the call.
 struct TrialJobInput {
@@ -49,7 +53,7 @@ struct TrialJobInput {
 };
 
 struct RenderedTrial {
-  // "Job" or "JobSet": which object `workload` is.
+  // "Job", "JobSet" or "TrainJob": which object `workload` is.
   std::string kind = "Job";
   nlohmann::json workload;
   // Headless Service for a multi-node Job (JobSet makes its own); absent for one node.
@@ -65,7 +69,34 @@ struct RenderedTrial {
 //    created with spec.suspend true: Kueue admits it by unsuspending it.
 // Fails (kInvalidArgument naming the field, e.g.
 // "spec.trialTemplate.spec.template.spec.containers: ...") when the template is unusable.
+//  - multi-node trials with spec.scheduling.topologyLevel get Kueue's topology request
+//    (kKueueRequiredTopology or kKueuePreferredTopology) on their pod templates;
+//  - multi-slice TPU trials (hardware.slices > 1) need the JobSet API (kInvalidArgument
+//    naming spec.hardware.slices without it): replicas = slices.
 Result<RenderedTrial> RenderTrial(const TrialJobInput& in);
+
+// What runs the campaign's trials: "TrainJob" when spec.trialTemplate is a Kubeflow Trainer
+// TrainJob, "JobSet" for more than one node or slice when the JobSet API is installed, else
+// "Job".
+std::string TrialWorkloadKind(const CampaignSpec& campaign, bool jobset_available);
+bool IsTrainJobTemplate(const CampaignSpec& campaign);
+
+// Pieces shared by the renderers. The workload's metadata: name, namespace, the campaign and
+// trial labels, the TrialRun as controller owner, the template's own labels and annotations,
+// and the Kueue queue label.
+nlohmann::json TrialObjectMeta(const TrialJobInput& in);
+nlohmann::json OwnerReference(const TrialJobInput& in);
+nlohmann::json TrialLabels(const TrialJobInput& in);
+// Adds `labels` to metadata.<section> of `obj` (creating metadata as needed).
+void AddLabels(nlohmann::json* obj, const nlohmann::json& labels, const char* section = "labels");
+// Kueue's topology request for the campaign's pod templates ({} for one node or no level).
+nlohmann::json TopologyRequest(const CampaignSpec& campaign);
+// Node selectors, tolerations and device requests from spec.hardware. hardware.nodeSelector
+// always applies; GKE's accelerator labels are added (where the campaign's nodeSelector does not
+// set them) only when hardware.platform is "gke", the default for TPUs and never for GPUs, so a
+// GPU campaign schedules on any cluster whose nodes offer nvidia.com/gpu. A container asking
+// for 0 of the accelerator (a CPU dry run) gets no accelerator selector, toleration or request.
+void ApplyHardware(const HardwareSpec& hw, nlohmann::json* pod_spec);
 
 // The campaign's trialTemplate, or the default `paratune trial-sim` JobTemplateSpec when the
 // campaign gives none.

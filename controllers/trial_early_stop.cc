@@ -25,7 +25,7 @@ constexpr size_t kPollLogReads = 2;
 
 Status TrialRunReconciler::DeleteWorkload(const Context& ctx, const std::string& kind,
                                           const std::string& name) {
-  const auto& gvr = kind == "JobSet" ? kJobSets : kube::resources::kJobs;
+  const auto& gvr = WorkloadResource(kind);
   Status s = client_->Delete(gvr, kube::NamespaceOf(ctx.trial), name,
                              kube::DeleteOptions{"Background", {}, "", ""});
   return s.ok() || s.code() == StatusCode::kNotFound ? Status::Ok() : s;

@@ -96,12 +96,17 @@ Result<kube::ReconcileResult> TrialRunReconciler::Reconcile(const kube::ObjectKe
   return Observe(ctx, *workload);
 }
 
+const kube::GroupVersionResource& WorkloadResource(const std::string& kind) {
+  if (kind == "JobSet") return kJobSets;
+  if (kind == "TrainJob") return kTrainJobs;
+  return res::kJobs;
+}
+
 Result<Json> TrialRunReconciler::GetWorkload(const Context& ctx) {
   const std::string ns = kube::NamespaceOf(ctx.trial);
   const std::string name = kube::NameOf(ctx.trial);
-  if (opts_.jobset_available && ctx.campaign.hardware.nodes > 1) {
-    return client_->Get(kJobSets, ns, name);
-  }
+  const std::string kind = TrialWorkloadKind(ctx.campaign, opts_.jobset_available);
+  if (kind != "Job") return client_->Get(WorkloadResource(kind), ns, name);
   kube::ObjectPtr job = informers_.jobs->Get({ns, name});
   if (job) return *job;
   // The cache may lag our own create; ask the server before creating a second time.
@@ -133,11 +138,17 @@ Result<kube::ReconcileResult> TrialRunReconciler::Launch(Context& ctx) {
     auto svc = client_->Create(res::kServices, in.namespace_, *rendered->service);
     if (!svc.ok() && svc.status().code() != StatusCode::kAlreadyExists) return svc.status();
   }
-  const auto& gvr = rendered->kind == "JobSet" ? kJobSets : res::kJobs;
+  const auto& gvr = WorkloadResource(rendered->kind);
   auto created = client_->Create(gvr, in.namespace_, rendered->workload);
   if (!created.ok() && created.status().code() != StatusCode::kAlreadyExists) {
     if (created.status().code() == StatusCode::kInvalidArgument) {
       return Fail(ctx, "InvalidTemplate", created.status().message());
+    }
+    if (created.status().code() == StatusCode::kNotFound && rendered->kind == "TrainJob") {
+      return Fail(ctx, "InvalidTemplate",
+                  "spec.trialTemplate: the TrainJob API (trainer.kubeflow.org/v1alpha1 "
+                  "trainjobs) is not installed on this cluster (Kubeflow Trainer v2): " +
+                      created.status().message());
     }
     return created.status();
   }
@@ -231,7 +242,7 @@ Result<kube::ReconcileResult> TrialRunReconciler::Observe(Context& ctx, const Js
     PARATUNE_RETURN_IF_ERROR(WriteStatus(ctx));
     kube::ReconcileResult queued;
     queued.requeue_after = opts_.kueue_check_interval;
-    if (opts_.jobset_available && ctx.campaign.hardware.nodes > 1) {  // JobSets are not watched
+    if (workload.value("kind", "Job") != "Job") {  // JobSets and TrainJobs are not watched
       queued.requeue_after = std::min(queued.requeue_after, Millis(10000));
     }
     return queued;
@@ -309,7 +320,7 @@ Result<kube::ReconcileResult> TrialRunReconciler::Observe(Context& ctx, const Js
       (r.requeue_after.count() == 0 || deadline_in < r.requeue_after)) {
     r.requeue_after = deadline_in + Millis(500);
   }
-  if (opts_.jobset_available && ctx.campaign.hardware.nodes > 1 &&
+  if (workload.value("kind", "Job") != "Job" &&
       (r.requeue_after.count() == 0 || r.requeue_after > Millis(10000))) {
     r.requeue_after = Millis(10000);
   }

@@ -1,5 +1,8 @@
 // TrialRunReconciler: drives one TrialRun through its Job (contract sections 4 and 5).
-//   Pending, no Job -> renders the Job (and headless Service / JobSet) and creates it.
+//   Pending, no Job -> renders the Job (and headless Service / JobSet / TrainJob) and creates it.
+//                       JobSets and TrainJobs are not watched: read every 10 s; a TrainJob's
+//                       pods are the trainer pods of the JobSet Trainer makes of it, labelled
+//                       with the trial through its runtime patch.
 //   Job running      -> phase Running, startTime, nodeNames, jobName, JobCreated. A Job whose
 //                       pods start within first_status_wait of its creation gets this as its
 //                       first status write; one still waiting then is written Pending with
@@ -175,6 +178,12 @@ struct TrialRunReconciler::Context {
 // JobSet API (jobset.x-k8s.io/v1alpha2 jobsets), used when discovery finds it.
 inline const kube::GroupVersionResource kJobSets{"jobset.x-k8s.io", "v1alpha2", "jobsets", true,
                                                  "JobSet"};
+// Kubeflow Trainer v2 (trainer.kubeflow.org/v1alpha1 trainjobs), used when the campaign's
+// trialTemplate is a TrainJob (controllers/trainjob_renderer.h).
+inline const kube::GroupVersionResource kTrainJobs{"trainer.kubeflow.org", "v1alpha1", "trainjobs",
+                                                   true, "TrainJob"};
+// The resource of a trial workload kind ("Job", "JobSet", "TrainJob").
+const kube::GroupVersionResource& WorkloadResource(const std::string& kind);
 
 }  // namespace paratune::controllers
 

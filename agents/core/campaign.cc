@@ -173,21 +173,25 @@ Status ParseHardware(const nlohmann::json& j, HardwareSpec* h) {
   PARATUNE_RETURN_IF_ERROR(f.CheckObject());
   PARATUNE_RETURN_IF_ERROR(
       f.CheckKnownKeys({"accelerator", "nodes", "devicesPerNode", "tpuTopology", "nodeSelector",
-                        "tolerations", "platform"}));
+                        "tolerations", "platform", "slices"}));
   PARATUNE_RETURN_IF_ERROR(f.ReadString("accelerator", &h->accelerator));
   if (h->accelerator.empty()) return Status::Invalid("spec.hardware.accelerator: required");
   PARATUNE_RETURN_IF_ERROR(f.ReadString("tpuTopology", &h->tpu_topology));
   if (h->IsTpu()) h->devices_per_node = 4;
   PARATUNE_RETURN_IF_ERROR(f.ReadInt("nodes", 1, 100000, &h->nodes));
   PARATUNE_RETURN_IF_ERROR(f.ReadInt("devicesPerNode", 1, 64, &h->devices_per_node));
+  PARATUNE_RETURN_IF_ERROR(f.ReadInt("slices", 1, 1024, &h->slices));
+  if (!h->IsTpu() && h->slices != 1) {
+    return Status::Invalid("spec.hardware.slices: only for TPU accelerators (slices over DCN)");
+  }
   if (h->IsTpu() && !h->tpu_topology.empty()) {
-    if (h->TotalDevices() == 0) {
+    if (h->SliceDevices() == 0) {
       return Status::Invalid(
           "spec.hardware.tpuTopology: must look like \"4x4\" or \"8x8x8\", got \"" +
           h->tpu_topology + "\"");
     }
     if (!f.Has("nodes")) {
-      h->nodes = std::max<int64_t>(1, h->TotalDevices() / h->devices_per_node);
+      h->nodes = std::max<int64_t>(1, h->SliceDevices() / h->devices_per_node);
     }
   }
   if (!h->IsTpu() && !h->tpu_topology.empty()) {
@@ -410,13 +414,35 @@ Status ParseQueueName(const JsonFields& spec, std::string* out) {
   return Status::Ok();
 }
 
+// spec.scheduling (issue 38). The level is a node label key (Kueue's Topology levels are
+// node labels, kueue.x-k8s.io/v1beta1 Topology spec.levels[].nodeLabel).
+Status ParseScheduling(const nlohmann::json& j, SchedulingSpec* s) {
+  if (j.is_null()) return Status::Ok();
+  JsonFields f(j, "spec.scheduling");
+  PARATUNE_RETURN_IF_ERROR(f.CheckObject());
+  PARATUNE_RETURN_IF_ERROR(
+      f.CheckKnownKeys({"topologyLevel", "topologyPolicy", "maxRestarts", "startupPolicy"}));
+  PARATUNE_RETURN_IF_ERROR(f.ReadString("topologyLevel", &s->topology_level));
+  for (char ch : s->topology_level) {
+    if (!std::isalnum(static_cast<unsigned char>(ch)) && std::strchr("-_./", ch) == nullptr) {
+      return Status::Invalid("spec.scheduling.topologyLevel: must be a node label key, got \"" +
+                             TextExcerpt(s->topology_level) + "\"");
+    }
+  }
+  std::string policy = "Preferred";
+  PARATUNE_RETURN_IF_ERROR(f.ReadEnum("topologyPolicy", {"Required", "Preferred"}, &policy));
+  s->topology_required = policy == "Required";
+  PARATUNE_RETURN_IF_ERROR(f.ReadInt("maxRestarts", 0, 100, &s->max_restarts));
+  return f.ReadEnum("startupPolicy", {"AnyOrder", "InOrder"}, &s->startup_policy);
+}
+
 Status ParseSpec(const nlohmann::json& j, const CampaignParseOptions& options, CampaignSpec* c) {
   JsonFields f(j, "spec");
   if (!j.is_object()) return Status::Invalid("spec: required, must be an object");
   PARATUNE_RETURN_IF_ERROR(CheckSpecTree(j));
   PARATUNE_RETURN_IF_ERROR(f.CheckKnownKeys(
       {"model", "training", "hardware", "searchSpace", "baseline", "objective", "budget", "agents",
-       "trialTemplate", "metrics", "messagePool", "output", "queueName"}));
+       "trialTemplate", "metrics", "messagePool", "output", "queueName", "scheduling"}));
   PARATUNE_RETURN_IF_ERROR(ParseModel(f.Get("model"), options.require_model, &c->model));
   PARATUNE_RETURN_IF_ERROR(ParseHardware(f.Get("hardware"), &c->hardware));
   PARATUNE_RETURN_IF_ERROR(ParseTraining(f.Get("training"), c->hardware.IsTpu(), &c->training));
@@ -431,6 +457,7 @@ Status ParseSpec(const nlohmann::json& j, const CampaignParseOptions& options, C
   PARATUNE_RETURN_IF_ERROR(ParseBudget(f.Get("budget"), &c->budget));
   PARATUNE_RETURN_IF_ERROR(ParseAgents(f.Get("agents"), options.defaults, &c->agents));
   PARATUNE_RETURN_IF_ERROR(ParseQueueName(f, &c->queue_name));
+  PARATUNE_RETURN_IF_ERROR(ParseScheduling(f.Get("scheduling"), &c->scheduling));
   PARATUNE_RETURN_IF_ERROR(ParseOutputs(f, c));
   if (c->training.framework_version.empty()) {  // the version of a known image, if any
     const FrameworkVersion v =
@@ -443,7 +470,9 @@ Status ParseSpec(const nlohmann::json& j, const CampaignParseOptions& options, C
 
 }  // namespace
 
-int64_t HardwareSpec::TotalDevices() const {
+int64_t HardwareSpec::TotalDevices() const { return SliceDevices() * std::max<int64_t>(1, slices); }
+
+int64_t HardwareSpec::SliceDevices() const {
   if (!IsTpu() || tpu_topology.empty()) return nodes * devices_per_node;
   int64_t product = 1;
   std::stringstream ss(tpu_topology);
@@ -591,6 +620,7 @@ nlohmann::json WorkloadJson(const CampaignSpec& spec) {
   nlohmann::json hw = {
       {"accelerator", h.accelerator}, {"nodes", h.nodes}, {"devicesPerNode", h.devices_per_node}};
   if (!h.tpu_topology.empty()) hw["tpuTopology"] = h.tpu_topology;
+  if (h.slices > 1) hw["slices"] = h.slices;
   nlohmann::json training = {{"framework", t.framework},
                              {"seqLength", t.seq_length},
                              {"globalBatchSize", t.global_batch_size},

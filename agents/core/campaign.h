@@ -66,6 +66,9 @@ struct HardwareSpec {
   int64_t nodes = 1;
   int64_t devices_per_node = 8;  // for TPUs: chips per host
   std::string tpu_topology;      // "4x4", "8x8x8"; TPU slices only
+  // TPU slices per trial (multi-slice over DCN, issue 38): `tpuTopology` and `nodes` describe one
+  // slice; the trial's JobSet runs one child Job per slice. Always 1 for GPUs.
+  int64_t slices = 1;
   std::map<std::string, std::string> node_selector;
   nlohmann::json tolerations = nlohmann::json::array();
   // Where the trials run: "gke" adds GKE's node labels as default node selectors
@@ -77,9 +80,25 @@ struct HardwareSpec {
   bool OnGke() const { return platform == "gke"; }
 
   bool IsTpu() const { return accelerator.rfind("tpu-", 0) == 0; }
-  // Chips in the TPU topology ("4x4" -> 16), or nodes * devicesPerNode for GPUs; 0 when the
-  // topology is malformed.
+  // Chips of one slice: the TPU topology's ("4x4" -> 16), or nodes * devicesPerNode; 0 when
+  // the topology is malformed.
+  int64_t SliceDevices() const;
+  // Devices of the whole trial: SliceDevices() x slices.
   int64_t TotalDevices() const;
+};
+
+// spec.scheduling (issue 38): how a trial's pods are placed and restarted.
+struct SchedulingSpec {
+  // Kueue topology-aware scheduling: the node label of the topology level (e.g.
+  // cloud.google.com/gce-topology-block) whose domain a multi-node trial's pods must share
+  // (kueue.x-k8s.io/podset-required-topology) or should share (podset-preferred-topology).
+  // "" (default): no topology request.
+  std::string topology_level;
+  bool topology_required = false;  // topologyPolicy: Required | Preferred (default)
+  // The JobSet's failurePolicy.maxRestarts. Default 0: a failed trial is diagnosed, not rerun.
+  int64_t max_restarts = 0;
+  // The JobSet's startupPolicy.startupPolicyOrder: AnyOrder (JobSet's default) or InOrder.
+  std::string startup_policy = "AnyOrder";
 };
 
 struct SearchParameter {
@@ -142,6 +161,7 @@ struct CampaignSpec {
   // spec.queueName: the Kueue LocalQueue of the trials ("" none). Trial Jobs then carry
   // kueue.x-k8s.io/queue-name and are created suspended for Kueue to admit.
   std::string queue_name;
+  SchedulingSpec scheduling;
 
   const SearchParameter* FindSearchParameter(const std::string& param) const;
   // True when every key of `c` is searched and every value is allowed.

@@ -91,6 +91,10 @@ const std::vector<ParamInfo>& KnownParameters() {
       {"iciSequence", T::kInt, {}, true, "ICI sequence-parallel axis"},
       {"iciExpert", T::kInt, {}, true, "ICI expert-parallel axis"},
       {"dcnData", T::kInt, {}, true, "data parallel across slices (DCN)"},
+      // MaxText's dcn_fsdp_parallelism and dcn_pipeline_parallelism (configs/base.yml): the
+      // fsdp and pipeline axes across slices (issue 38).
+      {"dcnFsdp", T::kInt, {}, true, "fully-sharded data parallel across slices (DCN)"},
+      {"dcnPipeline", T::kInt, {}, true, "pipeline stages across slices (DCN)"},
       {"remat",
        T::kEnum,
        {"minimal", "minimal_flash", "save_dot_with_context_except_mlp", "save_dot_except_mlpwi",

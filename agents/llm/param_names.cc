@@ -60,6 +60,8 @@ const std::map<std::string, std::string>& Aliases() {
         {"icisequenceparallelism", "iciSequence"},
         {"iciexpertparallelism", "iciExpert"},
         {"dcndataparallelism", "dcnData"},
+        {"dcnfsdpparallelism", "dcnFsdp"},
+        {"dcnpipelineparallelism", "dcnPipeline"},
         {"rematpolicy", "remat"},
     };
     for (const auto& info : KnownParameters()) (*m)[Squash(info.name)] = info.name;

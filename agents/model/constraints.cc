@@ -1,6 +1,7 @@
 // FindViolations: the launch-time checks of Megatron-LM and MaxText, with the sentence a user
 // can act on and the error text the framework prints (so the simulated cluster fails the way a
 // real pod does).
+#include <algorithm>
 #include <string>
 
 #include "agents/core/framework_rules.h"
@@ -34,6 +35,8 @@ void CheckPositive(const ParallelPlan& p, bool tpu, Checker* c) {
       {"iciSequence", p.ici_sequence},
       {"iciExpert", p.ici_expert},
       {"dcnData", p.dcn_data},
+      {"dcnFsdp", p.dcn_fsdp},
+      {"dcnPipeline", p.dcn_pipeline},
       {"perDeviceBatchSize", p.per_device_batch_size}};
   auto check = [c](const char* k, int64_t v) {
     if (v < 1) {
@@ -183,12 +186,22 @@ void CheckFrameworkVersionRules(const Workload& w, const ParallelPlan& p, Checke
 
 void CheckTpu(const Workload& w, const ParallelPlan& p, Checker* c) {
   const int64_t ici = p.ici_data * p.ici_fsdp * p.ici_tensor * p.ici_sequence * p.ici_expert;
-  if (ici * p.dcn_data != w.devices) {
+  const int64_t dcn = p.DcnProduct();
+  const int64_t slices = std::max<int64_t>(1, w.hardware.slices);
+  if (slices > 1 && dcn != slices) {
+    // jax.experimental.mesh_utils.create_hybrid_device_mesh, which MaxText's create_device_mesh
+    // calls with the dcn_*_parallelism axes, needs their product to be the slice count.
+    c->Add("dcnData x dcnFsdp x dcnPipeline = " + to_string(dcn) + " does not equal the " +
+               to_string(slices) + " slices of spec.hardware.slices",
+           {"dcnData", "dcnFsdp", "dcnPipeline"},
+           "AssertionError: Number of slices " + to_string(slices) +
+               " must equal the product of dcn_mesh_shape");
+  } else if (ici * dcn != w.devices) {
     c->Add("iciData x iciFsdp x iciTensor x iciSequence x iciExpert x dcnData = " +
-               to_string(ici * p.dcn_data) + " does not equal the " + to_string(w.devices) +
+               to_string(ici * dcn) + " does not equal the " + to_string(w.devices) +
                " chips of the slice",
            {"iciData", "iciFsdp", "iciTensor", "iciSequence", "iciExpert", "dcnData"},
-           "AssertionError: Number of ICI devices " + to_string(w.devices / p.dcn_data) +
+           "AssertionError: Number of ICI devices " + to_string(w.devices / dcn) +
                " does not match the product of the parallelism " + to_string(ici));
   }
   const ModelShape& m = w.model;

@@ -32,6 +32,8 @@ enum Key {
   kIciSequence,
   kIciExpert,
   kDcnData,
+  kDcnFsdp,
+  kDcnPipeline,
   kRemat,
   kPerDeviceBatchSize,
   kNumKeys
@@ -41,6 +43,8 @@ enum Key {
 constexpr std::array<std::pair<std::string_view, Key>, kNumKeys> kKeys = {{
     {"cp", kCp},
     {"dcnData", kDcnData},
+    {"dcnFsdp", kDcnFsdp},
+    {"dcnPipeline", kDcnPipeline},
     {"distributedOptimizer", kDistributedOptimizer},
     {"ep", kEp},
     {"firstPipelineStageLayers", kFirstStageLayers},
@@ -89,7 +93,7 @@ Remat ParseRemat(const std::string& s) {
 }
 
 struct SetFlags {
-  bool sp = false, recompute_layers = false, fsdp = false, pdbs = false;
+  bool sp = false, recompute_layers = false, fsdp = false, pdbs = false, dcn_data = false;
 };
 
 void ApplyKey(int k, const ParamValue& v, ParallelPlan* p, SetFlags* set) {
@@ -166,6 +170,13 @@ void ApplyKey(int k, const ParamValue& v, ParallelPlan* p, SetFlags* set) {
       break;
     case kDcnData:
       p->dcn_data = i;
+      set->dcn_data = true;
+      break;
+    case kDcnFsdp:
+      p->dcn_fsdp = i;
+      break;
+    case kDcnPipeline:
+      p->dcn_pipeline = i;
       break;
     case kRemat:
       p->remat = ParseRemat(v.AsString());
@@ -190,9 +201,15 @@ void FillGpuDefaults(const Workload& w, const SetFlags& set, ParallelPlan* p) {
 }
 
 void FillTpuDefaults(const Workload& w, const SetFlags& set, ParallelPlan* p) {
+  if (!set.dcn_data && w.hardware.slices > 1) {
+    // MaxText's dcn_data_parallelism: -1 (configs/base.yml) takes the slices the other DCN
+    // axes leave.
+    p->dcn_data = std::max<int64_t>(
+        1, w.hardware.slices / std::max<int64_t>(1, p->dcn_fsdp * p->dcn_pipeline));
+  }
   if (!set.fsdp) {
     const int64_t others = std::max<int64_t>(
-        1, p->ici_data * p->ici_tensor * p->ici_sequence * p->ici_expert * p->dcn_data);
+        1, p->ici_data * p->ici_tensor * p->ici_sequence * p->ici_expert * p->DcnProduct());
     p->ici_fsdp = std::max<int64_t>(1, w.devices / others);
   }
   if (!set.pdbs) {
@@ -263,6 +280,8 @@ Config PlanToConfig(const Workload& w, const ParallelPlan& p) {
     i("iciSequence", p.ici_sequence);
     i("iciExpert", p.ici_expert);
     i("dcnData", p.dcn_data);
+    if (p.dcn_fsdp != 1) i("dcnFsdp", p.dcn_fsdp);  // only when set: TPU configs keep their keys
+    if (p.dcn_pipeline != 1) i("dcnPipeline", p.dcn_pipeline);
     c["remat"] = ParamValue::Enum(FindParameter("remat")->enum_values[static_cast<int>(p.remat)]);
     i("perDeviceBatchSize", p.per_device_batch_size);
     return c;

@@ -54,6 +54,10 @@ struct ParallelPlan {
   // TPU (MaxText).
   int64_t ici_data = 1, ici_fsdp = 1, ici_tensor = 1, ici_sequence = 1, ici_expert = 1,
           dcn_data = 1;
+  // Across slices (issue 38): MaxText's dcn_fsdp_parallelism and dcn_pipeline_parallelism.
+  int64_t dcn_fsdp = 1, dcn_pipeline = 1;
+  // Slices the DCN axes span: dcnData x dcnFsdp x dcnPipeline.
+  int64_t DcnProduct() const { return dcn_data * dcn_fsdp * dcn_pipeline; }
   Remat remat = Remat::kFull;
   int64_t per_device_batch_size = 1;
   // Keys set in the config that do not apply to this workload's framework (e.g. iciFsdp on a

@@ -44,7 +44,8 @@ const char* Bottleneck(const Estimate& e, double gemm_eff, double gemm_max) {
 
 bool SizesPositive(const ParallelPlan& p) {
   return std::min({p.tp, p.pp, p.vpp, p.cp, p.ep, p.mbs, p.ici_data, p.ici_fsdp, p.ici_tensor,
-                   p.ici_sequence, p.ici_expert, p.dcn_data, p.per_device_batch_size}) >= 1;
+                   p.ici_sequence, p.ici_expert, p.dcn_data, p.dcn_fsdp, p.dcn_pipeline,
+                   p.per_device_batch_size}) >= 1;
 }
 
 }  // namespace

@@ -70,8 +70,12 @@ void EstimateTpu(const Workload& w, const ParallelPlan& p, const Calibration& ca
   // Parameters per chip: experts also sharded over the expert axis.
   const double expert_params = m.MoeLayers() * m.num_experts * m.ExpertParams();
   const double dense_params = m.TotalParams() - expert_params;
+  // Across slices (issue 38): dcnFsdp shards the weights further, dcnPipeline splits the layers.
+  const double dcn_fsdp = static_cast<double>(p.dcn_fsdp);
+  const double dcn_pp = static_cast<double>(p.dcn_pipeline);
   const double shard =
-      dense_params / (fsdp * tensor * expert) + expert_params / (fsdp * tensor * expert);
+      (dense_params / (fsdp * tensor * expert) + expert_params / (fsdp * tensor * expert)) /
+      (dcn_fsdp * dcn_pp);
   const RematCost remat = CostOfRemat(m, p.remat);
   // Memory: fp32 weights (4) + Adam mu, nu (8) as arguments; fp32 gradients (4), activations,
   // two layers of gathered bf16 weights and the fp32 logits as temporaries.
@@ -111,7 +115,10 @@ void EstimateTpu(const Workload& w, const ParallelPlan& p, const Calibration& ca
   const double fsdp_comm = (2.0 * weights_bf16 + 2.0 * weights_bf16) * ring(fsdp) / bw;
   const double data_comm = 2.0 * 4.0 * shard * ring(static_cast<double>(p.ici_data)) / bw;
   const double dcn_comm = 2.0 * 4.0 * shard * ring(static_cast<double>(p.dcn_data)) / dcn;
-  const double overlappable = fsdp_comm + data_comm + dcn_comm;
+  // DCN FSDP: the bf16 weights of a slice's shard gathered forward and backward and the fp32
+  // gradients reduce-scattered across slices, overlapped like ICI FSDP.
+  const double dcn_fsdp_comm = (2.0 + 2.0 + 4.0) * shard * dcn_fsdp * ring(dcn_fsdp) / dcn;
+  const double overlappable = fsdp_comm + data_comm + dcn_comm + dcn_fsdp_comm;
   t.data_parallel = std::max(k.dp_overlap_exposed * overlappable, overlappable - 0.9 * t.compute);
   const double h = static_cast<double>(m.hidden_size);
   const double rounds = 4.0 + (remat.recompute_fraction > 0.5 ? 2.0 : 0.0);
@@ -128,9 +135,17 @@ void EstimateTpu(const Workload& w, const ParallelPlan& p, const Calibration& ca
   // Mostly overlapped with compute by XLA's host-offload scheduling.
   const double offload = 2.0 * L * tokens * remat.offloaded_bytes_per_token / 16e9;
   t.pipeline_p2p = std::max(0.1 * offload, offload - 0.8 * t.compute);
+  if (p.dcn_pipeline > 1) {
+    // Pipeline stages across slices: each chip computes 1/dcnPipeline of the layers for
+    // dcnPipeline times the tokens (same FLOPs); GPipe's bubble with as many microbatches as
+    // stages (MaxText's num_pipeline_microbatches default, configs/base.yml) adds
+    // (stages - 1) / microbatches of the compute; bf16 activations cross DCN forward and back.
+    t.pipeline_bubble = t.compute * (dcn_pp - 1.0) / dcn_pp;
+    t.pipeline_p2p += 2.0 * tokens * static_cast<double>(m.hidden_size) * 2.0 * ring(dcn_pp) / dcn;
+  }
   t.optimizer = shard * 30.0 / (w.accel->hbm_gbps * 1e9 * 0.8);
   e->step_time_seconds = t.compute + t.data_parallel + t.tensor_parallel + t.context_parallel +
-                         t.expert_parallel + t.pipeline_p2p + t.optimizer;
+                         t.expert_parallel + t.pipeline_p2p + t.pipeline_bubble + t.optimizer;
   e->model_tflops_per_device = tokens * model_per_token / e->step_time_seconds / 1e12;
   e->hardware_tflops_per_device = tokens * hardware_per_token / e->step_time_seconds / 1e12;
   e->tokens_per_second_per_device = tokens / e->step_time_seconds;

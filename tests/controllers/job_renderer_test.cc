@@ -100,7 +100,10 @@ TEST(JobRendererTest, GpuJobCarriesEnvLabelsOwnerAndDeadline) {
   }
   const json& trainer = pod["spec"]["containers"][0];
   EXPECT_EQ(EnvValue(trainer, "NCCL_DEBUG"), "INFO");
-  EXPECT_EQ(EnvValue(trainer, "NODE_RANK"), "<absent>");
+  // Rendezvous variables on one node too (issue 35): a multi-node template runs unchanged.
+  EXPECT_EQ(EnvValue(trainer, "NODE_RANK"), "0");
+  EXPECT_EQ(EnvValue(trainer, "NNODES"), "1");
+  EXPECT_EQ(EnvValue(trainer, "MASTER_ADDR"), "127.0.0.1");
   EXPECT_EQ(trainer["resources"]["limits"]["nvidia.com/gpu"], "8");
   EXPECT_FALSE(pod["spec"]["containers"][1].contains("resources"));
   EXPECT_EQ(pod["spec"]["nodeSelector"]["pool"], "train");
@@ -149,7 +152,10 @@ TEST(JobRendererTest, MultiNodeGpuIsIndexedJobWithHeadlessService) {
   const json& trainer = spec["template"]["spec"]["containers"][0];
   EXPECT_EQ(EnvValue(trainer, "MASTER_ADDR"), "llama-t003-0.llama-t003");
   EXPECT_EQ(EnvValue(trainer, "MASTER_PORT"), "29500");
-  EXPECT_EQ(EnvValue(trainer, "WORLD_SIZE"), "4");
+  EXPECT_EQ(EnvValue(trainer, "WORLD_SIZE"), "32");  // processes: 4 nodes x 8 GPUs
+  EXPECT_EQ(EnvValue(trainer, "NNODES"), "4");
+  EXPECT_EQ(EnvValue(trainer, "JAX_COORDINATOR_IP"), "llama-t003-0.llama-t003");
+  EXPECT_EQ(EnvValue(trainer, "JAX_COORDINATOR_PORT"), "8476");
   EXPECT_EQ(EnvValue(trainer, "NODE_RANK"), "<valueFrom>");
   EXPECT_EQ(EnvValue(trainer, "JAX_PROCESS_ID"), "$(NODE_RANK)");
   ASSERT_TRUE(r->service.has_value());
