@@ -269,9 +269,9 @@ TEST(SampleRenderTest, RealFrameworkSamplesNameTheirVersion) {
   }
 }
 
-// The renderer sets the rendezvous variables on one-node trials too once the job renderer change
-// of issue 35 (MASTER_ADDR/NNODES/NODE_RANK on every trial) is merged; enable then.
-TEST(SampleRenderTest, DISABLED_OneNodeTrialsGetTheRendezvousVariablesTheirTemplateUses) {
+// A sample written for two nodes runs on one: the renderer sets the rendezvous variables its
+// template reads on every trial (issue 35: `torchrun --nnodes ""` crashed).
+TEST(SampleRenderTest, OneNodeTrialsGetTheRendezvousVariablesTheirTemplateUses) {
   for (const auto& path : CampaignSamples()) {
     auto loaded = LoadCampaignFile(path);
     ASSERT_TRUE(loaded.ok());
