@@ -41,7 +41,15 @@ std::string Status::ToString() const {
 
 Status Status::WithPrefix(const std::string& prefix) const {
   if (ok()) return *this;
-  return Status(code_, prefix + ": " + message_);
+  Status s(code_, prefix + ": " + message_);
+  s.terminal_ = terminal_;
+  return s;
+}
+
+Status Status::AsTerminal() const {
+  Status s = *this;
+  s.terminal_ = !ok();
+  return s;
 }
 
 }  // namespace paratune

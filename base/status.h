@@ -51,12 +51,22 @@ class [[nodiscard]] Status {
   const std::string& message() const { return message_; }
   // "InvalidArgument: spec.budget.maxTrials: must be >= 1", or "OK".
   std::string ToString() const;
-  // A copy whose message is "prefix: message" (for adding context on the way up).
+  // A copy whose message is "prefix: message" (for adding context on the way up). Keeps the
+  // terminal mark.
   Status WithPrefix(const std::string& prefix) const;
+
+  // A copy marked terminal, as controller-runtime's reconcile.TerminalError: a reconcile that
+  // returns it is recorded as an error and its key is not retried, because no retry can help
+  // (a stored object that cannot be read, a spec the reconciler cannot act on). Every other
+  // error, kInvalidArgument included (an API server's 400/422 may pass once the object is
+  // re-read), is retried with the rate-limited backoff. An ok status stays ok.
+  Status AsTerminal() const;
+  bool terminal() const { return terminal_; }
 
  private:
   StatusCode code_ = StatusCode::kOk;
   std::string message_;
+  bool terminal_ = false;
 };
 
 // Either a value or a non-ok Status. Accessing value() of an error is a bug (asserts).

@@ -129,7 +129,13 @@ Result<kube::ReconcileResult> TuningCampaignReconciler::Reconcile(const kube::Ob
     if (!admitted.ok()) return admitted;
   }
   auto loaded = store_->Load(ctx.campaign);
-  if (!loaded.ok()) return loaded.status();
+  if (!loaded.ok()) {
+    // A stored pool that cannot be read stays unreadable: retrying only repeats the error.
+    if (loaded.status().code() == StatusCode::kInvalidArgument) {
+      return loaded.status().AsTerminal();
+    }
+    return loaded.status();
+  }
   ctx.loaded = std::move(*loaded);
   for (const auto& tr : informers_.trials->ByOwner(kube::UidOf(ctx.campaign))) {
     ctx.trial_runs[kube::NameOf(*tr)] = *tr;

@@ -152,7 +152,7 @@ void Controller::Process(const std::string& key) {
   if (!r.ok()) {
     const Status& s = r.status();
     outcome = "error";
-    if (s.code() == StatusCode::kInvalidArgument) {
+    if (s.terminal()) {
       spdlog::warn("controller {}: {}: terminal error: {}", opts_.name, key, StatusText(s));
       queue_.Forget(key);
     } else {

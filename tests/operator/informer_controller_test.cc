@@ -225,6 +225,40 @@ TEST_F(InformerTest, ControllerRetriesErrorsWithBackoff) {
   EXPECT_EQ(metrics_.HistogramCount(kReconcileTime, {{"controller", "c"}}), 3);
 }
 
+// Returns `error` on every reconcile.
+class ErroringReconciler : public Reconciler {
+ public:
+  explicit ErroringReconciler(Status error) : error_(std::move(error)) {}
+  Result<ReconcileResult> Reconcile(const ObjectKey&) override {
+    ++calls;
+    return error_;
+  }
+  int calls = 0;
+
+ private:
+  Status error_;
+};
+
+TEST_F(InformerTest, OnlyAnErrorMarkedTerminalIsNotRetried) {
+  ErroringReconciler terminal(Status::Invalid("message pool is malformed").AsTerminal());
+  Controller ctrl({"c", 1, {}}, &terminal, &clock_, &metrics_);
+  ctrl.queue().Add("ns/a");
+  ASSERT_TRUE(ctrl.ProcessNextReadyItem());
+  clock_.Advance(std::chrono::seconds(2000));
+  EXPECT_FALSE(ctrl.ProcessNextReadyItem()) << "a terminal error is not retried";
+  EXPECT_EQ(terminal.calls, 1);
+  EXPECT_EQ(metrics_.Value(kReconcileErrors, {{"controller", "c"}}), 1);
+
+  // An API server's 422 is kInvalidArgument too, but not marked: it is retried with backoff.
+  ErroringReconciler invalid(Status::Invalid("422 from the API server"));
+  Controller ctrl2({"d", 1, {}}, &invalid, &clock_, &metrics_);
+  ctrl2.queue().Add("ns/a");
+  ASSERT_TRUE(ctrl2.ProcessNextReadyItem());
+  clock_.Advance(5ms);
+  ASSERT_TRUE(ctrl2.ProcessNextReadyItem()) << "retried after 5 ms";
+  EXPECT_EQ(invalid.calls, 2);
+}
+
 class ThrowingReconciler : public Reconciler {
  public:
   Result<ReconcileResult> Reconcile(const ObjectKey&) override {
