@@ -127,6 +127,7 @@ class FakeCluster {
     // The approval tests create an approval between two reconciles a moment apart: asked every
     // time here (ClusterApprovalsTest covers the recheck interval).
     ho.approval_recheck = Millis(0);
+    ho.cordon = true;  // --node-remediation=true: the approval tests cordon
     health = std::make_unique<CampaignHealth>(&client, ledger.get(), jobs(), pods(), ho);
     CampaignReconcilerOptions copts;
     copts.health = health.get();
