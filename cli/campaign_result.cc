@@ -17,7 +17,7 @@ const json& Obj(const json& j, const char* key) {
 
 std::string Str(const json& j, const char* key, const std::string& fallback = "") {
   return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>()
-                                                                 : fallback;
+                                                                : fallback;
 }
 
 // The TrialRun's spec.prediction with the campaign's objective as "objective" (the report's

@@ -44,11 +44,12 @@ Status WriteFile(const std::filesystem::path& p, const std::string& text) {
 Result<nlohmann::json> ReadClusterCampaign(const Args& args, const std::string& name) {
   const std::string ns = args.GetOr("-n", args.GetOr("--namespace", "default"));
   const std::string kubeconfig = args.GetOr("--kubeconfig", "");
-  auto config = kubeconfig.empty()
-                    ? kube::DefaultConfig(kube::ConfigEnvironment{
-                          EnvOr("KUBECONFIG", ""), EnvOr("HOME", ""),
-                          EnvOr("KUBERNETES_SERVICE_HOST", ""), EnvOr("KUBERNETES_SERVICE_PORT", "")})
-                    : kube::LoadKubeconfig(kubeconfig, args.GetOr("--context", ""));
+  auto config =
+      kubeconfig.empty()
+          ? kube::DefaultConfig(kube::ConfigEnvironment{EnvOr("KUBECONFIG", ""), EnvOr("HOME", ""),
+                                                        EnvOr("KUBERNETES_SERVICE_HOST", ""),
+                                                        EnvOr("KUBERNETES_SERVICE_PORT", "")})
+          : kube::LoadKubeconfig(kubeconfig, args.GetOr("--context", ""));
   if (!config.ok()) return config.status().WithPrefix("--kubeconfig");
   auto client = kube::RestKubeClient::Create(*config, RealTimeSource::Get(), nullptr);
   if (!client.ok()) return client.status().WithPrefix("--kubeconfig");
@@ -76,8 +77,9 @@ int RunReport(const Args& args) {
   if (!run.ok()) return ReportError("report", run.status());
   auto report = RenderCampaignReport(*run);
   if (!report.ok()) {
-    return ReportError("report", report.status().WithPrefix(
-                                     from.empty() ? "campaign " + names.front() : "--from " + from));
+    return ReportError(
+        "report",
+        report.status().WithPrefix(from.empty() ? "campaign " + names.front() : "--from " + from));
   }
   const std::string out = args.GetOr("--out", "");
   if (out.empty()) {
@@ -119,6 +121,7 @@ int RunReport(const Args& args) {
 PARATUNE_COMMAND("report",
                  "Markdown report + SVG chart of a campaign: CAMPAIGN [-n NS] on the cluster of "
                  "--kubeconfig/$KUBECONFIG, or --from SIMULATE.json; --out DIR",
-                 {}, RunReport, {"--from", "--out", "-n", "--namespace", "--kubeconfig", "--context"});
+                 {}, RunReport,
+                 {"--from", "--out", "-n", "--namespace", "--kubeconfig", "--context"});
 
 }  // namespace paratune::cli

@@ -73,12 +73,12 @@ void AddCampaign(const Json& campaign, const TrialTally& tally,
   const Json& best = Object(status, "best");
   if (!Text(best, "trialName").empty()) {
     (*out)[kCampaignBestObjective].emplace_back(with("objective", objective),
-                                               Number(best, "objective"));
+                                                Number(best, "objective"));
   }
   const Json& baseline = Object(status, "baseline");
   if (!Text(baseline, "trialName").empty()) {
     (*out)[kCampaignBaselineObjective].emplace_back(with("objective", objective),
-                                                   Number(baseline, "objective"));
+                                                    Number(baseline, "objective"));
   }
   for (const char* phase : kPhases) {
     auto it = tally.by_phase.find(phase);
@@ -100,14 +100,15 @@ void AddCampaign(const Json& campaign, const TrialTally& tally,
 }  // namespace
 
 std::vector<std::string> CampaignMetricNames() {
-  return {kCampaignBestObjective, kCampaignBaselineObjective, kCampaignTrials,
-          kCampaignOomsAvoided,   kCampaignHoursSpent,        kCampaignHoursSaved,
-          kCampaignQueueWait,     kCampaignInfo,              kCampaignSeriesDropped};
+  return {
+      kCampaignBestObjective, kCampaignBaselineObjective, kCampaignTrials,    kCampaignOomsAvoided,
+      kCampaignHoursSpent,    kCampaignHoursSaved,        kCampaignQueueWait, kCampaignInfo,
+      kCampaignSeriesDropped};
 }
 
-std::map<std::string, SeriesList> CampaignMetricSeries(const std::vector<kube::ObjectPtr>& campaigns,
-                                                       const std::vector<kube::ObjectPtr>& trials,
-                                                       const CampaignMetricsOptions& opts) {
+std::map<std::string, SeriesList> CampaignMetricSeries(
+    const std::vector<kube::ObjectPtr>& campaigns, const std::vector<kube::ObjectPtr>& trials,
+    const CampaignMetricsOptions& opts) {
   std::map<std::string, SeriesList> out;
   for (const std::string& name : CampaignMetricNames()) out[name];  // every family, even empty
   const std::map<std::string, TrialTally> tallies = TallyTrials(trials);
@@ -119,8 +120,7 @@ std::map<std::string, SeriesList> CampaignMetricSeries(const std::vector<kube::O
     auto it = tallies.find(kube::NamespaceOf(*c) + "/" + kube::NameOf(*c));
     AddCampaign(*c, it == tallies.end() ? kNone : it->second, &out);
   }
-  out[kCampaignSeriesDropped].emplace_back(Labels{},
-                                           static_cast<double>(campaigns.size() - kept));
+  out[kCampaignSeriesDropped].emplace_back(Labels{}, static_cast<double>(campaigns.size() - kept));
   return out;
 }
 

@@ -28,13 +28,13 @@ Result<std::string> ReadLlmApiKey(kube::KubeClient* client, const CampaignSpec& 
     if (code == StatusCode::kNotFound) return Status::Invalid(where + ": no such Secret");
     return secret.status().WithPrefix(where);
   }
-  const Json& labels =
-      secret->value("metadata", Json::object()).value("labels", Json::object());
+  const kube::Json& labels =
+      secret->value("metadata", kube::Json::object()).value("labels", kube::Json::object());
   if (!labels.is_object() || labels.value(kLlmApiKeyLabel, "") != "true") {
     return Status::Invalid(where + ": the Secret does not carry the label " + kLlmApiKeyLabel +
                            "=\"true\" (someone who may write Secrets in the namespace sets it)");
   }
-  const Json& data = (*secret)["data"];
+  const kube::Json& data = (*secret)["data"];
   if (!data.is_object() || !data.contains(key) || !data[key].is_string()) {
     return Status::Invalid(where + ": no such key in the Secret");
   }

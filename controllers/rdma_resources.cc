@@ -17,8 +17,7 @@ Status CheckResourceList(const json& list, const std::string& path, const std::s
     return Status::Invalid(path + "." + name + ": the cluster " + have +
                            " (operator --rdma-resource, chart rdma.resourceName), so no node " +
                            "could ever run this trial; request " +
-                           (declared == "none" ? std::string("no rdma/ resource")
-                                               : declared) +
+                           (declared == "none" ? std::string("no rdma/ resource") : declared) +
                            " or ask the administrator which RDMA resource the nodes carry");
   }
   return Status::Ok();

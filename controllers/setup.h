@@ -37,7 +37,7 @@ struct ControllerSetupOptions {
   uint64_t seed = 1;
   EngineFactory engine_factory;  // null: CreateStrategyEngine by spec.agents.engine
   // Cluster health (contract section 10).
-  bool node_health = true;             // the node ledger, anti-affinity, remediation
+  bool node_health = true;  // the node ledger, anti-affinity, remediation
   // Cordon an approved suspect node (a `patch` of the Node, which RBAC grants only then:
   // chart nodeHealth.remediation.enabled, --node-remediation). Off: approvals cordon nothing.
   bool node_remediation = false;
@@ -50,7 +50,7 @@ struct ControllerSetupOptions {
   // The RDMA extended resource the cluster's nodes advertise (--rdma-resource, chart
   // rdma.resourceName): "" unknown (not checked), "none", or e.g. "rdma/ib" (rdma_resources.h).
   std::string rdma_resource;
-  LlmAccessOptions llm;       // LLM endpoints and keys; used when engine_factory is null
+  LlmAccessOptions llm;  // LLM endpoints and keys; used when engine_factory is null
   // A single campaign's evidence may make a node suspect only when this is 1 (the ledger's
   // min_campaigns, agents/health/node_ledger.h); the operator's default is 2.
   int suspect_min_campaigns = 2;

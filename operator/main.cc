@@ -209,9 +209,10 @@ Result<Flags> ParseFlags(int argc, char** argv) {
   }
   if (!f.rdma_resource.empty() && f.rdma_resource != "none" &&
       f.rdma_resource.find('/') == std::string::npos) {
-    return Status::Invalid("--rdma-resource: must be none or an extended resource name "
-                           "(domain/name, e.g. rdma/ib), got \"" +
-                           f.rdma_resource + "\"");
+    return Status::Invalid(
+        "--rdma-resource: must be none or an extended resource name "
+        "(domain/name, e.g. rdma/ib), got \"" +
+        f.rdma_resource + "\"");
   }
   if (f.operator_namespace.empty()) return Status::Invalid("--operator-namespace: empty");
   if (f.log_format != "json" && f.log_format != "text") {

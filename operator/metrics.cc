@@ -94,8 +94,7 @@ void MetricsRegistry::SetGaugeFunction(const std::string& name, const Labels& la
 }
 
 void MetricsRegistry::SetFamilyFunction(const std::string& name, const std::string& type,
-                                        const std::string& help,
-                                        std::function<SeriesList()> fn) {
+                                        const std::string& help, std::function<SeriesList()> fn) {
   std::lock_guard lock(mu_);
   Family& f = FamilyLocked(name, type);
   f.help = help;

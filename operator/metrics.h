@@ -39,8 +39,8 @@ class MetricsRegistry {
   // or gauge. Replaces a previous function of that name. `fn` runs with the registry locked:
   // it must not call the registry.
   using SeriesList = std::vector<std::pair<Labels, double>>;
-  void SetFamilyFunction(const std::string& name, const std::string& type,
-                         const std::string& help, std::function<SeriesList()> fn);
+  void SetFamilyFunction(const std::string& name, const std::string& type, const std::string& help,
+                         std::function<SeriesList()> fn);
 
   // Current value of a counter/gauge series (0 when absent); count of a histogram series.
   double Value(const std::string& name, const Labels& labels) const;
@@ -65,7 +65,7 @@ class MetricsRegistry {
     std::string help;
     std::vector<double> buckets;
     std::map<std::string, Series> series;  // by rendered label string
-    std::function<SeriesList()> collect;    // SetFamilyFunction: series computed at scrape
+    std::function<SeriesList()> collect;   // SetFamilyFunction: series computed at scrape
   };
   Family& FamilyLocked(const std::string& name, const std::string& type);
 

@@ -65,8 +65,8 @@ class CampaignMetricsTest : public ::testing::Test {
   }
 
   kube::FakeKubeClient client_;
-  kube::ClientReader campaigns_{&client_, res::kTuningCampaigns};
-  kube::ClientReader trials_{&client_, res::kTrialRuns};
+  kube::testing::ClientReader campaigns_{&client_, res::kTuningCampaigns};
+  kube::testing::ClientReader trials_{&client_, res::kTrialRuns};
   kube::MetricsRegistry metrics_;
 };
 
@@ -110,8 +110,8 @@ TEST_F(CampaignMetricsTest, SeriesAreBoundedAndTheRestCounted) {
 // Every query of the chart's Grafana dashboard (panels and template variables) names a metric
 // the operator exports, and only those: a renamed metric or a typo fails here, not in Grafana.
 TEST(CampaignDashboardTest, EveryQueryNamesAnExportedMetric) {
-  const std::string path =
-      std::string(PARATUNE_SOURCE_DIR) + "/charts/paratune/files/dashboards/paratune-campaigns.json";
+  const std::string path = std::string(PARATUNE_SOURCE_DIR) +
+                           "/charts/paratune/files/dashboards/paratune-campaigns.json";
   std::ifstream in(path);
   ASSERT_TRUE(in.good()) << path;
   std::stringstream buf;
@@ -123,11 +123,14 @@ TEST(CampaignDashboardTest, EveryQueryNamesAnExportedMetric) {
     for (const Json& t : p.at("targets")) queries.push_back(t.at("expr").get<std::string>());
   }
   for (const Json& v : dashboard.at("templating").at("list")) {
-    if (v.value("type", "") == "query") queries.push_back(v.at("query").at("query"));
+    if (v.value("type", "") == "query") {
+      queries.push_back(v.at("query").at("query").get<std::string>());
+    }
   }
   ASSERT_GE(queries.size(), 9u);
   kube::FakeKubeClient client;
-  kube::ClientReader campaigns(&client, res::kTuningCampaigns), trials(&client, res::kTrialRuns);
+  kube::testing::ClientReader campaigns(&client, res::kTuningCampaigns),
+      trials(&client, res::kTrialRuns);
   kube::MetricsRegistry registry;
   ExportCampaignMetrics(&campaigns, &trials, &registry);
   std::set<std::string> exported;

@@ -131,8 +131,9 @@ TEST(NodeHealthIntegrationTest, SickNodeIsFoundAvoidedAndCordonedAfterApproval) 
   // Remediation is opt-in (chart nodeHealth.remediation.enabled): the flag, and the Node
   // `patch` the chart then grants in its own ClusterRole (manifests/rbac.yaml has none).
   so.node_remediation = true;
-  (void)cluster->Kubectl("create clusterrole paratune-operator-node-remediation --verb=patch "
-                         "--resource=nodes");
+  (void)cluster->Kubectl(
+      "create clusterrole paratune-operator-node-remediation --verb=patch "
+      "--resource=nodes");
   (void)cluster->Kubectl(
       "create clusterrolebinding paratune-operator-node-remediation "
       "--clusterrole=paratune-operator-node-remediation "

@@ -53,14 +53,13 @@ TEST(ReportClusterTest, ReportsACampaignReadFromTheCluster) {
     (*tr)["status"] = TrialRun("rep", iteration, tp, mfu)["status"];
     ASSERT_TRUE(admin->UpdateStatus(resources::kTrialRuns, *tr).ok());
   }
-  (*created)["status"] = {{"phase", "Succeeded"},
-                          {"iteration", 2},
-                          {"trials", {{"total", 2}, {"succeeded", 2}}},
-                          {"baseline", {{"trialName", "rep-t001"}, {"objective", 0.31}}},
-                          {"best",
-                           {{"trialName", "rep-t002"},
-                            {"objective", 0.42},
-                            {"improvementOverBaseline", 0.3548}}}};
+  (*created)["status"] = {
+      {"phase", "Succeeded"},
+      {"iteration", 2},
+      {"trials", {{"total", 2}, {"succeeded", 2}}},
+      {"baseline", {{"trialName", "rep-t001"}, {"objective", 0.31}}},
+      {"best",
+       {{"trialName", "rep-t002"}, {"objective", 0.42}, {"improvementOverBaseline", 0.3548}}}};
   auto st = admin->UpdateStatus(resources::kTuningCampaigns, *created);
   ASSERT_TRUE(st.ok()) << st.status().ToString();
 

@@ -217,8 +217,8 @@ TEST_F(SecurityTest, TheOperatorReadsOnlySecretsANamespaceGrantsAndAliceOnlyHerR
                         "/manifests/examples/llm-api-key-reader.yaml");
   std::stringstream text;
   text << example.rdbuf();
-  std::string role = std::regex_replace(text.str(), std::regex("namespace: team-a"),
-                                        "namespace: " + ns_);
+  std::string role =
+      std::regex_replace(text.str(), std::regex("namespace: team-a"), "namespace: " + ns_);
   role = std::regex_replace(role, std::regex("resourceNames: \\[llm-key\\]"),
                             "resourceNames: [llm-key, unlabelled-key]");
   const std::string role_path = cluster_->dir() + "/" + ns_ + "-llm-key-reader.yaml";
