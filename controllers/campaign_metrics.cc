@@ -3,6 +3,7 @@
 #include <array>
 #include <utility>
 
+#include "controllers/campaign_status.h"
 #include "controllers/trial_run_status.h"
 
 namespace paratune::controllers {
@@ -82,7 +83,7 @@ void AddCampaign(const Json& campaign, const TrialTally& tally,
   }
   for (const char* phase : kPhases) {
     auto it = tally.by_phase.find(phase);
-    (*out)[kCampaignTrials].emplace_back(with("phase", phase),
+    (*out)[kCampaignTrials].emplace_back(with(kube::kPhaseLabel, phase),
                                          it == tally.by_phase.end() ? 0 : it->second);
   }
   (*out)[kCampaignOomsAvoided].emplace_back(who, Number(Object(status, "trials"), "oomsAvoided"));
@@ -91,7 +92,10 @@ void AddCampaign(const Json& campaign, const TrialTally& tally,
   (*out)[kCampaignHoursSaved].emplace_back(with("reason", "early_stopping"),
                                            Number(hours, "savedByEarlyStopping"));
   (*out)[kCampaignQueueWait].emplace_back(who, tally.queue_seconds);
-  Labels info = with("phase", Text(status, "phase").empty() ? "Pending" : Text(status, "phase"));
+  const auto campaign_phase = CampaignPhaseIn(status);
+  Labels info =
+      with(kube::kPhaseLabel,
+           std::string(CampaignPhaseName(campaign_phase.value_or(CampaignPhase::kPending))));
   info.emplace_back("accelerator", Text(Object(spec, "hardware"), "accelerator"));
   info.emplace_back("framework", Text(Object(spec, "training"), "framework"));
   (*out)[kCampaignInfo].emplace_back(std::move(info), 1);

@@ -94,6 +94,8 @@ inline constexpr char kRestThrottleSeconds[] =
     "paratune_rest_client_rate_limiter_wait_seconds_total";
 inline constexpr char kRestServerFlowControl[] = "paratune_rest_client_server_flow_control";
 inline constexpr char kLeaderGauge[] = "leader_election_master_status";
+// The label of a series per lifecycle phase (kube-state-metrics' kube_pod_status_phase{phase}).
+inline constexpr char kPhaseLabel[] = "phase";
 
 }  // namespace paratune::kube
 
