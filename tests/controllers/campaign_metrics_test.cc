@@ -46,14 +46,22 @@ Json Trial(const std::string& ns, const std::string& campaign, const std::string
 
 class CampaignMetricsTest : public ::testing::Test {
  protected:
+  // Creates `obj` and then writes its status (the status subresource ignores it on create).
+  void CreateWithStatus(const kube::GroupVersionResource& gvr, const Json& obj) {
+    auto created = client_.Create(gvr, kube::NamespaceOf(obj), obj);
+    ASSERT_TRUE(created.ok()) << created.status().ToString();
+    if (!obj.contains("status")) return;
+    (*created)["status"] = obj["status"];
+    ASSERT_TRUE(client_.UpdateStatus(gvr, *created).ok());
+  }
   void SetUp() override {
-    ASSERT_TRUE(client_.Create(res::kTuningCampaigns, "team-a", Campaign("team-a", "llama")).ok());
-    ASSERT_TRUE(client_.Create(res::kTuningCampaigns, "team-b", Campaign("team-b", "qwen")).ok());
+    CreateWithStatus(res::kTuningCampaigns, Campaign("team-a", "llama"));
+    CreateWithStatus(res::kTuningCampaigns, Campaign("team-b", "qwen"));
     for (const Json& t : {Trial("team-a", "llama", "llama-t001", "Succeeded", 30),
                           Trial("team-a", "llama", "llama-t002", "Succeeded", 12),
                           Trial("team-a", "llama", "llama-t003", "Running", 0),
                           Trial("team-a", "llama", "llama-t004", "", 0)}) {
-      ASSERT_TRUE(client_.Create(res::kTrialRuns, "team-a", t).ok());
+      CreateWithStatus(res::kTrialRuns, t);
     }
     ExportCampaignMetrics(&campaigns_, &trials_, &metrics_);
   }
