@@ -1,8 +1,11 @@
 // paratune report --from SIMULATE.json [--out DIR] [-o json]
+// paratune report CAMPAIGN [-n NAMESPACE] [--kubeconfig FILE] [--context NAME] [--out DIR]
 // A Markdown report and an SVG chart of the objective per iteration (failures marked, baseline
-// dashed) from the JSON of `paratune simulate -o json`. Without --out the Markdown goes to
-// stdout; with it, DIR/report.md and DIR/objective.svg are written. (`paratune report CAMPAIGN`
-// against a cluster is served by the controllers' command over the same renderer.)
+// dashed) from the JSON of `paratune simulate -o json`, or of a campaign on a live cluster: its
+// TuningCampaign and TrialRuns read with the kubeconfig's credentials (--kubeconfig, else
+// $KUBECONFIG, else ~/.kube/config, else in-cluster), from namespace -n (default "default").
+// Without --out the Markdown goes to stdout; with it, DIR/report.md and DIR/objective.svg are
+// written (and DIR/campaign-result.json, the cluster campaign in the simulate shape).
 #include "agents/loop/report.h"
 
 #include <filesystem>
@@ -11,7 +14,10 @@
 #include <sstream>
 #include <string>
 
+#include "base/time_source.h"
+#include "cli/campaign_result.h"
 #include "cli/command.h"
+#include "operator/rest_client.h"
 
 namespace paratune::cli {
 
@@ -34,17 +40,47 @@ Status WriteFile(const std::filesystem::path& p, const std::string& text) {
   return out ? Status::Ok() : Status::Internal("write failed: " + p.string());
 }
 
+// The campaign named on the command line, read from the cluster, in the simulate shape.
+Result<nlohmann::json> ReadClusterCampaign(const Args& args, const std::string& name) {
+  const std::string ns = args.GetOr("-n", args.GetOr("--namespace", "default"));
+  const std::string kubeconfig = args.GetOr("--kubeconfig", "");
+  auto config =
+      kubeconfig.empty()
+          ? kube::DefaultConfig(kube::ConfigEnvironment{EnvOr("KUBECONFIG", ""), EnvOr("HOME", ""),
+                                                        EnvOr("KUBERNETES_SERVICE_HOST", ""),
+                                                        EnvOr("KUBERNETES_SERVICE_PORT", "")})
+          : kube::LoadKubeconfig(kubeconfig, args.GetOr("--context", ""));
+  if (!config.ok()) return config.status().WithPrefix("--kubeconfig");
+  auto client = kube::RestKubeClient::Create(*config, RealTimeSource::Get(), nullptr);
+  if (!client.ok()) return client.status().WithPrefix("--kubeconfig");
+  auto campaign = (*client)->Get(kube::resources::kTuningCampaigns, ns, name);
+  if (!campaign.ok()) {
+    return campaign.status().WithPrefix("TuningCampaign " + ns + "/" + name);
+  }
+  kube::ListOptions opts;
+  opts.label_selector = "tuning.paratune.dev/campaign=" + name;
+  auto trials = (*client)->List(kube::resources::kTrialRuns, ns, opts);
+  if (!trials.ok()) return trials.status().WithPrefix("TrialRuns of " + ns + "/" + name);
+  return CampaignResultOf(*campaign, trials->items);
+}
+
 int RunReport(const Args& args) {
   const std::string from = args.GetOr("--from", "");
-  if (from.empty()) {
+  const auto& names = args.positional();
+  if (from.empty() == names.empty() || names.size() > 1) {
     return ReportError("report",
-                       Status::Invalid("--from: required (a `paratune simulate -o json` output); "
-                                       "reports of cluster campaigns come with the operator"));
+                       Status::Invalid("give one of CAMPAIGN (a TuningCampaign on the cluster) "
+                                       "or --from SIMULATE.json (a `paratune simulate -o json` "
+                                       "output)"));
   }
-  auto run = ReadJsonFile(from);
+  auto run = from.empty() ? ReadClusterCampaign(args, names.front()) : ReadJsonFile(from);
   if (!run.ok()) return ReportError("report", run.status());
   auto report = RenderCampaignReport(*run);
-  if (!report.ok()) return ReportError("report", report.status().WithPrefix("--from " + from));
+  if (!report.ok()) {
+    return ReportError(
+        "report",
+        report.status().WithPrefix(from.empty() ? "campaign " + names.front() : "--from " + from));
+  }
   const std::string out = args.GetOr("--out", "");
   if (out.empty()) {
     if (args.JsonOutput()) {
@@ -59,6 +95,9 @@ int RunReport(const Args& args) {
   std::filesystem::create_directories(out, ec);
   if (ec) return ReportError("report", Status::Invalid("--out " + out + ": " + ec.message()));
   Status s = WriteFile(std::filesystem::path(out) / "report.md", report->markdown);
+  if (s.ok() && from.empty()) {
+    s = WriteFile(std::filesystem::path(out) / "campaign-result.json", run->dump(1) + "\n");
+  }
   if (s.ok()) s = WriteFile(std::filesystem::path(out) / "objective.svg", report->svg);
   // What this campaign learned, as a record `paratune propose --knowledge-dir OUT` cites.
   auto past = PastOptimizationRecord(*run);
@@ -80,7 +119,9 @@ int RunReport(const Args& args) {
 }  // namespace
 
 PARATUNE_COMMAND("report",
-                 "Markdown report + SVG chart of a campaign (--from SIMULATE.json --out DIR)", {},
-                 RunReport, {"--from", "--out"});
+                 "Markdown report + SVG chart of a campaign: CAMPAIGN [-n NS] on the cluster of "
+                 "--kubeconfig/$KUBECONFIG, or --from SIMULATE.json; --out DIR",
+                 {}, RunReport,
+                 {"--from", "--out", "-n", "--namespace", "--kubeconfig", "--context"});
 
 }  // namespace paratune::cli

@@ -1,8 +1,10 @@
 #include "controllers/campaign_status.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "agents/loop/baseline_preflight.h"
+#include "agents/loop/validator.h"
 #include "agents/loop/warm_start.h"
 #include "controllers/conditions.h"
 #include "controllers/job_renderer.h"
@@ -54,6 +56,17 @@ constexpr const char* kPhase = "phase";
 constexpr CampaignPhase kCampaignPhases[] = {CampaignPhase::kPending, CampaignPhase::kRunning,
                                              CampaignPhase::kSucceeded, CampaignPhase::kFailed,
                                              CampaignPhase::kStopped};
+
+// Candidates the pre-flight check refused as predicted to run out of memory (issue 38's
+// per-campaign metrics read it as paratune_campaign_ooms_avoided_total). Never below what the
+// status said: the pool store keeps only the latest rejections (message_pool_store_compaction).
+int64_t OomsAvoided(const TuningSession& session, const json& old_status) {
+  int64_t n = 0;
+  for (const auto& r : session.pool().rejected()) n += IsMemoryRejection(r.reason) ? 1 : 0;
+  const json& trials = old_status.value("trials", json::object());
+  const json& old = trials.is_object() ? trials.value("oomsAvoided", json()) : json();
+  return old.is_number_integer() ? std::max(n, old.get<int64_t>()) : n;
+}
 
 }  // namespace
 
@@ -136,7 +149,8 @@ json BuildCampaignStatus(const json& campaign, const TuningSession& session,
                    {"succeeded", sum.counts.succeeded},
                    {"failed", sum.counts.failed},
                    {"rejected", sum.counts.rejected},
-                   {"anomalous", sum.counts.anomalous}}}};
+                   {"anomalous", sum.counts.anomalous},
+                   {"oomsAvoided", OomsAvoided(session, old)}}}};
   SetCampaignPhase(&status, phase);
   status["baseline"] = {
       {"trialName", sum.baseline ? sum.baseline->name : ""},

@@ -13,17 +13,28 @@ Result<std::string> ReadLlmApiKey(kube::KubeClient* client, const CampaignSpec& 
   const std::string key = ref.key.empty() ? "apiKey" : ref.key;
   const std::string where =
       "spec.agents.llm.apiKeySecretRef: Secret " + spec.namespace_ + "/" + ref.name + " key " + key;
-  // By label and name: an unlabelled Secret is never sent to the operator at all.
-  kube::ListOptions opts;
-  opts.label_selector = std::string(kLlmApiKeyLabel) + "=true";
-  opts.field_selector = "metadata.name=" + ref.name;
-  auto list = client->List(kube::resources::kSecrets, spec.namespace_, opts);
-  if (!list.ok()) return list.status().WithPrefix(where);
-  if (list->items.empty()) {
-    return Status::Invalid(where + ": no such Secret carries the label " + kLlmApiKeyLabel +
+  // One `get` of the named Secret, with the rights a namespace administrator granted (a Role
+  // bound in that namespace, docs/security.md): the operator holds no cluster-wide right on
+  // Secrets and keeps no cache of them. The label is checked before anything else is read.
+  auto secret = client->Get(kube::resources::kSecrets, spec.namespace_, ref.name);
+  if (!secret.ok()) {
+    const StatusCode code = secret.status().code();
+    if (code == StatusCode::kPermissionDenied) {
+      return Status::Invalid(where + ": the operator may not read it; an administrator of " +
+                             "namespace " + spec.namespace_ + " grants `get` on it with a Role " +
+                             "bound to the operator's ServiceAccount (docs/security.md, " +
+                             "manifests/examples/llm-api-key-reader.yaml)");
+    }
+    if (code == StatusCode::kNotFound) return Status::Invalid(where + ": no such Secret");
+    return secret.status().WithPrefix(where);
+  }
+  const kube::Json& labels =
+      secret->value("metadata", kube::Json::object()).value("labels", kube::Json::object());
+  if (!labels.is_object() || labels.value(kLlmApiKeyLabel, "") != "true") {
+    return Status::Invalid(where + ": the Secret does not carry the label " + kLlmApiKeyLabel +
                            "=\"true\" (someone who may write Secrets in the namespace sets it)");
   }
-  const auto& data = list->items.front()["data"];
+  const kube::Json& data = (*secret)["data"];
   if (!data.is_object() || !data.contains(key) || !data[key].is_string()) {
     return Status::Invalid(where + ": no such key in the Secret");
   }

@@ -4,7 +4,8 @@
 //    administrator's allowed prefixes (--llm-allowed-endpoints);
 //  - a Secret named by spec.agents.llm.apiKeySecretRef is used only when it carries the label
 //    tuning.paratune.dev/llm-api-key: "true" (set by someone who may write Secrets there). It
-//    is looked up by label selector, so the operator never receives an unlabelled Secret;
+//    is read with one `get` by name, which RBAC allows only in namespaces whose administrator
+//    bound a Role granting it (no list, no watch, no cache of Secrets: docs/security.md);
 //  - the operator-wide key goes only to the operator-wide endpoint;
 //  - no key over plain http except to loopback.
 #ifndef PARATUNE_CONTROLLERS_LLM_API_KEY_H_
@@ -28,8 +29,9 @@ struct LlmAccessOptions {
 };
 
 // The key `spec` names: "" when it names no Secret; kInvalidArgument naming
-// spec.agents.llm.apiKeySecretRef when no Secret of that name carries the opt-in label, when
-// the key is missing in it, or when the value is not base64. Errors never hold the value.
+// spec.agents.llm.apiKeySecretRef when the Secret does not exist, the operator may not `get`
+// it (HTTP 403: the namespace granted nothing), it lacks the opt-in label, the key is missing
+// in it, or the value is not base64. Other errors are transient. Errors never hold the value.
 // `client` is not owned; thread-safe as far as the client is.
 Result<std::string> ReadLlmApiKey(kube::KubeClient* client, const CampaignSpec& spec);
 

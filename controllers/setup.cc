@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "controllers/campaign_metrics.h"
 #include "controllers/node_health/diagnostic_jobs.h"
 #include "controllers/operator_engines.h"
 
@@ -47,6 +48,7 @@ Status AdmitCampaign(kube::KubeClient* client, const ControllerSetupOptions& opt
         ns + " (its ServiceAccount and state live there)");
   }
   PARATUNE_RETURN_IF_ERROR(CheckTrialPodPolicy(spec, opts.pod_policy));
+  PARATUNE_RETURN_IF_ERROR(CheckRdmaRequests(spec.trial_template, opts.rdma_resource));
   if (!check_llm) return Status::Ok();
   return CheckLlmAccess(client, spec, opts.llm);
 }
@@ -186,6 +188,8 @@ Result<std::unique_ptr<ControllerSet>> SetupControllers(kube::Manager* mgr,
   set->planning = std::make_unique<PlanningCache>();
   copts.planning = set->planning.get();
   ExportPlanningCacheMetrics(set->planning.get(), mgr->metrics());
+  // Per-campaign series from the same caches, at every scrape (campaign_metrics.h).
+  ExportCampaignMetrics(campaigns, trials, mgr->metrics());
   TrialReconcilerOptions topts;
   topts.parse = copts.parse;
   if (opts.node_health) {
@@ -200,6 +204,7 @@ Result<std::unique_ptr<ControllerSet>> SetupControllers(kube::Manager* mgr,
     CampaignHealthOptions ho;
     ho.diagnostics = opts.diagnostics;
     ho.paratune_image = opts.trial_image;
+    ho.cordon = opts.node_remediation;
     set->health = std::make_unique<CampaignHealth>(client, set->ledger.get(), jobs, pods, ho);
     copts.health = set->health.get();
     NodeLedgerStore* ledger = set->ledger.get();

@@ -19,6 +19,7 @@
 #include "controllers/node_health/node_health.h"
 #include "controllers/node_health/node_ledger_store.h"
 #include "controllers/pod_policy.h"
+#include "controllers/rdma_resources.h"
 #include "controllers/trial_reconciler.h"
 #include "operator/manager.h"
 #include "operator/object_reader.h"
@@ -36,14 +37,20 @@ struct ControllerSetupOptions {
   uint64_t seed = 1;
   EngineFactory engine_factory;  // null: CreateStrategyEngine by spec.agents.engine
   // Cluster health (contract section 10).
-  bool node_health = true;             // the node ledger, anti-affinity, remediation
+  bool node_health = true;  // the node ledger, anti-affinity, remediation
+  // Cordon an approved suspect node (a `patch` of the Node, which RBAC grants only then:
+  // chart nodeHealth.remediation.enabled, --node-remediation). Off: approvals cordon nothing.
+  bool node_remediation = false;
   std::string diagnostics = "nvidia";  // off | nvidia | simulated (--diagnostics)
   std::string operator_namespace = kDefaultOperatorNamespace;  // where the ledger lives
   // How often a running trial's log is read for early stopping (issue 13); 0: never.
   Millis trial_log_poll{30000};
   // Multi-tenant safety (docs/security.md). Campaigns in operator_namespace are refused.
   TrialPodPolicy pod_policy;  // what trial pods may ask for
-  LlmAccessOptions llm;       // LLM endpoints and keys; used when engine_factory is null
+  // The RDMA extended resource the cluster's nodes advertise (--rdma-resource, chart
+  // rdma.resourceName): "" unknown (not checked), "none", or e.g. "rdma/ib" (rdma_resources.h).
+  std::string rdma_resource;
+  LlmAccessOptions llm;  // LLM endpoints and keys; used when engine_factory is null
   // A single campaign's evidence may make a node suspect only when this is 1 (the ledger's
   // min_campaigns, agents/health/node_ledger.h); the operator's default is 2.
   int suspect_min_campaigns = 2;
@@ -56,7 +63,8 @@ struct ControllerSetupOptions {
 };
 
 // The administrator policy a campaign must meet before anything runs: not in the operator's
-// namespace (metadata.namespace), the trial pod policy, and (engine llm|hybrid) LLM access.
+// namespace (metadata.namespace), the trial pod policy, the RDMA resource the cluster has, and
+// (engine llm|hybrid) LLM access.
 // kInvalidArgument naming the field; other codes are transient.
 Status AdmitCampaign(kube::KubeClient* client, const ControllerSetupOptions& opts,
                      const std::string& ns, const CampaignSpec& spec, bool check_llm);

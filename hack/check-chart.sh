@@ -92,7 +92,7 @@ expect "$TMP/single.yaml" $D "$C.args" \
 # Several watched namespaces: the operator runs one informer per namespace, so nothing
 # namespaced is granted cluster-wide (tests/integration/watch_namespaces_test.cc runs it so).
 expect "$TMP/single.yaml" ClusterRole/paratune-operator .rules \
-  '[{"apiGroups":[""],"resources":["nodes"],"verbs":["get","list","patch"]}]'
+  '[{"apiGroups":["trainer.kubeflow.org"],"resources":["clustertrainingruntimes"],"verbs":["get","list"]},{"apiGroups":[""],"resources":["nodes"],"verbs":["get","list"]}]'
 expect_absent "$TMP/single.yaml" PodDisruptionBudget/paratune-operator
 expect_absent "$TMP/single.yaml" Role/paratune-leader-election
 expect_absent "$TMP/single.yaml" RoleBinding/paratune-leader-election
@@ -162,12 +162,50 @@ expect "$TMP/tenant.yaml" Role/paratune-operator .metadata.namespace '"team-a"'
 expect "$TMP/tenant.yaml" Role/paratune-operator-state .rules \
   '[{"apiGroups":[""],"resources":["configmaps"],"verbs":["get","list","watch","create","update"]}]'
 expect "$TMP/tenant.yaml" ClusterRole/paratune-operator .rules \
-  '[{"apiGroups":[""],"resources":["nodes"],"verbs":["get","list","patch"]}]'
+  '[{"apiGroups":["trainer.kubeflow.org"],"resources":["clustertrainingruntimes"],"verbs":["get","list"]},{"apiGroups":[""],"resources":["nodes"],"verbs":["get","list"]}]'
 expect "$TMP/tenant.yaml" $D "$C.args[7]" '"--suspect-min-campaigns=1"'
 expect "$TMP/tenant.yaml" $D "$C.args[8]" '"--llm-allowed-endpoints=https://llm.corp/"'
 expect "$TMP/tenant.yaml" $D "$C.args[9]" '"--trial-allow-host-path=true"'
 expect "$TMP/tenant.yaml" $D "$C.args[10]" '"--trial-allowed-capabilities=IPC_LOCK"'
 expect_absent "$TMP/default.yaml" Role/paratune-operator-state
+# Least privilege (issue 38): no Secret rule cluster-wide, a `get` (never list/watch) per watched
+# namespace; no Node patch unless node remediation is enabled, then in its own ClusterRole.
+expect "$TMP/tenant.yaml" Role/paratune-operator '.rules[15]' \
+  '{"apiGroups":[""],"resources":["secrets"],"verbs":["get"]}'
+if grep -q 'secrets' <("$RC" get "$TMP/default.yaml" ClusterRole/paratune-operator .rules); then
+  fail "the default ClusterRole grants something on Secrets"
+fi
+expect_absent "$TMP/default.yaml" ClusterRole/paratune-operator-node-remediation
+render "$TMP/remedy.yaml" --set nodeHealth.remediation.enabled=true
+expect "$TMP/remedy.yaml" ClusterRole/paratune-operator-node-remediation .rules \
+  '[{"apiGroups":[""],"resources":["nodes"],"verbs":["patch"]}]'
+expect "$TMP/remedy.yaml" ClusterRoleBinding/paratune-operator-node-remediation .subjects \
+  '[{"kind":"ServiceAccount","name":"paratune-operator","namespace":"paratune-system"}]'
+expect "$TMP/remedy.yaml" $D "$C.args[7]" '"--node-remediation=true"'
+# Observability (off by default): the ServiceMonitor selects the metrics Service; the dashboard
+# ConfigMap carries files/dashboards/paratune-campaigns.json for Grafana's sidecar.
+expect_absent "$TMP/default.yaml" ServiceMonitor/paratune-operator
+expect_absent "$TMP/default.yaml" ConfigMap/paratune-dashboard
+render "$TMP/obs.yaml" --set metrics.serviceMonitor.enabled=true --set metrics.grafanaDashboard.enabled=true \
+  --set metrics.serviceMonitor.labels.release=prometheus --set metrics.grafanaDashboard.namespace=monitoring
+expect "$TMP/obs.yaml" ServiceMonitor/paratune-operator .spec.endpoints \
+  '[{"interval":"30s","path":"/metrics","port":"metrics"}]'
+expect "$TMP/obs.yaml" ServiceMonitor/paratune-operator .spec.selector.matchLabels \
+  '{"app.kubernetes.io/component":"operator","app.kubernetes.io/name":"paratune"}'
+expect "$TMP/obs.yaml" ServiceMonitor/paratune-operator .metadata.labels.release '"prometheus"'
+expect "$TMP/obs.yaml" ConfigMap/paratune-dashboard .metadata.namespace '"monitoring"'
+expect "$TMP/obs.yaml" ConfigMap/paratune-dashboard .metadata.labels.grafana_dashboard '"1"'
+if ! "$RC" get "$TMP/obs.yaml" ConfigMap/paratune-dashboard '.data' | python3 -c '
+import json, sys
+d = json.loads(json.load(sys.stdin)["paratune-campaigns.json"])
+assert d["uid"] == "paratune-campaigns" and d["panels"]' 2>"$TMP/dash.txt"; then
+  fail "the dashboard ConfigMap does not hold the dashboard JSON: $(cat "$TMP/dash.txt")"
+fi
+render "$TMP/rdma.yaml" --set rdma.resourceName=rdma/ib
+expect "$TMP/rdma.yaml" $D "$C.args[7]" '"--rdma-resource=rdma/ib"'
+expect_error "rdma.resourceName" --set rdma.resourceName=infiniband
+expect_error "nodeHealth.remediation.enabled: needs nodeHealth.enabled=true" \
+  --set nodeHealth.remediation.enabled=true --set nodeHealth.enabled=false
 expect_error "trialPodPolicy.allowPrivileged" --set trialPodPolicy.allowPrivileged=yes
 
 # 3. Values the operator refuses fail the rendering, naming the value.

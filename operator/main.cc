@@ -13,6 +13,12 @@
 //   --diagnostics off|nvidia|simulated  what diagnostic checks of suspect nodes run
 //                                   (default nvidia; simulated: `paratune node-check CHECK`)
 //   --node-health true|false        node ledger, anti-affinity and remediation (default true)
+//   --node-remediation true|false   cordon a suspect node once a cluster administrator approved
+//                                   (default false: the proposal stays, nobody's Node is
+//                                   patched; RBAC then grants no `patch` on Nodes)
+//   --rdma-resource NAME|none       the RDMA extended resource the GPU nodes advertise (e.g.
+//                                   rdma/ib; none: no RDMA devices); campaigns requesting
+//                                   another rdma/ resource are refused (default: not checked)
 //   --operator-namespace NS         where the node-health ledger ConfigMap lives (default
 //                                   $POD_NAMESPACE, else paratune-system)
 // Multi-tenant safety (docs/security.md):
@@ -79,6 +85,8 @@ struct Flags {
   std::string trial_image = paratune::controllers::kDefaultTrialImage;
   std::string diagnostics = "nvidia";
   std::string node_health = "true";
+  std::string node_remediation = "false";
+  std::string rdma_resource;
   // $POD_NAMESPACE (the downward API sets it in the Deployment), else paratune-system.
   std::string operator_namespace =
       EnvOr("POD_NAMESPACE", paratune::controllers::kDefaultOperatorNamespace);
@@ -140,6 +148,8 @@ Result<Flags> ParseFlags(int argc, char** argv) {
       {"--trial-image", &f.trial_image},
       {"--diagnostics", &f.diagnostics},
       {"--node-health", &f.node_health},
+      {"--node-remediation", &f.node_remediation},
+      {"--rdma-resource", &f.rdma_resource},
       {"--operator-namespace", &f.operator_namespace}};
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i], value;
@@ -192,6 +202,17 @@ Result<Flags> ParseFlags(int argc, char** argv) {
   }
   if (f.node_health != "true" && f.node_health != "false") {
     return Status::Invalid("--node-health: must be true or false, got \"" + f.node_health + "\"");
+  }
+  if (f.node_remediation != "true" && f.node_remediation != "false") {
+    return Status::Invalid("--node-remediation: must be true or false, got \"" +
+                           f.node_remediation + "\"");
+  }
+  if (!f.rdma_resource.empty() && f.rdma_resource != "none" &&
+      f.rdma_resource.find('/') == std::string::npos) {
+    return Status::Invalid(
+        "--rdma-resource: must be none or an extended resource name "
+        "(domain/name, e.g. rdma/ib), got \"" +
+        f.rdma_resource + "\"");
   }
   if (f.operator_namespace.empty()) return Status::Invalid("--operator-namespace: empty");
   if (f.log_format != "json" && f.log_format != "text") {
@@ -300,6 +321,8 @@ int Run(const Flags& flags) {
   so.trial_image = flags.trial_image;
   so.diagnostics = flags.diagnostics;
   so.node_health = flags.node_health == "true";
+  so.node_remediation = flags.node_remediation == "true";
+  so.rdma_resource = flags.rdma_resource;
   so.operator_namespace = flags.operator_namespace;
   so.campaign_defaults = defaults;
   // The knowledge ConfigMaps the chart mounts (values knowledgeConfigMaps).

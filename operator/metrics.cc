@@ -93,6 +93,14 @@ void MetricsRegistry::SetGaugeFunction(const std::string& name, const Labels& la
   FamilyLocked(name, "gauge").series[LabelString(labels)].fn = std::move(fn);
 }
 
+void MetricsRegistry::SetFamilyFunction(const std::string& name, const std::string& type,
+                                        const std::string& help, std::function<SeriesList()> fn) {
+  std::lock_guard lock(mu_);
+  Family& f = FamilyLocked(name, type);
+  f.help = help;
+  f.collect = std::move(fn);
+}
+
 void MetricsRegistry::Observe(const std::string& name, const Labels& labels, double value) {
   std::lock_guard lock(mu_);
   Family& f = FamilyLocked(name, "histogram");
@@ -109,6 +117,13 @@ double MetricsRegistry::Value(const std::string& name, const Labels& labels) con
   std::lock_guard lock(mu_);
   auto f = families_.find(name);
   if (f == families_.end()) return 0;
+  if (f->second.collect) {
+    const std::string want = LabelString(labels);
+    for (const auto& [l, v] : f->second.collect()) {
+      if (LabelString(l) == want) return v;
+    }
+    return 0;
+  }
   auto s = f->second.series.find(LabelString(labels));
   if (s == f->second.series.end()) return 0;
   return s->second.fn ? s->second.fn() : s->second.value;
@@ -128,6 +143,12 @@ std::string MetricsRegistry::Render() const {
   for (const auto& [name, f] : families_) {
     if (!f.help.empty()) out << "# HELP " << name << " " << f.help << "\n";
     out << "# TYPE " << name << " " << f.type << "\n";
+    if (f.collect) {
+      for (const auto& [labels, v] : f.collect()) {
+        out << WithLabels(name, LabelString(labels)) << " " << Significant(v, 17) << "\n";
+      }
+      continue;
+    }
     for (const auto& [labels, s] : f.series) {
       if (f.type != "histogram") {
         out << WithLabels(name, labels) << " " << Significant(s.fn ? s.fn() : s.value, 17) << "\n";

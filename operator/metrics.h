@@ -33,6 +33,14 @@ class MetricsRegistry {
   void Observe(const std::string& name, const Labels& labels, double value);
   // A gauge computed at scrape time (queue depth).
   void SetGaugeFunction(const std::string& name, const Labels& labels, std::function<double()> fn);
+  // A whole family computed at every scrape (a Prometheus client's "collector"): `fn` returns
+  // the series that exist now, so a series it stops returning (a deleted campaign's) is gone
+  // from the next scrape: the family holds no more series than `fn` returns. `type` is counter
+  // or gauge. Replaces a previous function of that name. `fn` runs with the registry locked:
+  // it must not call the registry.
+  using SeriesList = std::vector<std::pair<Labels, double>>;
+  void SetFamilyFunction(const std::string& name, const std::string& type, const std::string& help,
+                         std::function<SeriesList()> fn);
 
   // Current value of a counter/gauge series (0 when absent); count of a histogram series.
   double Value(const std::string& name, const Labels& labels) const;
@@ -57,6 +65,7 @@ class MetricsRegistry {
     std::string help;
     std::vector<double> buckets;
     std::map<std::string, Series> series;  // by rendered label string
+    std::function<SeriesList()> collect;   // SetFamilyFunction: series computed at scrape
   };
   Family& FamilyLocked(const std::string& name, const std::string& type);
 
@@ -85,6 +94,8 @@ inline constexpr char kRestThrottleSeconds[] =
     "paratune_rest_client_rate_limiter_wait_seconds_total";
 inline constexpr char kRestServerFlowControl[] = "paratune_rest_client_server_flow_control";
 inline constexpr char kLeaderGauge[] = "leader_election_master_status";
+// The label of a series per lifecycle phase (kube-state-metrics' kube_pod_status_phase{phase}).
+inline constexpr char kPhaseLabel[] = "phase";
 
 }  // namespace paratune::kube
 

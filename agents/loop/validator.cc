@@ -33,6 +33,12 @@ bool WasUnmeasured(const Config& c, const MessagePool& pool) {
 
 }  // namespace
 
+bool IsMemoryRejection(const std::string& reason) {
+  // The two memory sentences of MatchKnownFailure and Check below.
+  return reason.rfind("predicted peak memory ", 0) == 0 ||
+         reason.rfind("needs at least as much memory as ", 0) == 0;
+}
+
 std::string Validator::MatchKnownFailure(const Config& c, const MessagePool& pool,
                                          const CalibratedPredictor& predictor) const {
   for (const auto& t : pool.trials()) {

@@ -20,6 +20,11 @@ namespace paratune {
 inline constexpr const char* kUnmeasuredReason =
     "not measured: the measurements file has no line for this configuration";
 
+// True for a rejection reason Check gives a candidate predicted to run out of device memory
+// (the memory check, or a known out-of-memory failure it needs at least as much memory as):
+// a trial the pre-flight check saved from an OOM.
+bool IsMemoryRejection(const std::string& reason);
+
 struct ValidatorOptions {
   bool check_memory = true;          // predicted peak + margin vs capacity
   bool check_known_failures = true;  // failure signatures recorded in the pool

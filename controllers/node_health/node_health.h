@@ -56,6 +56,9 @@ inline constexpr const char* kRemediationStates[] = {"Proposed", "Applied", "Fai
 struct CampaignHealthOptions {
   std::string diagnostics = "nvidia";  // off | nvidia | simulated (operator --diagnostics)
   std::string paratune_image = "paratune/paratune:latest";  // simulated checks' image
+  // Whether an approved CordonNode patches the Node (--node-remediation). False: the approval
+  // is answered with a Failed remediation saying the administrator cordons it by hand.
+  bool cordon = false;
   // How long a cordon approval found missing counts as missing (ClusterApprovals).
   Millis approval_recheck{10000};
   TimeSource* clock = nullptr;  // null: the real clock

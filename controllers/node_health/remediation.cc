@@ -166,7 +166,12 @@ Status CampaignHealth::Apply(HealthContext& ctx, Json& r, const std::string& by,
   const std::string action = r.value("action", "");
   std::string message;
   bool ok = true;
-  if (action == "CordonNode") {
+  if (action == "CordonNode" && !opts_.cordon) {
+    ok = false;
+    message = "not cordoned: node remediation is off (operator flag --node-remediation, chart " +
+              std::string("nodeHealth.remediation.enabled), so the operator may not patch ") +
+              "Nodes; a cluster administrator runs: kubectl cordon " + r.value("node", "");
+  } else if (action == "CordonNode") {
     const std::string node = r.value("node", "");
     auto patched = client_->Patch(res::kNodes, "", node, kube::PatchType::kMerge,
                                   {{"spec", {{"unschedulable", true}}}});

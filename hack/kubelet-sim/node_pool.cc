@@ -14,6 +14,9 @@ std::vector<NodeSpec> DefaultPools(int gpu_nodes, int tpu_hosts) {
     std::string name = "paratune-gpu-" + std::to_string(i);
     Json cap = base_cap;
     cap["nvidia.com/gpu"] = "8";
+    // The RDMA devices of a GPU node with InfiniBand, as an RDMA device plugin advertises them
+    // (kSimulatedRdmaResource); multi-node GPU samples request it (chart rdma.resourceName).
+    cap[kSimulatedRdmaResource] = kSimulatedRdmaDevices;
     out.push_back({name,
                    {{"cloud.google.com/gke-accelerator", "nvidia-h100-80gb"},
                     {"cloud.google.com/gke-nodepool", "gpu-h100"}},

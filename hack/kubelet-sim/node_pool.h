@@ -28,6 +28,12 @@ struct NodeSpec {
   kube::Json capacity;
 };
 
+// The extended resource the simulated GPU nodes advertise for their RDMA (InfiniBand) devices,
+// as the NVIDIA Network Operator's RDMA shared device plugin would (resource "rdma/<name>",
+// https://github.com/Mellanox/k8s-rdma-shared-dev-plugin), and how many: one per GPU.
+inline constexpr char kSimulatedRdmaResource[] = "rdma/ib";
+inline constexpr char kSimulatedRdmaDevices[] = "8";
+
 // The default pools: paratune-gpu-0..gpu_nodes-1 and paratune-tpu-0..tpu_hosts-1.
 std::vector<NodeSpec> DefaultPools(int gpu_nodes, int tpu_hosts);
 

@@ -54,6 +54,35 @@ TEST(LlmApiKeyTest, AnUnlabelledSecretIsNeitherReadNorUsed) {
   EXPECT_EQ(key.status().message().find("sk-test"), std::string::npos);
 }
 
+// Least privilege (docs/security.md): one `get` by name, never a list or watch of Secrets.
+TEST(LlmApiKeyTest, TheSecretIsReadByNameNeverListed) {
+  kube::FakeKubeClient client;
+  ASSERT_TRUE(client.Create(kube::resources::kSecrets, "ns", Secret("llm-key", true)).ok());
+  client.ResetCalls();
+  ASSERT_TRUE(ReadLlmApiKey(&client, SpecWithRef("llm-key", "apiKey")).ok());
+  EXPECT_EQ(client.Calls("get"), 1);
+  EXPECT_EQ(client.Calls("list"), 0);
+  EXPECT_EQ(client.Calls("watch"), 0);
+}
+
+// A namespace that granted the operator nothing: a spec error naming the field and saying who
+// grants it, not a transient error retried forever.
+TEST(LlmApiKeyTest, ADeniedGetNamesTheFieldAndTheGrant) {
+  kube::FakeKubeClient client;
+  ASSERT_TRUE(client.Create(kube::resources::kSecrets, "ns", Secret("llm-key", true)).ok());
+  client.InjectError("get", "secrets", Status(StatusCode::kPermissionDenied, "forbidden"));
+  auto key = ReadLlmApiKey(&client, SpecWithRef("llm-key", "apiKey"));
+  ASSERT_FALSE(key.ok());
+  EXPECT_EQ(key.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(key.status().message().rfind("spec.agents.llm.apiKeySecretRef", 0), 0u);
+  EXPECT_NE(key.status().message().find("Role"), std::string::npos) << key.status().message();
+  // A transient error stays transient (retried), still naming the field.
+  client.InjectError("get", "secrets", Status::Unavailable("etcd leader changed"));
+  key = ReadLlmApiKey(&client, SpecWithRef("llm-key", "apiKey"));
+  ASSERT_FALSE(key.ok());
+  EXPECT_EQ(key.status().code(), StatusCode::kUnavailable);
+}
+
 TEST(LlmAccessTest, TheOperatorKeyGoesOnlyToTheOperatorEndpoint) {
   kube::FakeKubeClient client;
   LlmAccessOptions opts;

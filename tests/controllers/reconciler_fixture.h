@@ -108,8 +108,10 @@ class FakeCluster {
   // `time`: the reconcilers' clock (the informers keep the real one).
   // `site_analyzer`: the site's failure analyzer (null: the keyword fallback, which knows no
   // queue or knowledge-base signatures).
+  // `cordon`: --node-remediation (an approved CordonNode patches the Node).
   explicit FakeCluster(bool detect_anomalies = true, TimeSource* time = RealTimeSource::Get(),
-                       std::shared_ptr<const FailureAnalyzer> site_analyzer = nullptr) {
+                       std::shared_ptr<const FailureAnalyzer> site_analyzer = nullptr,
+                       bool cordon = true) {
     for (const auto* gvr : {&res::kTuningCampaigns, &res::kTrialRuns, &res::kJobs, &res::kPods}) {
       readers_.push_back(std::make_unique<kube::testing::ClientReader>(&client, *gvr));
     }
@@ -127,6 +129,7 @@ class FakeCluster {
     // The approval tests create an approval between two reconciles a moment apart: asked every
     // time here (ClusterApprovalsTest covers the recheck interval).
     ho.approval_recheck = Millis(0);
+    ho.cordon = cordon;
     health = std::make_unique<CampaignHealth>(&client, ledger.get(), jobs(), pods(), ho);
     CampaignReconcilerOptions copts;
     copts.health = health.get();

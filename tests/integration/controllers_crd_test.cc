@@ -145,18 +145,26 @@ TEST(ControllersCrdTest, OperatorServiceAccountHasExactlyWhatTheControllersUse) 
              {"data", {{"pool.json", "{}"}}}};
   EXPECT_TRUE(c->Create(resources::kConfigMaps, ns, cm).ok());
   // Not granted: the controllers never delete pods, edit campaign specs or write secrets.
-  // Secrets are only listed (by name and the llm-api-key label, so an unlabelled Secret's data
-  // never reaches the operator: docs/security.md), never read by name, created or deleted.
+  // The default RBAC holds no right on Secrets at all (issue 38): a campaign's key is read with
+  // one `get` only where its namespace's administrator granted it (docs/security.md).
   EXPECT_EQ(c->Delete(resources::kPods, ns, "anything").code(), StatusCode::kPermissionDenied);
   EXPECT_EQ(c->Update(resources::kTuningCampaigns, tc).status().code(),
             StatusCode::kPermissionDenied);
   EXPECT_EQ(c->Get(resources::kSecrets, ns, "anything").status().code(),
             StatusCode::kPermissionDenied);
+  EXPECT_EQ(c->List(resources::kSecrets, ns, {}).status().code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(c->List(resources::kSecrets, "", {}).status().code(), StatusCode::kPermissionDenied);
   EXPECT_EQ(c->Delete(resources::kSecrets, ns, "anything").code(), StatusCode::kPermissionDenied);
   // Nodes are listed (a trial the scheduler leaves Pending is judged against them: node_fit.h),
-  // never deleted or replaced.
+  // never deleted or replaced, and patched only with node remediation enabled (its own
+  // ClusterRole, not in manifests/rbac.yaml).
   EXPECT_TRUE(c->List(resources::kNodes, "", {}).ok());
   EXPECT_EQ(c->Delete(resources::kNodes, "", "anything").code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(c->Patch(resources::kNodes, "", "anything", PatchType::kMerge,
+                     {{"spec", {{"unschedulable", true}}}})
+                .status()
+                .code(),
+            StatusCode::kPermissionDenied);
 }
 
 }  // namespace

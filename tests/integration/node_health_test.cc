@@ -128,6 +128,16 @@ TEST(NodeHealthIntegrationTest, SickNodeIsFoundAvoidedAndCordonedAfterApproval) 
   const std::string opns = cluster->NewNamespace("nodehealth-op");
   so.operator_namespace = opns;  // the ledger and approvals of this test only
   so.suspect_min_campaigns = 1;  // one campaign here; the weighting has its unit tests
+  // Remediation is opt-in (chart nodeHealth.remediation.enabled): the flag, and the Node
+  // `patch` the chart then grants in its own ClusterRole (manifests/rbac.yaml has none).
+  so.node_remediation = true;
+  (void)cluster->Kubectl(
+      "create clusterrole paratune-operator-node-remediation --verb=patch "
+      "--resource=nodes");
+  (void)cluster->Kubectl(
+      "create clusterrolebinding paratune-operator-node-remediation "
+      "--clusterrole=paratune-operator-node-remediation "
+      "--serviceaccount=paratune-system:paratune-operator");
   auto set = controllers::SetupControllers(mgr->get(), so);
   ASSERT_TRUE(set.ok()) << set.status().ToString();
   std::stop_source stop;
@@ -214,6 +224,9 @@ TEST(NodeHealthIntegrationTest, SickNodeIsFoundAvoidedAndCordonedAfterApproval) 
   stop.request_stop();
   run.join();
   for (const auto& n : {healthy, sick}) (void)admin->Delete(resources::kNodes, "", n);
+  // The next test of this cluster sees the default RBAC again (no Node patch).
+  (void)cluster->Kubectl("delete clusterrolebinding paratune-operator-node-remediation");
+  (void)cluster->Kubectl("delete clusterrole paratune-operator-node-remediation");
 }
 
 }  // namespace

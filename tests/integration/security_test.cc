@@ -8,13 +8,20 @@
 //  - privileged and host-namespace trial pods: SpecValid=False naming the field, no Job;
 // while a campaign against the allowlisted scripted OpenAI-compatible server runs and its
 // proposals become trials (TrialRun spec.proposal.proposedBy = llm).
+// Least privilege (issue 38): the operator's ServiceAccount can list, watch or get no Secret and
+// patch no Node until someone grants it; a namespace administrator's Role for one named Secret
+// (manifests/examples/llm-api-key-reader.yaml) lets a campaign use that key, still only with
+// the opt-in label; and alice sees nothing beyond her own Role.
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
 #include <fstream>
 #include <memory>
+#include <regex>
+#include <sstream>
 #include <string>
+#include <tuple>
 
 #include "tests/integration/reliability_harness.h"
 #include "tests/llm/scripted_server.h"
@@ -28,6 +35,8 @@ using llm::testing::ScriptedServer;
 using std::chrono::seconds;
 
 constexpr char kVictimKey[] = "sk-victim-db-password-0123456789";
+constexpr char kGrantedKey[] = "sk-granted-team-key-42";
+constexpr char kOperatorSa[] = "system:serviceaccount:paratune-system:paratune-operator";
 
 // Answers as the Analyst and the Strategist would, walking through configurations of the
 // SimCampaign space that differ from its baseline.
@@ -182,6 +191,105 @@ TEST_F(SecurityTest, NamespaceEditorCannotReachBeyondTheNamespaceThroughTheOpera
     EXPECT_TRUE(TrialRunsOf(admin_, ns_, name).empty()) << name;
   }
   EXPECT_EQ(op_->Log().find(kVictimKey), std::string::npos);
+  EXPECT_TRUE(op_->Alive());
+}
+
+// `kubectl auth can-i VERB RESOURCE` as `who` (namespace "" : every namespace).
+bool CanI(LocalCluster* cluster, const std::string& who, const std::string& verb,
+          const std::string& resource, const std::string& ns) {
+  const std::string where = ns.empty() ? " --all-namespaces" : " -n " + ns;
+  return cluster->Kubectl("auth can-i " + verb + " " + resource + where + " --as=" + who) == 0;
+}
+
+TEST_F(SecurityTest, TheOperatorReadsOnlySecretsANamespaceGrantsAndAliceOnlyHerRole) {
+  // The default RBAC (manifests/rbac.yaml, the chart's default rendering): no Secret anywhere,
+  // no Node patch.
+  for (const char* verb : {"list", "watch", "get"}) {
+    EXPECT_FALSE(CanI(cluster_, kOperatorSa, verb, "secrets", "")) << verb;
+    EXPECT_FALSE(CanI(cluster_, kOperatorSa, verb, "secrets", ns_)) << verb;
+  }
+  EXPECT_FALSE(CanI(cluster_, kOperatorSa, "patch", "nodes", ""));
+  EXPECT_TRUE(CanI(cluster_, kOperatorSa, "list", "nodes", "")) << "node_fit reads them";
+
+  // The namespace's administrator grants `get` on two named Secrets with the shipped example
+  // Role; one carries the opt-in label, the other not.
+  std::ifstream example(std::string(PARATUNE_SOURCE_DIR) +
+                        "/manifests/examples/llm-api-key-reader.yaml");
+  std::stringstream text;
+  text << example.rdbuf();
+  std::string role =
+      std::regex_replace(text.str(), std::regex("namespace: team-a"), "namespace: " + ns_);
+  role = std::regex_replace(role, std::regex("resourceNames: \\[llm-key\\]"),
+                            "resourceNames: [llm-key, unlabelled-key]");
+  const std::string role_path = cluster_->dir() + "/" + ns_ + "-llm-key-reader.yaml";
+  std::ofstream(role_path) << role;
+  ASSERT_EQ(cluster_->Kubectl("apply -f " + role_path), 0);
+  for (auto [name, labelled, key] : {std::tuple{"llm-key", true, kGrantedKey},
+                                     std::tuple{"unlabelled-key", false, kVictimKey}}) {
+    Json secret = {{"apiVersion", "v1"},
+                   {"kind", "Secret"},
+                   {"metadata", {{"name", name}}},
+                   {"stringData", {{"apiKey", key}}}};
+    if (labelled) secret["metadata"]["labels"]["tuning.paratune.dev/llm-api-key"] = "true";
+    ASSERT_TRUE(admin_->Create(resources::kSecrets, ns_, secret).ok()) << name;
+  }
+  EXPECT_TRUE(CanI(cluster_, kOperatorSa, "get", "secret/llm-key", ns_));
+  EXPECT_FALSE(CanI(cluster_, kOperatorSa, "get", "secret/db-password", ns_));
+  EXPECT_FALSE(CanI(cluster_, kOperatorSa, "list", "secrets", ns_));
+
+  // Granted but unlabelled: refused, naming the field and the label; never sent.
+  Json unlabelled = LlmCampaign("unlabelled", allowed_->endpoint());
+  unlabelled["spec"]["agents"]["llm"]["apiKeySecretRef"] = {{"name", "unlabelled-key"},
+                                                            {"key", "apiKey"}};
+  ASSERT_EQ(ApplyAsAlice(unlabelled), 0);
+  std::string why = Refusal("unlabelled");
+  EXPECT_NE(why.find("spec.agents.llm.apiKeySecretRef"), std::string::npos) << why;
+  EXPECT_NE(why.find("tuning.paratune.dev/llm-api-key"), std::string::npos) << why;
+  // Granted and labelled: the campaign runs and its requests carry that key.
+  Json keyed = LlmCampaign("keyed", allowed_->endpoint());
+  keyed["spec"]["agents"]["llm"]["apiKeySecretRef"] = {{"name", "llm-key"}, {"key", "apiKey"}};
+  ASSERT_EQ(ApplyAsAlice(keyed), 0);
+  auto proposed_by_llm = [&] {
+    for (const Json& tr : TrialRunsOf(admin_, ns_, "keyed")) {
+      if (tr["spec"].value("proposal", Json::object()).value("proposedBy", "") == "llm") {
+        return true;
+      }
+    }
+    return false;
+  };
+  EXPECT_TRUE(WaitFor(proposed_by_llm, seconds(240)))
+      << Describe(admin_, ns_, "keyed") << "\noperator log: " << op_->log_path();
+  ASSERT_FALSE(allowed_->requests().empty());
+  for (const auto& r : allowed_->requests()) {
+    auto auth = r.headers.find("authorization");
+    ASSERT_NE(auth, r.headers.end());
+    EXPECT_EQ(auth->second, std::string("Bearer ") + kGrantedKey);
+    EXPECT_EQ(r.body.find(kVictimKey), std::string::npos);
+  }
+  EXPECT_TRUE(TrialRunsOf(admin_, ns_, "unlabelled").empty());
+  EXPECT_EQ(op_->Log().find(kGrantedKey), std::string::npos) << "never logged";
+  EXPECT_EQ(op_->Log().find(kVictimKey), std::string::npos);
+
+  // alice, a namespace user: what `kubectl auth can-i --list` shows her in her namespace is her
+  // Role (tuningcampaigns) and the self-review rules every authenticated user has; nothing on
+  // Secrets, pods, Jobs, ConfigMaps, TrialRuns or Nodes, and nothing in another namespace.
+  std::string rules;
+  ASSERT_EQ(cluster_->Kubectl("auth can-i --list -n " + ns_ + " --as=alice", &rules), 0);
+  EXPECT_NE(rules.find("tuningcampaigns.tuning.paratune.dev"), std::string::npos) << rules;
+  std::istringstream lines(rules);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("Resources", 0) == 0 || line.empty()) continue;
+    const std::string resource = line.substr(0, line.find(' '));
+    const bool own_role = resource == "tuningcampaigns.tuning.paratune.dev";
+    const bool self_review = resource.find("selfsubject") == 0;
+    const bool discovery = resource.empty() || resource[0] == '[';  // non-resource URLs
+    EXPECT_TRUE(own_role || self_review || discovery) << "alice may: " << line;
+  }
+  for (const char* what : {"secrets", "pods", "jobs", "configmaps", "trialruns"}) {
+    EXPECT_FALSE(CanI(cluster_, "alice", "get", what, ns_)) << what;
+  }
+  EXPECT_FALSE(CanI(cluster_, "alice", "list", "tuningcampaigns", "default"));
+  EXPECT_FALSE(CanI(cluster_, "alice", "patch", "nodes", ""));
   EXPECT_TRUE(op_->Alive());
 }
 

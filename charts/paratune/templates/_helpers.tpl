@@ -79,6 +79,14 @@ app.kubernetes.io/component: operator
 {{- if or (lt $workers 1) (gt $workers 256) }}
 {{- fail (printf "maxConcurrentReconciles: must be in [1, 256], got %v" .Values.maxConcurrentReconciles) }}
 {{- end }}
+{{- if and .Values.nodeHealth.remediation.enabled (not .Values.nodeHealth.enabled) }}
+{{- fail "nodeHealth.remediation.enabled: needs nodeHealth.enabled=true (remediation acts on the node ledger's suspects)" }}
+{{- end }}
+{{- with .Values.rdma.resourceName }}
+{{- if and (ne . "none") (not (contains "/" .)) }}
+{{- fail (printf "rdma.resourceName: must be none or an extended resource name such as rdma/ib, got %q" .) }}
+{{- end }}
+{{- end }}
 {{- if and .Values.llm.apiKeySecret.name (not .Values.llm.apiKeySecret.key) }}
 {{- fail "llm.apiKeySecret.key: required when llm.apiKeySecret.name is set" }}
 {{- end }}

@@ -287,6 +287,29 @@ TEST(NodeHealthTest, AnomalousTrialIsNotTheBestAndItsRetryNeedsApproval) {
   EXPECT_EQ(EventsWithReason(c, "RemediationApplied"), 1);
 }
 
+// Node remediation off (the chart's default, --node-remediation=false: RBAC grants no Node
+// patch): an administrator's approval patches nothing; the remediation ends Failed with the
+// command for the administrator to run.
+TEST(NodeHealthTest, WithRemediationOffAnApprovedCordonPatchesNothing) {
+  FakeCluster c(true, RealTimeSource::Get(), nullptr, /*cordon=*/false);
+  RunLlamaUntilGpu2IsSuspect(c);
+  Json st = c.Get(res::kTuningCampaigns, "llama")["status"];
+  ASSERT_EQ(Remediation(st, "cordon-gpu-2").value("state", ""), "Proposed") << st.dump(2);
+  Json approval = {
+      {"apiVersion", "v1"},
+      {"kind", "ConfigMap"},
+      {"metadata",
+       {{"name", ClusterApprovalName("cordon-gpu-2")}, {"namespace", "paratune-system"}}},
+      {"data", {{"remediation", "cordon-gpu-2"}, {"approvedBy", "root@ops"}}}};
+  ASSERT_TRUE(c.client.Create(res::kConfigMaps, "paratune-system", approval).ok());
+  c.Sync();
+  ASSERT_TRUE(c.campaign_reconciler->Reconcile({"ns", "llama"}).ok());
+  EXPECT_FALSE(GetNode(c, "gpu-2").value("spec", Json::object()).value("unschedulable", false));
+  Json cordon = Remediation(c.Get(res::kTuningCampaigns, "llama")["status"], "cordon-gpu-2");
+  EXPECT_EQ(cordon.value("state", ""), "Failed") << cordon.dump(2);
+  EXPECT_NE(cordon.dump().find("kubectl cordon gpu-2"), std::string::npos) << cordon.dump(2);
+}
+
 TEST(NodeHealthTest, SuspectNodeIsAvoidedDiagnosedAndCordonedOnlyWithApproval) {
   FakeCluster c;
   RunLlamaUntilGpu2IsSuspect(c);
