@@ -92,7 +92,7 @@ expect "$TMP/single.yaml" $D "$C.args" \
 # Several watched namespaces: the operator runs one informer per namespace, so nothing
 # namespaced is granted cluster-wide (tests/integration/watch_namespaces_test.cc runs it so).
 expect "$TMP/single.yaml" ClusterRole/paratune-operator .rules \
-  '[{"apiGroups":["trainer.kubeflow.org"],"resources":["clustertrainingruntimes"],"verbs":["get","list"]},{"apiGroups":[""],"resources":["nodes"],"verbs":["get","list"]}]'
+  '[{"apiGroups":[""],"resources":["nodes"],"verbs":["get","list"]}]'
 expect_absent "$TMP/single.yaml" PodDisruptionBudget/paratune-operator
 expect_absent "$TMP/single.yaml" Role/paratune-leader-election
 expect_absent "$TMP/single.yaml" RoleBinding/paratune-leader-election
@@ -162,7 +162,7 @@ expect "$TMP/tenant.yaml" Role/paratune-operator .metadata.namespace '"team-a"'
 expect "$TMP/tenant.yaml" Role/paratune-operator-state .rules \
   '[{"apiGroups":[""],"resources":["configmaps"],"verbs":["get","list","watch","create","update"]}]'
 expect "$TMP/tenant.yaml" ClusterRole/paratune-operator .rules \
-  '[{"apiGroups":["trainer.kubeflow.org"],"resources":["clustertrainingruntimes"],"verbs":["get","list"]},{"apiGroups":[""],"resources":["nodes"],"verbs":["get","list"]}]'
+  '[{"apiGroups":[""],"resources":["nodes"],"verbs":["get","list"]}]'
 expect "$TMP/tenant.yaml" $D "$C.args[7]" '"--suspect-min-campaigns=1"'
 expect "$TMP/tenant.yaml" $D "$C.args[8]" '"--llm-allowed-endpoints=https://llm.corp/"'
 expect "$TMP/tenant.yaml" $D "$C.args[9]" '"--trial-allow-host-path=true"'
@@ -170,7 +170,7 @@ expect "$TMP/tenant.yaml" $D "$C.args[10]" '"--trial-allowed-capabilities=IPC_LO
 expect_absent "$TMP/default.yaml" Role/paratune-operator-state
 # Least privilege (issue 38): no Secret rule cluster-wide, a `get` (never list/watch) per watched
 # namespace; no Node patch unless node remediation is enabled, then in its own ClusterRole.
-expect "$TMP/tenant.yaml" Role/paratune-operator '.rules[15]' \
+expect "$TMP/tenant.yaml" Role/paratune-operator '.rules[14]' \
   '{"apiGroups":[""],"resources":["secrets"],"verbs":["get"]}'
 if grep -q 'secrets' <("$RC" get "$TMP/default.yaml" ClusterRole/paratune-operator .rules); then
   fail "the default ClusterRole grants something on Secrets"
