@@ -25,6 +25,10 @@ double ModelFlopsPerToken(const ModelShape& m, double seq) {
 
 }  // namespace internal
 
+double ModelFlopsPerToken(const Workload& w) {
+  return internal::ModelFlopsPerToken(w.model, static_cast<double>(w.training.seq_length));
+}
+
 namespace {
 
 // The category that costs the most time; memory-capacity when it does not fit.
