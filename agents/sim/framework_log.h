@@ -76,7 +76,9 @@ struct PrintOptions {
 // dispatch artefact (timed before step 0's asynchronous dispatch finished: a fraction of a step,
 // TFLOP/s and Tokens/s inflated alike); torchtitan's step lines once per local rank of the pod
 // with `[rankN]:`; validation lines after some steps (Megatron-LM's `validation loss at
-// iteration`, torchtitan's `validate step:`, MaxText's `eval metrics after step:`). Returns the
+// iteration`, torchtitan's `validate step:`, MaxText's `eval metrics after step:`); for
+// `framework: transformers` the Hugging Face Trainer's log dict, progress bar and end-of-run
+// summary instead of the iteration line. Returns the
 // lines to print, in order (none when `line` is empty of them).
 std::vector<std::string> AsPrinted(const Workload& w, const RankView& v, const PrintOptions& o,
                                    const std::string& line);

@@ -6,6 +6,7 @@
 //     between two dash lines.
 //   - MaxText metric_logger.py (AI-Hypercomputer/maxtext@e591f30): `completed step:` per step;
 //     `eval metrics after step: N, loss=..., total_weights=...`.
+//   - the Hugging Face Trainer: log dicts, the tqdm bar, the train_runtime summary.
 //   - torchtitan components/metrics.py (pytorch/torchtitan@b5bcd76): `step:` and
 //     `validate step:` lines, printed by every rank under torchrun (`[rankN]:` prefix).
 #include <algorithm>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "agents/sim/framework_log.h"
+#include "base/strings.h"
 
 namespace paratune::sim {
 
@@ -81,6 +83,47 @@ std::vector<std::string> TorchtitanRanks(const Workload& w, const RankView& v,
   return out;
 }
 
+// The Hugging Face Trainer's output for one logged interval (trainer.py _maybe_log_save_evaluate
+// and ProgressCallback, huggingface/transformers@c599e98): the log dict (no time), the tqdm bar
+// with its rate, and after the last step the train_runtime summary. Built from the simulated
+// run's Megatron-style line, which carries the numbers.
+std::vector<std::string> HfTrainer(const std::string& line) {
+  const int64_t it = IntAfter(line, "] iteration ");
+  const size_t slash = line.find('/', line.find("] iteration "));
+  const int64_t total = slash == std::string::npos ? 0 : std::atoll(line.c_str() + slash + 1);
+  const double step = DoubleAfter(line, "elapsed time per iteration (ms): ") / 1000.0;
+  const double loss = DoubleAfter(line, "lm loss: ");
+  const int64_t gbs = IntAfter(line, "global batch size: ");
+  if (it <= 0 || total <= 0 || step <= 0) return {};
+  char buf[512];
+  std::vector<std::string> out;
+  std::snprintf(buf, sizeof(buf), "{'loss': %.4f, 'grad_norm': %.4f, 'learning_rate': %.6g, "
+                "'epoch': %.2f}", loss, DoubleAfter(line, "grad norm: "),
+                DoubleAfter(line, "learning rate: "), static_cast<double>(it) / total);
+  out.emplace_back(buf);
+  const int pct = static_cast<int>(100 * it / total);
+  const auto clock = [](double seconds) {
+    char t[32];
+    const auto sec = static_cast<int64_t>(seconds);
+    std::snprintf(t, sizeof(t), "%02lld:%02lld", static_cast<long long>(sec / 60),
+                  static_cast<long long>(sec % 60));
+    return std::string(t);
+  };
+  std::string bar(static_cast<size_t>(pct / 10), '#');
+  bar.resize(10, ' ');
+  std::string rate = step >= 1 ? Fixed(step, 2) + "s/it" : Fixed(1 / step, 2) + "it/s";
+  out.push_back(std::to_string(pct) + "%|" + bar + "| " + std::to_string(it) + "/" +
+                std::to_string(total) + " [" + clock(step * it) + "<" +
+                clock(step * (total - it)) + ", " + rate + "]");
+  if (it == total) {
+    std::snprintf(buf, sizeof(buf), "{'train_runtime': %.4f, 'train_samples_per_second': %.3f, "
+                  "'train_steps_per_second': %.3f, 'train_loss': %.4f, 'epoch': 1.0}",
+                  step * total, static_cast<double>(gbs) / step, 1.0 / step, loss + 0.3);
+    out.emplace_back(buf);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<std::string> AsPrinted(const Workload& w, const RankView& v, const PrintOptions& o,
@@ -113,6 +156,7 @@ std::vector<std::string> AsPrinted(const Workload& w, const RankView& v, const P
     return out;
   }
   if (line.find("elapsed time per iteration (") == std::string::npos) return {line};
+  if (w.training.framework == "transformers") return HfTrainer(line);
   std::vector<std::string> out = {Megatron(o, line)};
   const int64_t it = IntAfter(line, "] iteration ");
   const size_t slash = line.find('/', line.find("] iteration "));
