@@ -118,11 +118,11 @@ double Slowness(const StepSample& s) {
   return s.tokens_per_second_per_device > 0 ? 1.0 / s.tokens_per_second_per_device : 0;
 }
 
-// The first interval after the warm-up steps, when it spans several steps (log interval > 1),
-// still holds the first steps after compilation: it is warm-up too when it is over 10% slower
-// than the median of the later ones (torchtitan's step 10 of log_freq 10 after step 1).
-bool StillWarmingUp(const std::vector<StepSample>& steady, int64_t previous_step) {
-  if (steady.size() < 3 || steady.front().step - previous_step <= 1) return false;
+// The first interval logged after the warm-up steps (when the log holds them) may still hold
+// the first steps after compilation: it is warm-up too when it is over 10% slower than the median
+// of the later ones (torchtitan's step 10 of log_freq 10 after step 1, or step 2 still ramping).
+bool StillWarmingUp(const std::vector<StepSample>& steady) {
+  if (steady.size() < 3) return false;
   std::vector<double> later;
   for (size_t i = 1; i < steady.size(); ++i) later.push_back(Slowness(steady[i]));
   std::sort(later.begin(), later.end());
@@ -247,7 +247,7 @@ Result<CollectedMetrics> CollectLogWithStepTimes(const std::string& collector, s
       previous = s.step;
     }
   }
-  if (previous != std::numeric_limits<int64_t>::min() && StillWarmingUp(steady, previous)) {
+  if (previous != std::numeric_limits<int64_t>::min() && StillWarmingUp(steady)) {
     last_warmup = steady.front().step;
     steady.erase(steady.begin());
   }

@@ -7,7 +7,7 @@
 #include "agents/loop/analyst.h"
 #include "agents/loop/baseline_preflight.h"
 #include "agents/loop/builtin_engine.h"
-#include "agents/model/perf_model.h"
+#include "agents/model/model_flops.h"
 #include "agents/model/workload.h"
 #include "base/strings.h"
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "agents/model/model_flops.h"
 #include "agents/model/model_internal.h"
 
 namespace paratune {

@@ -77,11 +77,6 @@ Estimate EstimateConfig(const Workload& w, const Config& c, const Calibration& c
 Estimate EstimatePlan(const Workload& w, const ParallelPlan& p, const Calibration& cal,
                       const ModelConstants& k);
 
-// Model FLOPs of one trained token at the workload's sequence length (forward + backward, no
-// recomputation; attention over the full sequence): the one definition behind MFU and TFLOP/s
-// (the estimates' and the collectors', issue 35).
-double ModelFlopsPerToken(const Workload& w);
-
 }  // namespace paratune
 
 #endif  // PARATUNE_AGENTS_MODEL_PERF_MODEL_H_
