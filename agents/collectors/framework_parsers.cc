@@ -155,6 +155,12 @@ void ParseMaxTextLine(std::string_view line, int64_t rank, ParsedLog* out) {
     AddMemory(v, v, &out->memory);
     return;
   }
+  // print_mem_stats: `Using (GB) 12.3 / 95.74 (12.85%) on TPU_0(...)`, one per local device,
+  // bytes / 2**30 (print_cpu_ram_stats' host line ends `-->  Available:` instead).
+  if (Has(line, " on ") && !Has(line, "Available") && NumberAfter(line, "Using (GB)", &v)) {
+    AddMemory(0, v, &out->memory);
+    return;
+  }
   if (Has(line, "[Rampup Batch Size Phase]") || Has(line, "completed profiler")) {
     ++out->other_lines;
     return;
