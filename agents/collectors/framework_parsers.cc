@@ -186,11 +186,6 @@ void ParseMaxTextLine(std::string_view line, int64_t rank, ParsedLog* out) {
 // device (tokens of this rank / time / non-data-parallel size).
 void ParseTorchtitanLine(std::string_view line, int64_t rank, ParsedLog* out) {
   double v = 0;
-  if (Has(line, "Compiling each TransformerBlock with torch.compile") ||
-      Has(line, "Compiling the entire model with torch.compile")) {
-    out->compiled = true;
-    return;
-  }
   if (Has(line, "local batch size") && Has(line, "sequence length")) {
     double local = 0, seq = 0, accum = 1;
     NumberAfter(line, "gradient accumulation steps", &accum);

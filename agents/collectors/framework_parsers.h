@@ -33,7 +33,6 @@ struct ParsedLog {
   LogMemory memory;
   RunSummary summary;
   int64_t other_lines = 0;  // validation/eval/ramp-up/profiler lines recognised and ignored
-  bool compiled = false;    // torch.compile announced (torchtitan)
   bool nemo_steps = false;  // NeMo's train_step_timing lines (global_step counts from 0)
   // The batch shape the log itself prints (torchtitan's `Trainer is initialized with local batch
   // size N, global batch size G, gradient accumulation steps A, sequence length S`): tokens one
