@@ -9,7 +9,11 @@
 // lines on the last rank only, MaxText's and torchtitan's on rank 0), paced like the whole run. A
 // real framework writes no termination message, so neither does trial-sim unless
 // --termination-message or PARATUNE_SIM_TERMINATION_MESSAGE=1 (then every pod writes it on
-// success). Progress lines are paced about 0.3 s each (at most ~5 s in all); --pace SECONDS or
+// success). What is printed is what the framework prints (issue 35, framework_log.h
+// AsPrinted): Megatron-LM without its TFLOP/s field unless --log-throughput (or
+// PARATUNE_SIM_LOG_THROUGHPUT=1), as Megatron-LM does by default; torchtitan's step lines on
+// every local rank (`[rankN]:`, plain torchrun) unless --one-rank; MaxText's step-1 dispatch
+// artefact; validation lines. Progress lines are paced about 0.3 s each (at most ~5 s in all); --pace SECONDS or
 // PARATUNE_SIM_SECONDS_PER_LINE sets the pause per progress line.
 // Node faults (issue 9): --node-faults / PARATUNE_SIM_NODE_FAULTS (node_faults.h text form),
 // the pod's node --node / PARATUNE_NODE_NAME and its Job's nodes --job-nodes /
@@ -26,6 +30,7 @@
 #include <optional>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include "agents/core/campaign.h"
 #include "agents/model/parallel_plan.h"
@@ -205,14 +210,14 @@ bool WantsTerminationMessage(const Args& args) {
 // paced (`pace` seconds, or about 0.3 s each and at most ~5 s in all when negative) unless
 // `fast`, so that every pod of the trial runs as long as the whole run.
 void PrintLog(const std::string& log, bool fast, double pace,
-              const std::function<std::optional<std::string>(const std::string&)>& keep) {
+              const std::function<std::vector<std::string>(const std::string&)>& keep) {
   int progress = 0;
   std::istringstream count(log);
   for (std::string line; std::getline(count, line);) progress += IsProgressLine(line);
   const double pause = pace >= 0 ? pace : (progress > 0 ? std::min(0.3, 5.0 / progress) : 0);
   std::istringstream in(log);
   for (std::string line; std::getline(in, line);) {
-    if (auto kept = keep(line)) std::cout << *kept << "\n" << std::flush;
+    for (const std::string& printed : keep(line)) std::cout << printed << "\n" << std::flush;
     if (!fast && IsProgressLine(line)) {
       std::this_thread::sleep_for(std::chrono::duration<double>(pause));
     }
@@ -255,8 +260,15 @@ int RunTrialSim(const Args& args) {
   if (!pace.ok()) return ReportError(cmd, pace.status());
   const SimTrialResult r = RunSimulatedTrial(*workload, config, *opt, attempt);
   const ParallelPlan plan = PlanFromConfig(*workload, config);
-  PrintLog(r.log, args.Has("--fast"), *pace,
-           [&](const std::string& line) { return sim::LineForRank(*workload, plan, *view, line); });
+  sim::PrintOptions print;
+  const char* throughput = Env("PARATUNE_SIM_LOG_THROUGHPUT");
+  print.log_throughput =
+      args.Has("--log-throughput") || (throughput != nullptr && std::string(throughput) == "1");
+  print.every_rank = !args.Has("--one-rank");
+  PrintLog(r.log, args.Has("--fast"), *pace, [&](const std::string& line) {
+    auto kept = sim::LineForRank(*workload, plan, *view, line);
+    return kept ? sim::AsPrinted(*workload, *view, print, *kept) : std::vector<std::string>{};
+  });
   if (r.exit_code == 0 && WantsTerminationMessage(args)) {
     const std::string path = TerminationLogPath(args);
     if (!path.empty()) {
@@ -286,8 +298,12 @@ PARATUNE_COMMAND("trial-sim",
                  "--node-faults TEXT or "
                  "PARATUNE_SIM_NODE_FAULTS, e.g. \"gpu-2=throttle:0.5;gpu-3=slow-link:0.3;"
                  "gpu-1=flaky:0.4\", played on --node NAME or PARATUNE_NODE_NAME and the Job's "
-                 "--job-nodes A,B or PARATUNE_SIM_JOB_NODES)",
-                 {"--fast", "--termination-message"}, RunTrialSim,
+                 "--job-nodes A,B or PARATUNE_SIM_JOB_NODES; what the framework prints: "
+                 "Megatron-LM's TFLOP/s only with --log-throughput or "
+                 "PARATUNE_SIM_LOG_THROUGHPUT=1, torchtitan's step line on every local rank "
+                 "unless --one-rank)",
+                 {"--fast", "--termination-message", "--log-throughput", "--one-rank"},
+                 RunTrialSim,
                  {"-f", "--attempt", "--fault-rate", "--job-nodes", "--node", "--node-faults",
                   "--nodes", "--pace", "--rank", "--reality", "--seed", "--set",
                   "--termination-log"});

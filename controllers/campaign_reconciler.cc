@@ -251,11 +251,14 @@ Status TuningCampaignReconciler::Ingest(Context& ctx) {
                         ? rec->metrics->Objective(ctx.spec.objective.metric)
                         : 0.0);
       const bool anomalous = rec != nullptr && rec->anomaly.has_value();
-      Emit(ctx, anomalous ? "Warning" : "Normal", reasons::kTrialSucceeded,
+      // No objective (ObjectiveMissing, issue 35): said so, never "mfu 0".
+      const bool missing = !status->objective.has_value() || *status->objective <= 0;
+      Emit(ctx, anomalous || missing ? "Warning" : "Normal", reasons::kTrialSucceeded,
            name +
                (phase == TrialRunPhase::kEarlyStopped ? " stopped early, losing: "
                                                       : " succeeded: ") +
-               ObjectiveMetricName(ctx.spec.objective.metric) + " " + buf +
+               ObjectiveMetricName(ctx.spec.objective.metric) + " " +
+               (missing ? std::string("missing (ObjectiveMissing): not learned from") : buf) +
                (anomalous ? " but is anomalous (" +
                                 std::string(health::AnomalyKindName(rec->anomaly->kind)) +
                                 "): not learned from"

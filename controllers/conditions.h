@@ -17,6 +17,8 @@ inline constexpr const char* kDegraded = "Degraded";
 // Condition types of a TrialRun.
 inline constexpr const char* kJobCreated = "JobCreated";
 inline constexpr const char* kCompleted = "Completed";
+// A succeeded TrialRun whose log lacked the campaign's objective metric (issue 35).
+inline constexpr const char* kObjectiveMissing = "ObjectiveMissing";
 // Set on a TuningCampaign with spec.output.configMapName: True once the best configuration is
 // published, False (reason OutputConfigMapNotOwned) when the ConfigMap belongs to someone else.
 inline constexpr const char* kOutputPublished = "OutputPublished";
@@ -47,6 +49,7 @@ inline constexpr const char* kKnowledgeSkipped = "KnowledgeSkipped";
 inline constexpr const char* kBaselineReplaced = "BaselineReplaced";
 // Cluster health (contract section 10).
 inline constexpr const char* kAnomalyDetected = "AnomalyDetected";
+inline constexpr const char* kObjectiveMissing = "ObjectiveMissing";
 inline constexpr const char* kAvoidingNodes = "AvoidingNodes";
 inline constexpr const char* kNodeSuspect = "NodeSuspect";
 inline constexpr const char* kNodeCleared = "NodeCleared";

@@ -42,7 +42,7 @@ Result<bool> TrialRunReconciler::MaybeStopEarly(Context& ctx, const Json& worklo
     return false;
   }
   auto read = ReadTrialMetrics(
-      ctx.pods, ctx.campaign.metrics_collector, CollectorContextFor(ctx.campaign),
+      ctx.pods, ctx.campaign.metrics_collector, CollectorContextFor(ctx.campaign, ctx.spec.config),
       [this](const Json& pod) { return PodLog(pod); }, kPollLogReads,
       /*use_termination_messages=*/false);
   if (!read.ok()) return false;  // nothing logged yet: look again later
@@ -61,6 +61,7 @@ Result<bool> TrialRunReconciler::MaybeStopEarly(Context& ctx, const Json& worklo
   status.metrics = m.ToJson();
   status.objective = in.objective;
   status.metrics_source = read->source.ToJson();
+  status.metric_sources = read->collected.sources;
   status.early_stop = evidence;
   status.completion_time = ctx.now;
   status.accelerator_hours = AcceleratorHoursOf(ctx.campaign.hardware.TotalDevices(),

@@ -353,7 +353,7 @@ Millis TrialRunReconciler::DeadlineIn(const Context& ctx, const Json& workload) 
 
 Result<kube::ReconcileResult> TrialRunReconciler::Succeed(Context& ctx) {
   if (ctx.pods.empty()) return kube::ReconcileResult{false, Millis(2000)};
-  const collectors::CollectorContext cctx = CollectorContextFor(ctx.campaign);
+  const collectors::CollectorContext cctx = CollectorContextFor(ctx.campaign, ctx.spec.config);
   auto read = ReadTrialMetrics(
       ctx.pods, ctx.campaign.metrics_collector, cctx,
       [this](const Json& pod) { return PodLog(pod); }, opts_.max_log_reads);
@@ -369,7 +369,9 @@ Result<kube::ReconcileResult> TrialRunReconciler::Succeed(Context& ctx) {
   status.metrics = metrics->ToJson();
   status.objective = metrics->Objective(ctx.campaign.objective.metric);
   status.metrics_source = read->source.ToJson();
-  DetectStepTimeAnomaly(ctx, step_times);
+  status.metric_sources = collected->sources;
+  RecordMissingObjective(ctx, *collected, cctx);
+  DetectStepTimeAnomaly(ctx, step_times, collected->warmup_intervals);
   status.completion_time = ctx.now;
   status.accelerator_hours = AcceleratorHoursOf(ctx.campaign.hardware.TotalDevices(),
                                                 PodsWallSeconds(ctx.pods, time_->SystemNow()));
@@ -490,9 +492,28 @@ std::vector<std::string> TrialRunReconciler::AvoidList(const Context& ctx) {
   return {avoid.begin(), avoid.end()};
 }
 
-void TrialRunReconciler::DetectStepTimeAnomaly(Context& ctx,
-                                               const std::vector<double>& step_times) {
-  auto anomaly = health::DetectStepTimeAnomaly(step_times);
+// A succeeded trial whose log lacks the objective (issue 35): no objective rather than a 0, the
+// ObjectiveMissing condition, and a Warning Event on the campaign naming what the log lacked.
+void TrialRunReconciler::RecordMissingObjective(Context& ctx,
+                                                const collectors::CollectedMetrics& collected,
+                                                const collectors::CollectorContext& cctx) {
+  const std::string why = collectors::MissingObjectiveReason(
+      ctx.campaign.metrics_collector, collected, ctx.campaign.objective.metric, cctx);
+  if (why.empty()) return;
+  ctx.status.objective.reset();
+  SetCondition(&ctx.status.conditions, kObjectiveMissing, true, kObjectiveMissing, why, 0, ctx.now);
+  if (recorder_ != nullptr) {
+    recorder_->Event(ctx.campaign_object ? *ctx.campaign_object : ctx.trial, "Warning",
+                     reasons::kObjectiveMissing,
+                     Utf8Head(kube::NameOf(ctx.trial) + " succeeded without its " +
+                                  ObjectiveMetricName(ctx.campaign.objective.metric) + ": " + why,
+                              1000, "..."));
+  }
+}
+
+void TrialRunReconciler::DetectStepTimeAnomaly(Context& ctx, const std::vector<double>& step_times,
+                                               size_t warmup_intervals) {
+  auto anomaly = health::DetectStepTimeAnomaly(step_times, {}, warmup_intervals);
   if (!anomaly) return;
   PodEvidence pods = ReadPods(ctx.pods);
   anomaly->node_names = pods.node_names;

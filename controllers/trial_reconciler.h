@@ -150,7 +150,10 @@ class TrialRunReconciler : public kube::Reconciler {
   std::optional<PodFit> JudgeAgainstNodes(const kube::Json& pod);
   Status WriteStatus(Context& ctx);
   std::vector<std::string> AvoidList(const Context& ctx);
-  void DetectStepTimeAnomaly(Context& ctx, const std::vector<double>& step_times);
+  void DetectStepTimeAnomaly(Context& ctx, const std::vector<double>& step_times,
+                             size_t warmup_intervals);
+  void RecordMissingObjective(Context& ctx, const collectors::CollectedMetrics& collected,
+                              const collectors::CollectorContext& cctx);
 
   kube::KubeClient* client_;
   TrialInformers informers_;

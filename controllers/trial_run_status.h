@@ -46,6 +46,8 @@ struct TrialRunStatus {
 
   nlohmann::json metrics;         // TrialMetrics::ToJson (agents/core/results.h)
   nlohmann::json metrics_source;  // MetricsSource::ToJson (trial_metrics.h)
+  // {metric: "log" | "termination-message" | "derived"} (CollectedMetrics::sources)
+  nlohmann::json metric_sources;
   nlohmann::json early_stop;      // EarlyStopDecision::ToJson + bestTrial (early_stopping.h)
   nlohmann::json failure;         // FailureDiagnosis::ToJson (evidence bounded)
   nlohmann::json anomaly;         // health::Anomaly::ToJson

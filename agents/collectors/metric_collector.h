@@ -1,16 +1,22 @@
 // Turns what a finished trial left behind into TrialMetrics (contract section 4): the
 // termination-message JSON when there is one, otherwise the training log parsed by the collector
-// the campaign names (megatron-lm, maxtext, torchtitan, json). Log collectors average the
-// steady-state steps and skip warm-up (the first steps include compilation, NCCL set-up and
-// allocator growth). Pure functions: no I/O, thread-safe.
+// the campaign names (megatron-lm, megatron-bridge, maxtext, torchtitan, hf-trainer, json; the
+// formats and their sources are in framework_parsers.cc). Log collectors read one sample per
+// step number whatever the number of ranks printing it, ignore validation lines, drop the
+// framework's warm-up steps by step number, and average the rest. Metrics the log lacks are
+// derived from the ones it has and the campaign (one definition per objective: model FLOPs,
+// never counting recomputation), and each metric's source is recorded.
+// Pure functions: no I/O, thread-safe.
 #ifndef PARATUNE_AGENTS_COLLECTORS_METRIC_COLLECTOR_H_
 #define PARATUNE_AGENTS_COLLECTORS_METRIC_COLLECTOR_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "agents/core/campaign.h"
 #include "agents/core/results.h"
 #include "base/status.h"
 
@@ -23,6 +29,12 @@ struct CollectorContext {
   int64_t global_batch_size = 0;
   int64_t devices = 0;                // devices in the whole trial
   double peak_tflops_per_device = 0;  // dense peak for the precision, for mfu
+  // Model FLOPs of one token of a training step (forward + backward, no recomputation:
+  // ModelFlopsPerToken in agents/model/perf_model.h), for TFLOP/s when the log prints none.
+  double model_flops_per_token = 0;
+  // The trial's `recompute` ("none", "selective", "full"; "" unknown): Megatron-DeepSpeed's
+  // TFLOPs count recomputation and are corrected to model FLOPs with it.
+  std::string recompute;
 };
 
 // One parsed step line. Fields a framework does not print stay 0.
@@ -34,6 +46,23 @@ struct StepSample {
   double mfu = 0;
   double memory_gib = 0;
   int64_t global_batch_size = 0;
+  int64_t rank = -1;        // the rank prefix of the line (torchrun `[rank3]:`), -1 none
+  bool numbered = true;     // false: the line prints no step number (numbered in log order)
+  int64_t series = 0;       // progress bars: the bar's total (evaluation bars differ)
+  bool tflops_counts_recompute = false;  // Megatron-DeepSpeed `TFLOPs:`
+};
+
+// Where a metric came from (TrialRun status.metricSources, `paratune collect` "sources").
+inline constexpr const char* kSourceLog = "log";
+inline constexpr const char* kSourceTerminationMessage = "termination-message";
+inline constexpr const char* kSourceDerived = "derived";
+
+// What a log reading consisted of (`paratune collect` "steps").
+struct StepCounts {
+  int64_t read = 0;                  // distinct steps read
+  int64_t warmup_dropped = 0;        // of them, warm-up
+  int64_t duplicate_rank_lines = 0;  // step lines of a step already read (other ranks)
+  int64_t other_lines = 0;           // validation / eval / ramp-up lines ignored
 };
 
 // Names accepted in spec.metrics.collector.
@@ -58,7 +87,16 @@ Result<TrialMetrics> CollectTrialMetrics(const std::string& collector,
 // (contract section 10: StepTimeDrift, StepTimeSpikes).
 struct CollectedMetrics {
   TrialMetrics metrics;
-  // Seconds per step of every logged interval, in log order, warm-up included (Megatron-LM's
+  // TrialMetrics JSON key -> kSourceLog | kSourceTerminationMessage | kSourceDerived, for each
+  // metric present (non-zero) in `metrics`.
+  std::map<std::string, std::string> sources;
+  StepCounts steps;
+  std::vector<std::string> warnings;  // what was corrected or could not be derived
+  // Leading entries of step_times that are the framework's warm-up (by step number).
+  size_t warmup_intervals = 0;
+  // Seconds per step of every logged interval, one per step number in step order, warm-up
+  // included, the steps right after a validation / evaluation / checkpoint line left out (for
+  // the anomaly checks: their slowness is the pause's) (Megatron-LM's
   // `elapsed time per iteration (ms)`, MaxText's `seconds:`, JSON lines' stepTimeSeconds,
   // torchtitan's tps turned into time when the context gives the batch shape; or the
   // termination message's "stepTimesSeconds" array). Empty when the source carries no time.
@@ -96,8 +134,14 @@ struct LoggedMemory {
 LoggedMemory MemoryFromLog(const std::string& collector, std::string_view log);
 
 // The samples that count: drops the warm-up (the first fifth of the steps, at least one when
-// there are two or more, and any step numbered 0).
+// there are two or more, and any step numbered 0). For logs without a framework's warm-up rule
+// (termination-message step lists); the collectors drop warm-up by step number instead.
 std::vector<StepSample> SteadyState(const std::vector<StepSample>& samples);
+
+// Why `objective` is missing from `c` (empty when it is present): which lines the log lacked and
+// what the campaign would need for it to be derived.
+std::string MissingObjectiveReason(const std::string& collector, const CollectedMetrics& c,
+                                   ObjectiveMetric objective, const CollectorContext& ctx);
 
 // Reads the number that follows `label` (skipping spaces, ':' and '='), accepting thousands
 // separators ("3,255") and exponents. Returns false when the label is absent or no number follows.

@@ -370,15 +370,18 @@ Status ParseOutputs(const JsonFields& spec, CampaignSpec* c) {
   JsonFields metrics(spec.Get("metrics"), "spec.metrics");
   PARATUNE_RETURN_IF_ERROR(metrics.CheckObject());
   PARATUNE_RETURN_IF_ERROR(metrics.CheckKnownKeys({"collector"}));
-  // transformers and custom jobs print no log format paratune parses: they report JSON lines.
-  const bool json_log =
-      c->training.framework == "custom" || c->training.framework == "transformers";
-  c->metrics_collector = json_log ? "json" : c->training.framework;
+  // Custom jobs report JSON lines; the Hugging Face Trainer's own output (progress bar, log
+  // dicts, train_runtime summary) is read by hf-trainer, which reads JSON lines too.
+  c->metrics_collector = c->training.framework;
+  if (c->training.framework == "custom") c->metrics_collector = "json";
+  if (c->training.framework == "transformers") c->metrics_collector = "hf-trainer";
+  if (c->training.framework == "nemo") c->metrics_collector = "megatron-bridge";
   // Megatron-DeepSpeed prints Megatron-LM's log lines (seconds instead of milliseconds and
   // "TFLOPs:", which the megatron-lm collector reads too).
   if (c->training.framework == "megatron-deepspeed") c->metrics_collector = "megatron-lm";
   PARATUNE_RETURN_IF_ERROR(metrics.ReadEnum(
-      "collector", {"megatron-lm", "maxtext", "torchtitan", "json"}, &c->metrics_collector));
+      "collector", {"megatron-lm", "megatron-bridge", "maxtext", "torchtitan", "hf-trainer", "json"},
+      &c->metrics_collector));
   JsonFields pool(spec.Get("messagePool"), "spec.messagePool");
   PARATUNE_RETURN_IF_ERROR(pool.CheckObject());
   PARATUNE_RETURN_IF_ERROR(pool.CheckKnownKeys({"store"}));

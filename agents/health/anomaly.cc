@@ -88,9 +88,12 @@ Result<Anomaly> Anomaly::FromJson(const nlohmann::json& j) {
 // slowdown that ramps in early (a GPU heating up) still shows its full size. Spikes are checked
 // first: a flaky node's spikes are the stronger sign.
 std::optional<Anomaly> DetectStepTimeAnomaly(const std::vector<double>& step_times,
-                                             const AnomalyThresholds& t) {
-  if (step_times.size() < t.min_steps + 1) return std::nullopt;
-  std::vector<double> steps(step_times.begin() + 1, step_times.end());
+                                             const AnomalyThresholds& t,
+                                             size_t warmup_intervals) {
+  const size_t skip = std::max<size_t>(1, warmup_intervals);
+  if (step_times.size() < t.min_steps + skip) return std::nullopt;
+  std::vector<double> steps(step_times.begin() + static_cast<std::ptrdiff_t>(skip),
+                            step_times.end());
   for (double s : steps) {
     if (!PositiveFinite(s)) return std::nullopt;
   }

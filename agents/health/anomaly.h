@@ -43,17 +43,21 @@ struct AnomalyThresholds {
   double drift_ratio = 1.15;        // late median step time / early median
   double spike_ratio = 1.8;         // a step this many times the median is a spike
   int min_spikes = 2;               // spikes needed to flag a run
-  size_t min_steps = 5;             // logged intervals needed (after the warm-up one)
+  size_t min_steps = 5;             // logged intervals needed (after the warm-up)
   // A run is slower than predicted only when it is also this many standard deviations of the
   // prediction's own spread (log scale) below it: a prediction far from any observation, or
   // from a campaign whose trials scatter, is no sharp bar.
   double spread_z = 3.0;
 };
 
-// Drift/spikes from per-logged-interval step times (first interval = warm-up, ignored).
-// nullopt: healthy or too short. Node names are left empty (the caller knows them).
+// Drift/spikes from per-logged-interval step times. The first `warmup_intervals` entries are the
+// framework's warm-up and ignored (the collectors count them by step number: MaxText's first two
+// steps, torchtitan's compile steps, Megatron's first logged interval; CollectedMetrics::
+// warmup_intervals); at least one is always ignored. nullopt: healthy or too short (fewer than
+// min_steps after the warm-up). Node names are left empty (the caller knows them).
 std::optional<Anomaly> DetectStepTimeAnomaly(const std::vector<double>& step_times,
-                                             const AnomalyThresholds& t = {});
+                                             const AnomalyThresholds& t = {},
+                                             size_t warmup_intervals = 1);
 // Far below the campaign's calibrated prediction (never the cold model: callers pass what the
 // campaign learned from its own trials, and calibration_samples of them); nullopt when healthy,
 // when calibration_samples < min, or when either value is not a positive finite number.

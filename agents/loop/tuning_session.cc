@@ -7,6 +7,7 @@
 #include "agents/loop/analyst.h"
 #include "agents/loop/baseline_preflight.h"
 #include "agents/loop/builtin_engine.h"
+#include "agents/model/model_flops.h"
 #include "agents/model/workload.h"
 #include "base/strings.h"
 
@@ -36,12 +37,20 @@ collectors::CollectorContext CollectorContextFor(const CampaignSpec& spec, const
     ctx.peak_tflops_per_device = w->accel->PeakTflops(spec.training.precision);
     ctx.devices = w->devices;
   }
+  if (w != nullptr) ctx.model_flops_per_token = ModelFlopsPerToken(*w);
   return ctx;
 }
 
 collectors::CollectorContext CollectorContextFor(const CampaignSpec& spec) {
   auto w = ResolveWorkload(spec);
   return CollectorContextFor(spec, w.ok() ? &*w : nullptr);
+}
+
+collectors::CollectorContext CollectorContextFor(const CampaignSpec& spec, const Config& config) {
+  collectors::CollectorContext ctx = CollectorContextFor(spec);
+  auto it = config.find("recompute");
+  if (it != config.end()) ctx.recompute = it->second.ToString();
+  return ctx;
 }
 
 const char* StopReasonName(StopReason r) {

@@ -88,6 +88,9 @@ struct TrialPlan {
 // already resolved (null: what the spec alone says, no MFU).
 collectors::CollectorContext CollectorContextFor(const CampaignSpec& spec);
 collectors::CollectorContext CollectorContextFor(const CampaignSpec& spec, const Workload* w);
+// The context of one trial: the campaign's, plus the trial's `recompute` (Megatron-DeepSpeed's
+// TFLOPs count recomputation).
+collectors::CollectorContext CollectorContextFor(const CampaignSpec& spec, const Config& config);
 
 struct TrialOutcome {
   std::string name;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "agents/model/interval.h"
+#include "agents/model/model_flops.h"
 #include "agents/model/model_internal.h"
 
 namespace paratune {
@@ -25,6 +26,10 @@ double ModelFlopsPerToken(const ModelShape& m, double seq) {
 }
 
 }  // namespace internal
+
+double ModelFlopsPerToken(const Workload& w) {
+  return internal::ModelFlopsPerToken(w.model, static_cast<double>(w.training.seq_length));
+}
 
 namespace {
 

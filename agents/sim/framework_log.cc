@@ -231,10 +231,13 @@ std::optional<std::string> LineForRank(const Workload& w, const ParallelPlan& p,
     }
     return line;
   }
+  const bool hf = w.training.framework == "transformers";
   if (line.find("elapsed time per iteration (") != std::string::npos) {
-    return last ? std::optional(line) : std::nullopt;
+    // The Hugging Face Trainer logs (and draws its progress bar) on process zero only.
+    return (hf ? first : last) ? std::optional(line) : std::nullopt;
   }
   const std::string memory_prefix = "[Rank 0] (after ";
+  if (hf && line.rfind(memory_prefix, 0) == 0) return std::nullopt;
   if (line.rfind(memory_prefix, 0) == 0) {
     const int64_t rank = FirstDataParallelZeroRank(w, p, v.node_rank);
     if (rank < 0) return std::nullopt;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "agents/core/config.h"
 #include "agents/model/parallel_plan.h"
@@ -58,6 +59,29 @@ std::optional<std::string> LineForRank(const Workload& w, const ParallelPlan& p,
 // LineForRank over a whole log (lines end in '\n').
 std::string LogForRank(const Workload& w, const ParallelPlan& p, const RankView& v,
                        const std::string& log);
+
+// How the framework's launch prints (trial-sim, issue 35): the flags a real template passes
+// change what the log holds.
+struct PrintOptions {
+  // Megatron-LM prints `throughput per GPU (TFLOP/s/GPU)` only with --log-throughput (off by
+  // default: megatron/training/arguments.py, training.py training_log).
+  bool log_throughput = false;
+  // torchtitan under plain torchrun: every local rank prints its step line with torchrun's
+  // `[rankN]:` prefix (run_train.sh's `--local-ranks-filter` limits it to one rank).
+  bool every_rank = true;
+};
+
+// A line of LineForRank's output as the framework prints it on that pod: Megatron-LM's iteration
+// line without the throughput field unless log_throughput; MaxText's step 1 with its
+// dispatch artefact (timed before step 0's asynchronous dispatch finished: a fraction of a step,
+// TFLOP/s and Tokens/s inflated alike); torchtitan's step lines once per local rank of the pod
+// with `[rankN]:`; validation lines after some steps (Megatron-LM's `validation loss at
+// iteration`, torchtitan's `validate step:`, MaxText's `eval metrics after step:`); for
+// `framework: transformers` the Hugging Face Trainer's log dict, progress bar and end-of-run
+// summary instead of the iteration line. Returns the
+// lines to print, in order (none when `line` is empty of them).
+std::vector<std::string> AsPrinted(const Workload& w, const RankView& v, const PrintOptions& o,
+                                   const std::string& line);
 
 // Failures. Each returns the tail a failed pod's log ends with (traceback + error).
 std::string ConfigErrorLog(const Workload& w, const std::string& framework_error);

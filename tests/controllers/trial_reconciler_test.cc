@@ -136,6 +136,60 @@ TEST(TrialReconcilerTest, MultiNodeMegatronTrialTakesItsMetricsFromTheLastRank) 
   EXPECT_DOUBLE_EQ(st["acceleratorHours"].get<double>(), 8.0);
 }
 
+// Issue 35: Megatron-LM without --log-throughput prints no TFLOP/s; the objective (mfu) is
+// derived from the measured step time and the model's FLOPs, and the status says so.
+TEST(TrialReconcilerTest, AnObjectiveTheLogLacksIsDerivedAndItsSourceRecorded) {
+  FakeCluster c;
+  CreateCampaign(c, 0.0, /*early_stopping=*/false);
+  ReconcileTrial(c);
+  std::string log = "training ...\n";
+  for (int i = 1; i <= 6; ++i) {
+    log += " [2026-11-21 05:40:01] iteration " + std::to_string(10 * i) +
+           "/     100 | elapsed time per iteration (ms): 9000.0 | global batch size:   512 |\n";
+  }
+  AddPod(c, 0, "Succeeded", kRankZeroLog);
+  AddPod(c, 1, "Succeeded", log);
+  Json job = c.Get(res::kJobs, kTrial);
+  job["status"] = {{"conditions", {{{"type", "Complete"}, {"status", "True"}}}}};
+  ASSERT_TRUE(c.client.UpdateStatus(res::kJobs, job).ok());
+  Json st = ReconcileTrial(c);
+  ASSERT_EQ(st.value("phase", ""), "Succeeded") << st.dump();
+  EXPECT_GT(st.value("objective", 0.0), 0.1) << st.dump();
+  EXPECT_EQ(st["metricSources"]["mfu"], "derived") << st.dump();
+  EXPECT_EQ(st["metricSources"]["stepTimeSeconds"], "log") << st.dump();
+}
+
+// A succeeded trial whose log gives no time at all: no objective (not 0), ObjectiveMissing, and
+// a Warning Event on the campaign naming what the log lacked.
+TEST(TrialReconcilerTest, ASucceededTrialWithoutItsObjectiveSaysWhy) {
+  FakeCluster c;
+  CreateCampaign(c, 0.0, /*early_stopping=*/false);
+  ReconcileTrial(c);
+  AddPod(c, 0, "Succeeded", kRankZeroLog);
+  AddPod(c, 1, "Succeeded",
+         " iteration       10/     100 | elapsed time per iteration (ms): 0.0 | global batch "
+         "size:   512 |\n");
+  Json job = c.Get(res::kJobs, kTrial);
+  job["status"] = {{"conditions", {{{"type", "Complete"}, {"status", "True"}}}}};
+  ASSERT_TRUE(c.client.UpdateStatus(res::kJobs, job).ok());
+  Json st = ReconcileTrial(c);
+  ASSERT_EQ(st.value("phase", ""), "Succeeded") << st.dump();
+  EXPECT_FALSE(st.contains("objective")) << st.dump();
+  bool condition = false;
+  for (const auto& cond : st.value("conditions", Json::array())) {
+    if (cond.value("type", "") == "ObjectiveMissing" && cond.value("status", "") == "True") {
+      condition = cond.value("message", "").find("no step time") != std::string::npos;
+    }
+  }
+  EXPECT_TRUE(condition) << st.dump();
+  bool event = false;
+  for (const auto& e : c.List(res::kEvents)) {
+    event = event || (e.value("reason", "") == "ObjectiveMissing" &&
+                      e.value("message", "").find("--log-throughput") != std::string::npos);
+  }
+  EXPECT_TRUE(event);
+}
+
 TEST(TrialReconcilerTest, ALosingTrialIsStoppedEarlyWithItsEvidence) {
   FakeCluster c;
   CreateCampaign(c, 0.60);  // the best so far: mfu 0.60 (593 TFLOP/s on an H100)

@@ -28,8 +28,9 @@ TEST(WorkloadFieldsTest, ParsesEveryFieldAndCarriesItToTrials) {
   EXPECT_EQ(c->training.attention, "unfused");
   ASSERT_TRUE(c->training.dropout.has_value());
   EXPECT_DOUBLE_EQ(*c->training.dropout, 0.1);
-  // A transformers job prints no log format of its own: its metrics come as JSON lines.
-  EXPECT_EQ(c->metrics_collector, "json");
+  // A transformers job's own output (Trainer progress bar, log dicts) is read by hf-trainer,
+  // which reads JSON lines too (issue 35).
+  EXPECT_EQ(c->metrics_collector, "hf-trainer");
   // PARATUNE_WORKLOAD round trip: the trial sees the same workload.
   const nlohmann::json w = WorkloadJson(*c);
   EXPECT_EQ(w["model"]["activation"], "gelu");

@@ -1,0 +1,408 @@
+#include "agents/collectors/framework_parsers.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+namespace paratune::collectors::internal {
+
+namespace {
+
+constexpr double kMiBPerGiB = 1024.0;
+constexpr double kGBPerGiB = 1.073741824;  // 1e9 bytes in GiB
+
+bool Has(std::string_view line, std::string_view s) {
+  return line.find(s) != std::string_view::npos;
+}
+
+// A logged count as an integer; values outside int64 (a garbled "iteration 1e300") give 0, which
+// the collectors treat as "not printed" (converting them would be undefined behaviour).
+int64_t ToCount(double v) { return (v > -9.0e18 && v < 9.0e18) ? static_cast<int64_t>(v) : 0; }
+
+void AddMemory(double avg_gib, double peak_gib, LogMemory* m) {
+  if (peak_gib > 0) m->peak_gib = std::max(m->peak_gib, peak_gib);
+  if (avg_gib > 0) {
+    m->avg_gib += avg_gib;
+    ++m->avg_count;
+  }
+}
+
+void Push(StepSample s, int64_t rank, ParsedLog* out) {
+  s.rank = rank;
+  out->samples.push_back(s);
+}
+
+// Megatron-LM's `report_memory`: `[Rank 0] (after 10 iterations) memory (MB) | allocated: ... |
+// max allocated: ...` (megatron/training/utils/common_utils.py, NVIDIA/Megatron-LM@d98e8a6).
+// Megatron-Bridge's: `[Rank 0] (after 10 iterations) memory (GB) | mem-allocated-gigabytes: 12.3
+// | mem-max-allocated-gigabytes: 45.6 | ...`, decimal gigabytes (bytes / 1.0e9; report_memory in
+// src/megatron/bridge/training/utils/train_utils.py, NVIDIA-NeMo/Megatron-Bridge@067f987).
+bool ParseMegatronMemory(std::string_view line, ParsedLog* out) {
+  double alloc = 0, max_alloc = 0;
+  if (Has(line, "memory (MB)")) {
+    NumberAfter(line, "| allocated:", &alloc);
+    NumberAfter(line, "max allocated:", &max_alloc);
+    AddMemory(alloc / kMiBPerGiB, max_alloc / kMiBPerGiB, &out->memory);
+    return true;
+  }
+  if (Has(line, "mem-max-allocated-gigabytes") || Has(line, "memory (GB)")) {
+    NumberAfter(line, "mem-allocated-gigabytes", &alloc);
+    NumberAfter(line, "mem-max-allocated-gigabytes", &max_alloc);
+    AddMemory(alloc / kGBPerGiB, max_alloc / kGBPerGiB, &out->memory);
+    return true;
+  }
+  return false;
+}
+
+// Megatron-LM training_log (megatron/training/training.py, NVIDIA/Megatron-LM@d98e8a6):
+// ` [2026-...] iteration 10/ 100 | consumed samples: ... | elapsed time per iteration (ms): 9100.2
+// | throughput per GPU (TFLOP/s/GPU): 412.3 | ... | global batch size: 512 |`, the throughput
+// field only with --log-throughput (off by default). Validation: ` validation loss at iteration
+// 100 | lm loss value: ...` (evaluate_and_print_results). Megatron-DeepSpeed prints the same line
+// in ms (deepspeedai/Megatron-DeepSpeed@4efb479) or seconds (bigscience-workshop fork) with
+// `tokens per gpu per second (tgs):` and `TFLOPs:`, whose FLOPs count recomputation
+// (throughput_calculator in megatron/utils.py adds one forward pass for full recompute and the
+// attention batched GEMMs for selective recompute). The argonne-lcf fork (2025) prints the same
+// fields as `iteration=  136004/  136100 | ... | elapsed_time_per_iteration_ms=3415.3 | ... |
+// tokens_per_gpu_per_second_tgs=4797.255 | TFLOPs=53.66 |`.
+void ParseMegatronLine(std::string_view line, int64_t rank, ParsedLog* out) {
+  double v = 0;
+  if (Has(line, "validation loss at")) {
+    ++out->other_lines;
+    return;
+  }
+  if (ParseMegatronMemory(line, out)) return;
+  StepSample s;
+  if (NumberAfter(line, "elapsed time per iteration (ms)", &v) ||
+      NumberAfter(line, "elapsed_time_per_iteration_ms", &v)) {
+    s.step_time_seconds = v / 1000.0;
+  } else if (NumberAfter(line, "elapsed time per iteration (s)", &v)) {
+    s.step_time_seconds = v;
+  } else {
+    return;
+  }
+  if (NumberAfter(line, "iteration", &v)) s.step = ToCount(v);
+  if (NumberAfter(line, "throughput per GPU (TFLOP/s/GPU)", &v)) {
+    s.tflops_per_device = v;
+  } else if (NumberAfter(line, "TFLOPs", &v)) {
+    s.tflops_per_device = v;
+    s.tflops_counts_recompute = true;
+  }
+  if (NumberAfter(line, "tokens per gpu per second (tgs)", &v) ||
+      NumberAfter(line, "tokens_per_gpu_per_second_tgs", &v)) {
+    s.tokens_per_second_per_device = v;
+  }
+  if (NumberAfter(line, "global batch size", &v) || NumberAfter(line, "global_batch_size", &v)) {
+    s.global_batch_size = ToCount(v);
+  }
+  if (out->pending) {  // Megatron-Bridge printed this interval's `Step Time` line first
+    if (s.tflops_per_device <= 0) s.tflops_per_device = out->pending_sample.tflops_per_device;
+    out->pending = false;
+  }
+  Push(s, rank, out);
+}
+
+// Megatron-Bridge (src/megatron/bridge/training/utils/train_utils.py training_log,
+// NVIDIA-NeMo/Megatron-Bridge@067f987): Megatron-LM's iteration line on the last rank, and on rank
+// 0 `Step Time : 5.41s GPU utilization: 412.3MODEL_TFLOP/s/GPU` (no iteration number). NeMo 2 /
+// NeMo 1 (Lightning progress bar and its logger): `Training epoch 0, iteration 9/99 | ... |
+// global_step: 9 | ... | train_step_timing in s: 5.41 | TFLOPS_per_GPU: 412.3` or the tqdm postfix
+// `... global_step=99.00, consumed_samples=25600.0, train_step_timing in s=3.130]`.
+void ParseBridgeLine(std::string_view line, int64_t rank, ParsedLog* out) {
+  double v = 0;
+  if (NumberAfter(line, "Step Time :", &v) || NumberAfter(line, "Step Time:", &v)) {
+    if (out->pending) Push(out->pending_sample, -1, out);  // no iteration line followed
+    StepSample s;
+    s.step_time_seconds = v;
+    s.numbered = false;
+    if (NumberAfter(line, "GPU utilization", &v)) s.tflops_per_device = v;
+    out->pending = true;
+    out->pending_sample = s;
+    return;
+  }
+  if (NumberAfter(line, "train_step_timing in s", &v)) {
+    out->nemo_steps = true;
+    StepSample s;
+    s.step_time_seconds = v;
+    double step = 0;
+    if (NumberAfter(line, "global_step", &step) || NumberAfter(line, "iteration", &step)) {
+      s.step = ToCount(step);
+    } else {
+      s.numbered = false;
+    }
+    if (NumberAfter(line, "TFLOPS_per_GPU", &v)) s.tflops_per_device = v;
+    if (NumberAfter(line, "global_batch_size", &v)) s.global_batch_size = ToCount(v);
+    Push(s, rank, out);
+    return;
+  }
+  if (Has(line, "val_loss") && !Has(line, "train_step_timing")) ++out->other_lines;
+  ParseMegatronLine(line, rank, out);
+}
+
+// MaxText (src/maxtext/common/metric_logger.py _log_training_metrics,
+// AI-Hypercomputer/maxtext@e591f30): `completed step: 5, seconds: 2.517, TFLOP/s/device: 120.634,
+// Tokens/s/device: 3255.461, total_weights: ..., loss: ...`; 2023 releases printed `TFLOP/s:`
+// (per device, without the suffix) and no tokens. Batch ramp-up steps are marked `[Rampup Batch
+// Size Phase]` and profiler boundary steps `completed profiler activation/deactivation step`:
+// neither is a steady step. Memory: `Total memory size: 15.8 GB` (older) and `Total estimated
+// memory size: 15.8 GB` (src/maxtext/utils/max_utils.py print_compiled_memory_stats), bytes /
+// 1024**3, so GiB as printed.
+void ParseMaxTextLine(std::string_view line, int64_t rank, ParsedLog* out) {
+  double v = 0;
+  if (NumberAfter(line, "Total memory size", &v) ||
+      NumberAfter(line, "Total estimated memory size", &v)) {
+    AddMemory(v, v, &out->memory);
+    return;
+  }
+  // print_mem_stats: `Using (GB) 12.3 / 95.74 (12.85%) on TPU_0(...)`, one per local device,
+  // bytes / 2**30 (print_cpu_ram_stats' host line ends `-->  Available:` instead).
+  if (Has(line, " on ") && !Has(line, "Available") && NumberAfter(line, "Using (GB)", &v)) {
+    AddMemory(0, v, &out->memory);
+    return;
+  }
+  if (Has(line, "[Rampup Batch Size Phase]") || Has(line, "completed profiler")) {
+    ++out->other_lines;
+    return;
+  }
+  if (!NumberAfter(line, "completed step", &v)) {
+    if (Has(line, "eval metrics after step")) ++out->other_lines;
+    return;
+  }
+  StepSample s;
+  s.step = ToCount(v);
+  if (NumberAfter(line, "seconds", &v)) s.step_time_seconds = v;
+  if (NumberAfter(line, "TFLOP/s/device", &v) || NumberAfter(line, "TFLOP/s", &v)) {
+    s.tflops_per_device = v;
+  }
+  if (NumberAfter(line, "Tokens/s/device", &v)) s.tokens_per_second_per_device = v;
+  Push(s, rank, out);
+}
+
+// torchtitan (torchtitan/components/metrics.py MetricsProcessor.log, pytorch/torchtitan@b5bcd76):
+// `step: 10  loss:  7.1234  grad_norm: 1.2  memory: 61.23GiB(77.51%)  tps: 3,255  tflops: 412.30
+// mfu: 41.69%` (mfu `N/A` under quantisation), coloured; `validate step: 10 ...` for validation.
+// Before 2024-11 (4d182a13e) the tokens field was `wps:` and there was no tflops field. tps is per
+// device (tokens of this rank / time / non-data-parallel size).
+void ParseTorchtitanLine(std::string_view line, int64_t rank, ParsedLog* out) {
+  double v = 0;
+  if (Has(line, "local batch size") && Has(line, "sequence length")) {
+    double local = 0, seq = 0, accum = 1;
+    NumberAfter(line, "gradient accumulation steps", &accum);
+    if (NumberAfter(line, "local batch size", &local) && NumberAfter(line, "sequence length", &seq)) {
+      out->logged_tokens_per_device_step = local * std::max(1.0, accum) * seq;
+    }
+    return;
+  }
+  if (Has(line, "validate step:") || Has(line, "validation step:")) {
+    ++out->other_lines;
+    return;
+  }
+  if (!NumberAfter(line, "step:", &v)) return;
+  StepSample s;
+  s.step = ToCount(v);
+  if (!NumberAfter(line, "tps:", &v) && !NumberAfter(line, "wps:", &v)) return;
+  s.tokens_per_second_per_device = v;
+  if (NumberAfter(line, "tflops:", &v)) s.tflops_per_device = v;
+  if (NumberAfter(line, "mfu:", &v)) s.mfu = v / 100.0;
+  if (NumberAfter(line, "memory:", &v)) s.memory_gib = v;
+  Push(s, rank, out);
+}
+
+// One JSON object per line with TrialMetrics keys and optionally "step" (contract section 4).
+bool ParseJsonLine(std::string_view line, int64_t rank, ParsedLog* out) {
+  size_t brace = line.find('{');
+  if (brace == std::string_view::npos) return false;
+  nlohmann::json j = nlohmann::json::parse(line.substr(brace), nullptr, false);
+  if (!j.is_object()) return false;
+  auto num = [&j](const char* k) {
+    return j.contains(k) && j[k].is_number() ? j[k].get<double>() : 0.0;
+  };
+  StepSample s;
+  s.step = ToCount(num("step"));
+  s.numbered = j.contains("step");
+  s.mfu = num("mfu");
+  s.tflops_per_device = num("tflopsPerDevice");
+  s.tokens_per_second_per_device = num("tokensPerSecondPerDevice");
+  s.step_time_seconds = num("stepTimeSeconds");
+  AddMemory(num("avgMemoryGiB"), num("peakMemoryGiB"), &out->memory);
+  if (s.mfu > 0 || s.tflops_per_device > 0 || s.tokens_per_second_per_device > 0 ||
+      s.step_time_seconds > 0) {
+    Push(s, rank, out);
+  }
+  return true;
+}
+
+// `0:02:03.45` (Trainer.log_metrics prints train_runtime as h:mm:ss.ss) or plain seconds.
+bool RuntimeAfter(std::string_view line, std::string_view label, double* out) {
+  size_t pos = line.find(label);
+  if (pos == std::string_view::npos) return false;
+  std::string_view rest = line.substr(pos + label.size());
+  size_t start = rest.find_first_of("0123456789");
+  if (start == std::string_view::npos) return false;
+  double total = 0, part = 0;
+  size_t p = start;
+  while (p < rest.size()) {
+    char* end = nullptr;
+    std::string token(rest.substr(p, 32));
+    part = std::strtod(token.c_str(), &end);
+    if (end == token.c_str()) break;
+    total = total * 60 + part;
+    p += static_cast<size_t>(end - token.c_str());
+    if (p < rest.size() && rest[p] == ':') {
+      ++p;
+      continue;
+    }
+    break;
+  }
+  *out = total;
+  return total > 0;
+}
+
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+// The last tqdm update in `line`: `N/M [elapsed<left, RATE]` (the bar may share its line with
+// other output: tqdm redraws with '\r' and no newline, so the next record follows it). RATE is
+// the text after the last comma inside the brackets.
+bool FindTqdm(std::string_view line, double* n, double* total, std::string_view* rate) {
+  bool found = false;
+  for (size_t slash = line.find('/'); slash != std::string_view::npos;
+       slash = line.find('/', slash + 1)) {
+    size_t a = slash;
+    while (a > 0 && IsDigit(line[a - 1])) --a;
+    size_t b = slash + 1;
+    while (b < line.size() && IsDigit(line[b])) ++b;
+    if (a == slash || b == slash + 1 || line.substr(b, 2) != " [") continue;
+    const size_t close = line.find(']', b + 2);
+    if (close == std::string_view::npos) continue;
+    const std::string_view inside = line.substr(b + 2, close - b - 2);
+    const size_t comma = inside.rfind(',');
+    if (comma == std::string_view::npos || inside.find('<') == std::string_view::npos) continue;
+    *n = std::atof(std::string(line.substr(a, slash - a)).c_str());
+    *total = std::atof(std::string(line.substr(slash + 1, b - slash - 1)).c_str());
+    *rate = inside.substr(comma + 1);
+    found = true;
+    slash = close;
+  }
+  return found;
+}
+
+// The Hugging Face Trainer (src/transformers/trainer.py, trainer_callback.py ProgressCallback,
+// trainer_utils.py speed_metrics; huggingface/transformers@c599e98): every `logging_steps` a
+// Python dict `{'loss': 2.1, 'grad_norm': ..., 'learning_rate': ..., 'epoch': 0.1}` (no time), the
+// tqdm bar ` 45%|####5     | 45/100 [01:23<01:42,  1.86s/it]` (or `2.31it/s`; one bar update per
+// optimizer step, redrawn with '\r'), evaluation dicts `{'eval_loss': ...}` with their own bar,
+// and at the end `{'train_runtime': 123.4, 'train_samples_per_second': 10.2,
+// 'train_steps_per_second': 1.3, ...}` (samples over the whole run; `train_tokens_per_second`,
+// per device, with include_tokens_per_second=True). Example scripts repeat the summary as
+// `  train_runtime = 0:02:03.45` lines (Trainer.log_metrics). JSON lines are read too.
+void ParseHfLine(std::string_view line, int64_t rank, ParsedLog* out) {
+  double v = 0;
+  RunSummary& sum = out->summary;
+  if (Has(line, "train_runtime") || Has(line, "train_samples_per_second") ||
+      Has(line, "train_steps_per_second") || Has(line, "train_tokens_per_second")) {
+    if (RuntimeAfter(line, "train_runtime", &v)) sum.runtime_seconds = v;
+    if (NumberAfter(line, "train_samples_per_second'", &v) ||
+        NumberAfter(line, "train_samples_per_second", &v)) {
+      sum.samples_per_second = v;
+    }
+    if (NumberAfter(line, "train_steps_per_second'", &v) ||
+        NumberAfter(line, "train_steps_per_second", &v)) {
+      sum.steps_per_second = v;
+    }
+    if (NumberAfter(line, "train_tokens_per_second'", &v) ||
+        NumberAfter(line, "train_tokens_per_second", &v)) {
+      sum.tokens_per_second_per_device = v;
+    }
+    return;
+  }
+  if (Has(line, "'eval_") || Has(line, "\"eval_")) {
+    ++out->other_lines;
+    return;
+  }
+  if (line.find("{\"") != std::string_view::npos && ParseJsonLine(line, rank, out)) return;
+  double n = 0, total = 0;
+  std::string_view rate;
+  if (!FindTqdm(line, &n, &total, &rate) || !NumberAfter(rate, "", &v) || v <= 0) return;
+  StepSample s;
+  s.step = ToCount(n);
+  s.series = ToCount(total);
+  if (Has(rate, "s/it")) {
+    s.step_time_seconds = v;
+  } else if (Has(rate, "it/s")) {
+    s.step_time_seconds = 1.0 / v;
+  } else {
+    return;
+  }
+  Push(s, rank, out);
+}
+
+bool IsPause(std::string_view line) {
+  // Lines that start a pause (not those reporting its end: "Successfully saved checkpoint").
+  for (std::string_view w :
+       {"alidation", "validate step", "eval", "aving checkpoint", "aving the checkpoint",
+        "Checkpoint Save", "Scheduled async checkpoint", "Saving model"}) {
+    if (Has(line, w)) return true;
+  }
+  return false;
+}
+
+bool ParseFrameworkLine(const std::string& collector, std::string_view line, int64_t rank,
+                        ParsedLog* out) {
+  if (collector == "megatron-lm") {
+    ParseMegatronLine(line, rank, out);
+  } else if (collector == "megatron-bridge") {
+    ParseBridgeLine(line, rank, out);
+  } else if (collector == "maxtext") {
+    ParseMaxTextLine(line, rank, out);
+  } else if (collector == "torchtitan") {
+    ParseTorchtitanLine(line, rank, out);
+  } else if (collector == "hf-trainer") {
+    ParseHfLine(line, rank, out);
+  } else if (collector == "json") {
+    ParseJsonLine(line, rank, out);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool ParseLine(const std::string& collector, std::string_view line, int64_t rank,
+               ParsedLog* out) {
+  const size_t before = out->samples.size();
+  if (!ParseFrameworkLine(collector, line, rank, out)) return false;
+  if (out->samples.size() == before && !line.empty() && IsPause(line)) {
+    const int64_t last = out->samples.empty() ? -1 : out->samples.back().step;
+    if (out->pauses.empty() || out->pauses.back() != last) out->pauses.push_back(last);
+  }
+  return true;
+}
+
+void FinishLog(ParsedLog* out) {
+  if (out->pending) out->samples.push_back(out->pending_sample);
+  out->pending = false;
+}
+
+int64_t LastWarmupStep(const std::string& collector, const ParsedLog& parsed,
+                       const std::vector<int64_t>& steps) {
+  constexpr int64_t kNone = std::numeric_limits<int64_t>::min();
+  if (steps.empty()) return kNone;
+  if (collector == "maxtext") return 1;
+  if (collector == "torchtitan") return 1;
+  if (collector == "hf-trainer") {
+    return steps.front() <= 1 ? std::max<int64_t>(2, steps.back() / 10) : kNone;
+  }
+  if (collector == "json") return steps.front() <= 1 ? 1 : 0;
+  if (parsed.nemo_steps) return 1;
+  // Megatron: the log interval is the smallest gap between two logged iterations.
+  int64_t interval = 0;
+  for (size_t i = 1; i < steps.size(); ++i) {
+    const int64_t gap = steps[i] - steps[i - 1];
+    if (gap > 0 && (interval == 0 || gap < interval)) interval = gap;
+  }
+  return std::max<int64_t>(1, interval);
+}
+
+}  // namespace paratune::collectors::internal

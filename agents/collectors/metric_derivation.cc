@@ -1,0 +1,211 @@
+#include "agents/collectors/metric_derivation.h"
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "base/strings.h"
+
+namespace paratune::collectors {
+
+namespace internal {
+
+namespace {
+
+struct Field {
+  const char* key;
+  double TrialMetrics::*value;
+};
+constexpr Field kFields[] = {{"mfu", &TrialMetrics::mfu},
+                             {"tflopsPerDevice", &TrialMetrics::tflops_per_device},
+                             {"tokensPerSecondPerDevice", &TrialMetrics::tokens_per_second_per_device},
+                             {"stepTimeSeconds", &TrialMetrics::step_time_seconds},
+                             {"peakMemoryGiB", &TrialMetrics::peak_memory_gib},
+                             {"avgMemoryGiB", &TrialMetrics::avg_memory_gib}};
+
+void Set(CollectedMetrics* c, double TrialMetrics::*field, const char* key, double v) {
+  if (!std::isfinite(v) || v <= 0) return;
+  c->metrics.*field = v;
+  c->sources[key] = kSourceDerived;
+}
+
+// Megatron-DeepSpeed's TFLOPs: throughput_calculator (megatron/utils.py,
+// deepspeedai/Megatron-DeepSpeed@4efb479) counts fwd_bwd = 3 x forward, plus one forward for full
+// recompute (4/3 of the model FLOPs) and the attention batched GEMMs for selective recompute.
+void CorrectRecompute(const CollectorContext& ctx, CollectedMetrics* c) {
+  TrialMetrics& m = c->metrics;
+  if (m.tflops_per_device <= 0) return;
+  const std::string printed = Significant(m.tflops_per_device, 4);
+  if (ctx.model_flops_per_token > 0 && m.tokens_per_second_per_device > 0) {
+    m.tflops_per_device = 0;
+    Set(c, &TrialMetrics::tflops_per_device, "tflopsPerDevice",
+        ctx.model_flops_per_token * m.tokens_per_second_per_device / 1e12);
+    c->warnings.push_back("the log's TFLOPs (" + printed +
+                          ") count recomputation (Megatron-DeepSpeed); TFLOP/s are the model "
+                          "FLOPs of the tokens read instead");
+  } else if (ctx.recompute == "full") {
+    Set(c, &TrialMetrics::tflops_per_device, "tflopsPerDevice", m.tflops_per_device * 0.75);
+    c->warnings.push_back("the log's TFLOPs (" + printed +
+                          ") count the full recomputation's extra forward pass "
+                          "(Megatron-DeepSpeed); scaled by 3/4 to model FLOPs");
+  } else if (ctx.recompute == "selective" || ctx.recompute.empty()) {
+    c->warnings.push_back(
+        "the log's TFLOPs count recomputation (Megatron-DeepSpeed) and the model's FLOPs are "
+        "unknown: TFLOP/s are as printed, high by the recomputed attention when the trial "
+        "recomputes");
+  }
+}
+
+}  // namespace
+
+void MarkSources(const TrialMetrics& m, const char* source,
+                 std::map<std::string, std::string>* sources) {
+  for (const Field& f : kFields) {
+    if (m.*f.value > 0 && !sources->count(f.key)) (*sources)[f.key] = source;
+  }
+}
+
+void DeriveMissing(const CollectorContext& ctx, int64_t logged_gbs, bool counts_recompute,
+                   CollectedMetrics* c) {
+  TrialMetrics& m = c->metrics;
+  for (const Field& f : kFields) {
+    if (!std::isfinite(m.*f.value) || m.*f.value < 0) {
+      m.*f.value = 0;
+      c->sources.erase(f.key);
+    }
+  }
+  const double gbs =
+      logged_gbs > 0 ? static_cast<double>(logged_gbs) : static_cast<double>(ctx.global_batch_size);
+  const double tokens_per_device =
+      ctx.devices > 0 ? gbs * static_cast<double>(ctx.seq_length) / ctx.devices : 0.0;
+  if (m.tokens_per_second_per_device == 0 && m.step_time_seconds > 0) {
+    Set(c, &TrialMetrics::tokens_per_second_per_device, "tokensPerSecondPerDevice",
+        tokens_per_device / m.step_time_seconds);
+  }
+  if (m.step_time_seconds == 0 && m.tokens_per_second_per_device > 0) {
+    Set(c, &TrialMetrics::step_time_seconds, "stepTimeSeconds",
+        tokens_per_device / m.tokens_per_second_per_device);
+  }
+  if (counts_recompute) CorrectRecompute(ctx, c);
+  if (m.tflops_per_device == 0 && ctx.model_flops_per_token > 0) {
+    Set(c, &TrialMetrics::tflops_per_device, "tflopsPerDevice",
+        ctx.model_flops_per_token * m.tokens_per_second_per_device / 1e12);
+  }
+  if (ctx.peak_tflops_per_device > 0) {
+    if (m.tflops_per_device == 0) {
+      Set(c, &TrialMetrics::tflops_per_device, "tflopsPerDevice",
+          m.mfu * ctx.peak_tflops_per_device);
+    }
+    if (m.mfu == 0) {
+      Set(c, &TrialMetrics::mfu, "mfu", m.tflops_per_device / ctx.peak_tflops_per_device);
+    }
+  }
+}
+
+}  // namespace internal
+
+namespace {
+
+// The optional "stepTimesSeconds" array of a termination message; empty when absent.
+Result<std::vector<double>> MessageStepTimes(std::string_view message) {
+  size_t brace = message.find('{');
+  if (brace == std::string_view::npos) return std::vector<double>{};
+  nlohmann::json j = nlohmann::json::parse(message.substr(brace), nullptr, false);
+  if (!j.is_object() || !j.contains("stepTimesSeconds")) return std::vector<double>{};
+  const nlohmann::json& a = j["stepTimesSeconds"];
+  if (!a.is_array()) {
+    return Status::Invalid("termination message: stepTimesSeconds: want an array of seconds");
+  }
+  std::vector<double> out;
+  for (const auto& v : a) {
+    if (!v.is_number() || !(v.get<double>() > 0) || v.get<double>() > 1e7) {
+      return Status::Invalid(
+          "termination message: stepTimesSeconds: every entry must be a number of seconds in "
+          "(0, 1e7]");
+    }
+    out.push_back(v.get<double>());
+  }
+  if (out.size() > kMaxStepTimes) {
+    out.erase(out.begin(), out.end() - static_cast<std::ptrdiff_t>(kMaxStepTimes));
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<CollectedMetrics> CollectTrialMetricsWithStepTimes(const std::string& collector,
+                                                          std::string_view termination_message,
+                                                          std::string_view log,
+                                                          const CollectorContext& ctx) {
+  auto from_message = ParseTerminationMessage(termination_message);
+  if (!from_message.ok() && from_message.status().code() != StatusCode::kNotFound) {
+    return from_message.status();
+  }
+  if (!from_message.ok()) {
+    // A FallbackToLogsOnError message is the log tail: parse it too when there is no full log.
+    return CollectLogWithStepTimes(collector, log.empty() ? termination_message : log, ctx);
+  }
+  CollectedMetrics out;
+  out.metrics = *from_message;
+  internal::MarkSources(out.metrics, kSourceTerminationMessage, &out.sources);
+  internal::DeriveMissing(ctx, 0, false, &out);
+  auto listed = MessageStepTimes(termination_message);
+  if (!listed.ok()) return listed.status();
+  if (!listed->empty()) {
+    // No step numbers: drop the first fifth (at least one of two or more) as SteadyState does.
+    const size_t skip = listed->size() < 2 ? 0 : std::max<size_t>(1, listed->size() / 5);
+    out.steady_step_times.assign(listed->begin() + static_cast<std::ptrdiff_t>(skip),
+                                 listed->end());
+    out.warmup_intervals = skip;
+    out.step_times = std::move(*listed);
+    return out;
+  }
+  auto from_log = CollectLogWithStepTimes(collector, log, ctx);
+  if (from_log.ok()) {
+    out.step_times = std::move(from_log->step_times);
+    out.steady_step_times = std::move(from_log->steady_step_times);
+    out.warmup_intervals = from_log->warmup_intervals;
+    out.steps = from_log->steps;
+  }
+  return out;
+}
+
+std::string MissingObjectiveReason(const std::string& collector, const CollectedMetrics& c,
+                                   ObjectiveMetric objective, const CollectorContext& ctx) {
+  const TrialMetrics& m = c.metrics;
+  if (m.Objective(objective) > 0) return "";
+  std::string lacks;
+  std::string needs;
+  const bool has_rate = m.step_time_seconds > 0 || m.tokens_per_second_per_device > 0;
+  const bool shape = ctx.seq_length > 0 && ctx.devices > 0 && ctx.global_batch_size > 0;
+  switch (objective) {
+    case ObjectiveMetric::kMfu:
+    case ObjectiveMetric::kTflopsPerDevice:
+      lacks = "no TFLOP/s or MFU";
+      if (collector == "megatron-lm" || collector == "megatron-bridge") {
+        lacks += " (Megatron prints TFLOP/s/GPU only with --log-throughput)";
+      }
+      if (!has_rate) lacks += " and no step time or tokens/s";
+      if (has_rate && ctx.model_flops_per_token <= 0) {
+        needs += "the model's FLOPs per token (spec.model)";
+      }
+      if (objective == ObjectiveMetric::kMfu && ctx.peak_tflops_per_device <= 0) {
+        needs += std::string(needs.empty() ? "" : " and ") +
+                 "the accelerator's peak TFLOP/s (spec.hardware.accelerator, "
+                 "spec.training.precision)";
+      }
+      break;
+    case ObjectiveMetric::kTokensPerSecondPerDevice:
+    case ObjectiveMetric::kStepTimeSeconds:
+      lacks = "no step time or tokens/s";
+      if (!shape) {
+        needs = "the batch shape (spec.training.seqLength, globalBatchSize, devices)";
+      }
+      break;
+  }
+  std::string out = "the " + collector + " log has " + lacks;
+  if (!needs.empty()) out += "; deriving " + std::string(ObjectiveMetricName(objective)) +
+                             " needs " + needs;
+  return out;
+}
+
+}  // namespace paratune::collectors
