@@ -5,7 +5,7 @@
 #      accepts every sample (`kubectl apply --dry-run=server`, CRD schema included);
 #   1. install with the Helm chart: charts/paratune rendered by hack/render-chart (Helm's
 #      text/template + Sprig) for this server's version and `kubectl apply`-ed, with
-#      rdma.resourceName=rdma/ib (the simulated GPU nodes advertise it) and the LLM sample's
+#      rdma.resourceName=rdma/rdma_shared_device_a (the simulated GPU nodes advertise it) and the LLM sample's
 #      endpoint (moved to a closed loopback port) allowed; the operator runs
 #      as a local process with the rendered Deployment's arguments and the token of the rendered
 #      ServiceAccount (a real ServiceAccount token: RBAC is exactly the chart's);
@@ -87,7 +87,7 @@ cluster up
 kube_version=$(kubectl version -o json | python3 -c 'import json,sys; print(json.load(sys.stdin)["serverVersion"]["gitVersion"])')
 rc=$("$root/hack/render-chart/render.sh" --path)
 "$rc" template "$root/charts/paratune" --name paratune -n "$opns" --kube-version "$kube_version" \
-  --set namespace.create=true --set diagnostics.mode=simulated --set rdma.resourceName=rdma/ib \
+  --set namespace.create=true --set diagnostics.mode=simulated --set rdma.resourceName=rdma/rdma_shared_device_a \
   --set "llm.allowedEndpoints={${llm_endpoint%/v1}/}" > "$dir/paratune.yaml"
 # Uninstall deletes the CRDs last: keep them apart.
 python3 - "$dir/paratune.yaml" "$dir/paratune-crds.yaml" "$dir/paratune-objects.yaml" <<'PY'

@@ -31,7 +31,7 @@ struct NodeSpec {
 // The extended resource the simulated GPU nodes advertise for their RDMA (InfiniBand) devices,
 // as the NVIDIA Network Operator's RDMA shared device plugin would (resource "rdma/<name>",
 // https://github.com/Mellanox/k8s-rdma-shared-dev-plugin), and how many: one per GPU.
-inline constexpr char kSimulatedRdmaResource[] = "rdma/ib";
+inline constexpr char kSimulatedRdmaResource[] = "rdma/rdma_shared_device_a";
 inline constexpr char kSimulatedRdmaDevices[] = "8";
 
 // The default pools: paratune-gpu-0..gpu_nodes-1 and paratune-tpu-0..tpu_hosts-1.
