@@ -2,6 +2,8 @@
 
 #include <map>
 
+#include "agents/loop/trial_env.h"
+
 namespace paratune::controllers {
 
 namespace {
@@ -20,17 +22,15 @@ json FieldRefEnv(const std::string& name, const std::string& path) {
 
 std::vector<json> ParatuneEnv(const CampaignSpec& campaign, const std::string& trial,
                               int64_t iteration, const Config& config) {
+  // One list of variables for every way a trial runs (agents/loop/trial_env.h; `paratune tune
+  // --local` sets the same on its processes).
   std::vector<json> env;
-  env.push_back(EnvVar("PARATUNE_CAMPAIGN", campaign.name));
-  env.push_back(EnvVar("PARATUNE_TRIAL", trial));
-  env.push_back(EnvVar("PARATUNE_ITERATION", std::to_string(iteration)));
-  env.push_back(EnvVar("PARATUNE_WORKLOAD", WorkloadJson(campaign).dump()));
+  for (const auto& v : TrialEnvironment(campaign, trial, iteration, config)) {
+    env.push_back(EnvVar(v.name, v.value));
+  }
   // The node the pod runs on (downward API): the trial's logs and the simulated cluster's
   // per-node faults attribute to it.
   env.push_back(FieldRefEnv("PARATUNE_NODE_NAME", "spec.nodeName"));
-  for (const auto& [key, value] : config) {
-    env.push_back(EnvVar("PARATUNE_" + ParameterEnvName(key), value.ToString()));
-  }
   return env;
 }
 

@@ -18,13 +18,16 @@ std::vector<TrialEnvVar> TrialEnvironment(const CampaignSpec& spec, const std::s
 std::vector<TrialEnvVar> LocalRendezvousEnvironment(int master_port, int jax_port,
                                                     int64_t procs_per_node) {
   const std::string loopback = "127.0.0.1";
+  const std::string procs = std::to_string(procs_per_node < 1 ? 1 : procs_per_node);
   return {{"NODE_RANK", "0"},
           {"NNODES", "1"},
-          {"WORLD_SIZE", "1"},
-          {"NPROC_PER_NODE", std::to_string(procs_per_node < 1 ? 1 : procs_per_node)},
+          {"WORLD_SIZE", procs},
+          {"NPROC_PER_NODE", procs},
           {"MASTER_ADDR", loopback},
           {"MASTER_PORT", std::to_string(master_port)},
           {"JAX_COORDINATOR_ADDRESS", loopback + ":" + std::to_string(jax_port)},
+          {"JAX_COORDINATOR_IP", loopback},
+          {"JAX_COORDINATOR_PORT", std::to_string(jax_port)},
           {"JAX_PROCESS_COUNT", "1"},
           {"JAX_PROCESS_ID", "0"}};
 }

@@ -28,10 +28,12 @@ struct TrialEnvVar {
 std::vector<TrialEnvVar> TrialEnvironment(const CampaignSpec& spec, const std::string& trial,
                                           int64_t iteration, const Config& config);
 
-// torchrun's and JAX's coordinator variables for a trial that runs on this one machine, as the
-// Job renderer sets them for node 0 of a multi-node trial: NODE_RANK=0, NNODES=1, WORLD_SIZE=1
-// (nodes, as the renderer counts it), NPROC_PER_NODE, MASTER_ADDR=127.0.0.1, MASTER_PORT,
-// JAX_COORDINATOR_ADDRESS, JAX_PROCESS_COUNT=1, JAX_PROCESS_ID=0.
+// torchrun's, JAX's and MaxText's coordinator variables for a trial that runs on this one
+// machine, with the meanings the Job renderer gives them on a one-node trial
+// (controllers/trial_env.h RendezvousEnv): NODE_RANK=0, NNODES=1, WORLD_SIZE = NPROC_PER_NODE
+// (processes, as torchrun counts them), MASTER_ADDR=127.0.0.1, MASTER_PORT,
+// JAX_COORDINATOR_ADDRESS (and its JAX_COORDINATOR_IP / _PORT halves), JAX_PROCESS_COUNT=1,
+// JAX_PROCESS_ID=0.
 std::vector<TrialEnvVar> LocalRendezvousEnvironment(int master_port, int jax_port,
                                                     int64_t procs_per_node);
 

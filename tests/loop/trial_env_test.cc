@@ -43,6 +43,9 @@ TEST(TrialEnvTest, OneNodeRendezvousPointsAtThisMachine) {
   EXPECT_EQ(m.at("NODE_RANK"), "0");
   EXPECT_EQ(m.at("NPROC_PER_NODE"), "4");
   EXPECT_EQ(m.at("JAX_COORDINATOR_ADDRESS"), "127.0.0.1:40124");
+  EXPECT_EQ(m.at("JAX_COORDINATOR_IP"), "127.0.0.1");
+  EXPECT_EQ(m.at("JAX_COORDINATOR_PORT"), "40124");
+  EXPECT_EQ(m.at("WORLD_SIZE"), "4") << "processes, as torchrun counts them";
   EXPECT_EQ(AsMap(LocalRendezvousEnvironment(1, 2, 0)).at("NPROC_PER_NODE"), "1");
 }
 
