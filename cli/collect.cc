@@ -24,25 +24,6 @@ namespace {
 
 using nlohmann::json;
 
-// The trial's configuration: the campaign's baseline overridden by `--set key=value` (any known
-// parameter and value: a log may come from a configuration outside the search space).
-Status ApplyTrialSets(const std::vector<std::string>& sets, Config* config) {
-  for (const auto& s : sets) {
-    const auto eq = s.find('=');
-    if (eq == std::string::npos || eq == 0) {
-      return Status::Invalid("--set " + s + ": expected key=value");
-    }
-    const ParamInfo* info = FindParameter(s.substr(0, eq));
-    if (info == nullptr) {
-      return Status::Invalid("--set " + s + ": unknown parameter \"" + s.substr(0, eq) + "\"");
-    }
-    auto value = ParseParamText(*info, s.substr(eq + 1), "--set " + s);
-    if (!value.ok()) return value.status();
-    (*config)[info->name] = *value;
-  }
-  return Status::Ok();
-}
-
 json MetricsJson(const TrialMetrics& m) {
   json out = json::object();
   const std::pair<const char*, double> fields[] = {
@@ -117,7 +98,7 @@ int RunCollect(const Args& args) {
                                             "\" (known: " + Join(names, ", ") + ")"));
   }
   Config config = spec->baseline.value_or(Config{});
-  Status st = ApplyTrialSets(args.GetAll("--set"), &config);
+  Status st = ApplyConfigSets(args.GetAll("--set"), &config);
   if (!st.ok()) return ReportError(cmd, st);
   auto log = ReadLog(*log_path);
   if (!log.ok()) return ReportError(cmd, log.status());

@@ -115,4 +115,21 @@ int ReportError(const std::string& command, const Status& status) {
   return bad_input ? kExitBadInput : kExitFailure;
 }
 
+Status ApplyConfigSets(const std::vector<std::string>& sets, Config* config) {
+  for (const auto& s : sets) {
+    const auto eq = s.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return Status::Invalid("--set " + s + ": expected key=value");
+    }
+    const ParamInfo* info = FindParameter(s.substr(0, eq));
+    if (info == nullptr) {
+      return Status::Invalid("--set " + s + ": unknown parameter \"" + s.substr(0, eq) + "\"");
+    }
+    auto value = ParseParamText(*info, s.substr(eq + 1), "--set " + s);
+    if (!value.ok()) return value.status();
+    (*config)[info->name] = *value;
+  }
+  return Status::Ok();
+}
+
 }  // namespace paratune::cli

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "agents/core/config.h"
 #include "base/status.h"
 
 namespace paratune::cli {
@@ -69,6 +70,12 @@ struct CommandRegistrar {
 // The environment variable `name`, or `fallback` when it is unset or empty. Only the CLI and
 // the operator's main read the environment; everything below takes what they pass.
 std::string EnvOr(const char* name, const std::string& fallback);
+
+// Applies `--set key=value` flags to `config`: any known parameter with a well-formed value,
+// inside the campaign's search space or not (a log or a failure may come from any
+// configuration). kInvalidArgument naming the flag for a missing `=`, an unknown key or a
+// malformed value; `config` may then hold the sets before the bad one.
+Status ApplyConfigSets(const std::vector<std::string>& sets, Config* config);
 
 // Prints "paratune <cmd>: <message>" to stderr and returns the exit code for the status
 // (2 for kInvalidArgument/kNotFound, 1 otherwise).

@@ -31,25 +31,6 @@ Result<std::string> ReadLog(const std::string& path) {
   return s;
 }
 
-// `--set key=value` for diagnosis: values outside the search space are allowed (a trial may
-// have run anything), unknown keys and malformed values are not.
-Status ApplyDiagnoseSets(const std::vector<std::string>& sets, Config* config) {
-  for (const auto& s : sets) {
-    const auto eq = s.find('=');
-    if (eq == std::string::npos || eq == 0) {
-      return Status::Invalid("--set " + s + ": expected key=value");
-    }
-    const ParamInfo* info = FindParameter(s.substr(0, eq));
-    if (info == nullptr) {
-      return Status::Invalid("--set " + s + ": unknown parameter \"" + s.substr(0, eq) + "\"");
-    }
-    auto value = ParseParamText(*info, s.substr(eq + 1), "--set " + s);
-    if (!value.ok()) return value.status();
-    (*config)[info->name] = *value;
-  }
-  return Status::Ok();
-}
-
 void PrintHuman(const FailureDiagnosis& d) {
   std::cout << "Category:    " << d.category << "\n"
             << "Summary:     " << d.summary << "\n"
@@ -88,7 +69,7 @@ int RunDiagnose(const Args& args) {
     workload = *w;
     config = spec->baseline.value_or(Config{});
   }
-  Status st = ApplyDiagnoseSets(args.GetAll("--set"), &config);
+  Status st = ApplyConfigSets(args.GetAll("--set"), &config);
   if (!st.ok()) return ReportError(cmd, st);
   if (!config.empty()) in.config = &config;
   if (workload) in.workload = &*workload;
