@@ -72,8 +72,8 @@ detect_mode() {
 }
 
 # The sample for the mode: as written on a GPU; on CPU no GPU request (and --tiny); in sim mode
-# trial-sim as the container command, read with the megatron-lm collector (trial-sim prints
-# Megatron-LM's log lines for a transformers workload).
+# trial-sim as the container command (it prints the Hugging Face Trainer's output for a
+# transformers workload, which the sample's hf-trainer collector reads).
 make_campaign() {
   local c=$WORK/campaign.yaml
   case $MODE in
@@ -82,8 +82,7 @@ make_campaign() {
                    -e 's|args: \["--steps", "4"\]|args: ["--steps", "3", "--tiny"]|' "$SAMPLE" >"$c" ;;
     sim) sed -e 's|nvidia.com/gpu: "1"|nvidia.com/gpu: "0"|' \
              -e 's|command: \[python3, workloads/hf-llama/train.py\]|command: [paratune, trial-sim]|' \
-             -e 's|args: \["--steps", "4"\]|args: []|' \
-             -e 's|collector: json|collector: megatron-lm|' "$SAMPLE" >"$c" ;;
+             -e 's|args: \["--steps", "4"\]|args: []|' "$SAMPLE" >"$c" ;;
   esac
   grep -q "nvidia.com/gpu" "$c" || { echo "real-campaign: sample edit failed" >&2; exit 1; }
 }

@@ -84,7 +84,6 @@ fs::path SimulatedHfSample(const fs::path& dir) {
   replace("[python3, workloads/hf-llama/train.py]", "[paratune, trial-sim]");
   replace("args: [\"--steps\", \"4\"]", "args: []");
   replace("nvidia.com/gpu: \"1\"", "nvidia.com/gpu: \"0\"");
-  replace("collector: json", "collector: megatron-lm");  // trial-sim prints Megatron-LM lines
   const fs::path out = dir / "hf-sim.yaml";
   std::ofstream(out) << yaml;
   return out;

@@ -265,6 +265,9 @@ TEST(SampleRenderTest, RealFrameworkSamplesNameTheirVersion) {
     auto c = LoadCampaignFile(path);
     ASSERT_TRUE(c.ok());
     if (TemplateImage(c->trial_template).rfind("paratune/", 0) == 0) continue;  // trial-sim
+    // A transformers sample runs a script of this repository whose flags it owns; no rule of
+    // agents/core/framework_rules.h depends on the transformers version.
+    if (c->training.framework == "transformers") continue;
     EXPECT_FALSE(c->training.framework_version.empty()) << path;
   }
 }

@@ -247,7 +247,9 @@ TEST(ProfileCasesTest, CommunicationBoundProfilesNeverGetPerLayerCollectivesFirs
             << k << " raised (model " << model << "): " << set->proposals[0].rationale;
       }
       for (const auto& p : set->proposals) {
-        if (model) EXPECT_GT(p.expected_gain, 0) << "slower proposal offered: " << p.rationale;
+        if (model) {
+          EXPECT_GT(p.expected_gain, 0) << "slower proposal offered: " << p.rationale;
+        }
       }
     }
   }
