@@ -248,7 +248,15 @@ TEST(TrainJobTest, ATrainJobCampaignRunsToCompletionWithMetricsFromTheLastRank) 
       // Megatron-LM prints on the last rank: node rank 1 of the trainer Job.
       const Json& src = Field(st, "metricsSource");
       EXPECT_EQ(src.value("rank", -1), 1) << st.dump(2);
-      EXPECT_EQ(src.value("pod", "").rfind(name + "-node-0-1-", 0), 0u) << st.dump(2);
+      // The pod of the trainer Job (`<trainjob>-node-0`) whose completion index is 1 (the 1.20
+      // Job controller names pods `<job>-<random>`; the index is the pod's annotation).
+      const std::string pod_name = src.value("pod", "");
+      EXPECT_EQ(pod_name.rfind(name + "-node-0-", 0), 0u) << st.dump(2);
+      auto pod = admin->Get(resources::kPods, ns, pod_name);
+      ASSERT_TRUE(pod.ok()) << pod_name;
+      const Json annotations = Field(*pod, "metadata").value("annotations", Json::object());
+      EXPECT_EQ(annotations.value("batch.kubernetes.io/job-completion-index", ""), "1")
+          << pod->dump(2);
       EXPECT_GT(st.value("objective", 0.0), 0.0);
     } else if (st.value("phase", "") == "Failed") {
       ++failed;
