@@ -80,8 +80,10 @@ void Score(const std::string& name, const json& y, const std::string& log, Half*
     m.peak_memory_gib = mem.peak_gib;
   }
   const std::pair<const char*, double> fields[] = {
-      {"step_time_s", m.step_time_seconds},     {"tokens_per_s_per_device", m.tokens_per_second_per_device},
-      {"tflops_per_device", m.tflops_per_device}, {"mfu", m.mfu},
+      {"step_time_s", m.step_time_seconds},
+      {"tokens_per_s_per_device", m.tokens_per_second_per_device},
+      {"tflops_per_device", m.tflops_per_device},
+      {"mfu", m.mfu},
       {"peak_memory_gib", m.peak_memory_gib}};
   Check* checks[] = {&h->step, &h->tokens, &h->tflops, &h->mfu, &h->memory};
   bool any = false, all = true;
@@ -162,9 +164,10 @@ int main() {
       "with that reading. Alarms: StepTimeDrift/StepTimeSpikes raised on logs marked healthy. "
       "Excerpts without a reading (memory-only, warm-up-only, summary-only) count only in the "
       "excerpts column.\n\n");
-  std::printf("| half | excerpts | parsed | step time within 2%% | tokens/s within 2%% | "
-              "TFLOP/s within 2%% | MFU within 2%% | memory within 2%% | alarms on healthy | "
-              "errors |\n|---|---|---|---|---|---|---|---|---|---|\n");
+  std::printf(
+      "| half | excerpts | parsed | step time within 2%% | tokens/s within 2%% | "
+      "TFLOP/s within 2%% | MFU within 2%% | memory within 2%% | alarms on healthy | "
+      "errors |\n|---|---|---|---|---|---|---|---|---|---|\n");
   Print("dev", *dev, true);
   Print("held-out", *held, false);
   std::printf("\n");

@@ -22,8 +22,7 @@ namespace {
 const std::string kData = std::string(PARATUNE_SOURCE_DIR) + "/tests/model/data";
 
 struct Tally {
-  int rows = 0, modeled = 0, tput_n = 0, mem_n = 0, dnf = 0, marginal = 0, oom_right = 0,
-      ooms = 0;
+  int rows = 0, modeled = 0, tput_n = 0, mem_n = 0, dnf = 0, marginal = 0, oom_right = 0, ooms = 0;
   double tput_sum = 0, mem_sum = 0, tput_max = 0, mem_max = 0;
   void Add(const PublishedRow& r, const Estimate& e) {
     ++rows;
@@ -72,8 +71,8 @@ void PrintBands(const IntervalTable& t) {
   std::printf("\nBands learned from every source (log measured/predicted; points):\n\n```\n");
   for (const auto& [profile, b] : t) {
     std::printf("{\"%s\", {{%.3f, %.3f, %d}, {%.3f, %.3f, %d}}},\n", profile.c_str(),
-                b.step_time.low, b.step_time.high, b.step_time.points, b.memory.low,
-                b.memory.high, b.memory.points);
+                b.step_time.low, b.step_time.high, b.step_time.points, b.memory.low, b.memory.high,
+                b.memory.points);
   }
   std::printf("```\n");
 }
@@ -157,8 +156,9 @@ int main() {
     if (l.mem_n && l.mem_sum / l.mem_n > 15) mem_ok = false;
     dnf_loso += l.dnf;
   }
-  std::printf("\n| framework profile | rows (modeled) | throughput mean abs error | max | memory "
-              "mean abs error | max |\n|---|---|---|---|---|---|\n");
+  std::printf(
+      "\n| framework profile | rows (modeled) | throughput mean abs error | max | memory "
+      "mean abs error | max |\n|---|---|---|---|---|---|\n");
   for (const auto& [p, a] : p_all) {
     std::printf("| %s | %d (%d) | %s | %.1f%% | %s | %.1f%% |\n", p.c_str(), a.rows, a.modeled,
                 a.Tput().c_str(), a.tput_max, a.Mem().c_str(), a.mem_max);

@@ -67,13 +67,13 @@ void PrintHuman(const ProposalSet& set) {
     if (!p.verdict.empty()) {
       // Contract section 14: the model's verdict and interval for this configuration.
       char buf[160];
-      std::snprintf(buf, sizeof(buf), "\n   Verdict: %s (step %.3f .. %.3f s, peak %.1f .. %.1f GiB)",
+      std::snprintf(buf, sizeof(buf),
+                    "\n   Verdict: %s (step %.3f .. %.3f s, peak %.1f .. %.1f GiB)",
                     p.verdict.c_str(), p.step_time_interval.first, p.step_time_interval.second,
                     p.memory_interval.first, p.memory_interval.second);
       std::cout << buf;
     }
-    std::cout
-              << "\n   Cites: ";
+    std::cout << "\n   Cites: ";
     for (size_t j = 0; j < p.citations.size(); ++j) std::cout << (j ? ", " : "") << p.citations[j];
     std::cout << "\n";
   }

@@ -13,12 +13,12 @@
 // AsPrinted): Megatron-LM without its TFLOP/s field unless --log-throughput (or
 // PARATUNE_SIM_LOG_THROUGHPUT=1), as Megatron-LM does by default; torchtitan's step lines on
 // every local rank (`[rankN]:`, plain torchrun) unless --one-rank; MaxText's step-1 dispatch
-// artefact; validation lines. Progress lines are paced about 0.3 s each (at most ~5 s in all); --pace SECONDS or
-// PARATUNE_SIM_SECONDS_PER_LINE sets the pause per progress line.
-// Node faults (issue 9): --node-faults / PARATUNE_SIM_NODE_FAULTS (node_faults.h text form),
-// the pod's node --node / PARATUNE_NODE_NAME and its Job's nodes --job-nodes /
-// PARATUNE_SIM_JOB_NODES (comma-separated, default: its own node). The faults of those nodes
-// are played (agents/sim/simulated_cluster.h); bad fault text exits 2 naming its source.
+// artefact; validation lines. Progress lines are paced about 0.3 s each (at most ~5 s in all);
+// --pace SECONDS or PARATUNE_SIM_SECONDS_PER_LINE sets the pause per progress line. Node faults
+// (issue 9): --node-faults / PARATUNE_SIM_NODE_FAULTS (node_faults.h text form), the pod's node
+// --node / PARATUNE_NODE_NAME and its Job's nodes --job-nodes / PARATUNE_SIM_JOB_NODES
+// (comma-separated, default: its own node). The faults of those nodes are played
+// (agents/sim/simulated_cluster.h); bad fault text exits 2 naming its source.
 #include <unistd.h>
 
 #include <algorithm>
@@ -302,8 +302,7 @@ PARATUNE_COMMAND("trial-sim",
                  "Megatron-LM's TFLOP/s only with --log-throughput or "
                  "PARATUNE_SIM_LOG_THROUGHPUT=1, torchtitan's step line on every local rank "
                  "unless --one-rank)",
-                 {"--fast", "--termination-message", "--log-throughput", "--one-rank"},
-                 RunTrialSim,
+                 {"--fast", "--termination-message", "--log-throughput", "--one-rank"}, RunTrialSim,
                  {"-f", "--attempt", "--fault-rate", "--job-nodes", "--node", "--node-faults",
                   "--nodes", "--pace", "--rank", "--reality", "--seed", "--set",
                   "--termination-log"});

@@ -36,10 +36,9 @@ constexpr const char* kObserved = "observed";
 constexpr const char* kConditions = "conditions";
 
 constexpr std::array<const char*, 17> kKnownKeys = {
-    kPhase,         kJobName,      kAcceleratorHours, kNodeNames,     kStartTime,
-    kCompletionTime, kAdmissionTime, kQueueSeconds,   kObjective,     kMetrics,
-    kMetricsSource, kMetricSources, kEarlyStop,       kFailure,       kAnomaly,
-    kObserved,      kConditions};
+    kPhase,         kJobName,      kAcceleratorHours, kNodeNames, kStartTime,     kCompletionTime,
+    kAdmissionTime, kQueueSeconds, kObjective,        kMetrics,   kMetricsSource, kMetricSources,
+    kEarlyStop,     kFailure,      kAnomaly,          kObserved,  kConditions};
 
 bool IsKnownKey(const std::string& key) {
   return std::any_of(kKnownKeys.begin(), kKnownKeys.end(), [&](const char* k) { return key == k; });

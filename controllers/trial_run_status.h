@@ -48,11 +48,11 @@ struct TrialRunStatus {
   nlohmann::json metrics_source;  // MetricsSource::ToJson (trial_metrics.h)
   // {metric: "log" | "termination-message" | "derived"} (CollectedMetrics::sources)
   nlohmann::json metric_sources;
-  nlohmann::json early_stop;      // EarlyStopDecision::ToJson + bestTrial (early_stopping.h)
-  nlohmann::json failure;         // FailureDiagnosis::ToJson (evidence bounded)
-  nlohmann::json anomaly;         // health::Anomaly::ToJson
-  nlohmann::json observed;        // {podReason, exitCode, terminationMessage, logTail, events}
-  nlohmann::json conditions;      // metav1.Condition list (conditions.h)
+  nlohmann::json early_stop;  // EarlyStopDecision::ToJson + bestTrial (early_stopping.h)
+  nlohmann::json failure;     // FailureDiagnosis::ToJson (evidence bounded)
+  nlohmann::json anomaly;     // health::Anomaly::ToJson
+  nlohmann::json observed;    // {podReason, exitCode, terminationMessage, logTail, events}
+  nlohmann::json conditions;  // metav1.Condition list (conditions.h)
 
   // Every key this struct does not know (and a known key whose value is null), written back
   // unchanged by ToJson: a round trip never loses a field another writer put there.

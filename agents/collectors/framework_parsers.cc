@@ -189,7 +189,8 @@ void ParseTorchtitanLine(std::string_view line, int64_t rank, ParsedLog* out) {
   if (Has(line, "local batch size") && Has(line, "sequence length")) {
     double local = 0, seq = 0, accum = 1;
     NumberAfter(line, "gradient accumulation steps", &accum);
-    if (NumberAfter(line, "local batch size", &local) && NumberAfter(line, "sequence length", &seq)) {
+    if (NumberAfter(line, "local batch size", &local) &&
+        NumberAfter(line, "sequence length", &seq)) {
       out->logged_tokens_per_device_step = local * std::max(1.0, accum) * seq;
     }
     return;
@@ -369,8 +370,7 @@ bool ParseFrameworkLine(const std::string& collector, std::string_view line, int
 
 }  // namespace
 
-bool ParseLine(const std::string& collector, std::string_view line, int64_t rank,
-               ParsedLog* out) {
+bool ParseLine(const std::string& collector, std::string_view line, int64_t rank, ParsedLog* out) {
   const size_t before = out->samples.size();
   if (!ParseFrameworkLine(collector, line, rank, out)) return false;
   if (out->samples.size() == before && !line.empty() && IsPause(line)) {

@@ -49,8 +49,7 @@ struct ParsedLog {
 
 // Parses `line` (already cleaned) of the rank `rank` (-1 unknown) with the collector's rules.
 // False for an unknown collector.
-bool ParseLine(const std::string& collector, std::string_view line, int64_t rank,
-               ParsedLog* out);
+bool ParseLine(const std::string& collector, std::string_view line, int64_t rank, ParsedLog* out);
 // Ends the log: flushes a pending sample.
 void FinishLog(ParsedLog* out);
 

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <limits>
 #include <map>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "agents/collectors/framework_parsers.h"
 #include "agents/collectors/log_lines.h"
@@ -89,9 +89,8 @@ std::vector<StepSample> OnePerStep(const std::vector<StepSample>& samples, StepC
   out.reserve(by_step.size());
   for (auto& [step, group] : by_step) {
     StepSample s = group.front();
-    for (double StepSample::*f :
-         {&StepSample::step_time_seconds, &StepSample::tflops_per_device,
-          &StepSample::tokens_per_second_per_device, &StepSample::mfu}) {
+    for (double StepSample::*f : {&StepSample::step_time_seconds, &StepSample::tflops_per_device,
+                                  &StepSample::tokens_per_second_per_device, &StepSample::mfu}) {
       s.*f = GroupMean(group, f);
     }
     for (const auto& g : group) s.memory_gib = std::max(s.memory_gib, g.memory_gib);
@@ -275,9 +274,8 @@ Result<CollectedMetrics> CollectLogWithStepTimes(const std::string& collector, s
   const size_t cut = before - out.step_times.size();
   out.warmup_intervals = cut >= out.warmup_intervals ? 0 : out.warmup_intervals - cut;
   out.steady_step_times = Tail(std::move(out.steady_step_times));
-  const bool counts_recompute = std::any_of(steady.begin(), steady.end(), [](const StepSample& s) {
-    return s.tflops_counts_recompute;
-  });
+  const bool counts_recompute = std::any_of(
+      steady.begin(), steady.end(), [](const StepSample& s) { return s.tflops_counts_recompute; });
   internal::MarkSources(out.metrics, kSourceLog, &out.sources);
   internal::DeriveMissing(ctx, steady.back().global_batch_size, counts_recompute, &out);
   return out;

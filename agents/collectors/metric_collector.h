@@ -46,9 +46,9 @@ struct StepSample {
   double mfu = 0;
   double memory_gib = 0;
   int64_t global_batch_size = 0;
-  int64_t rank = -1;        // the rank prefix of the line (torchrun `[rank3]:`), -1 none
-  bool numbered = true;     // false: the line prints no step number (numbered in log order)
-  int64_t series = 0;       // progress bars: the bar's total (evaluation bars differ)
+  int64_t rank = -1;     // the rank prefix of the line (torchrun `[rank3]:`), -1 none
+  bool numbered = true;  // false: the line prints no step number (numbered in log order)
+  int64_t series = 0;    // progress bars: the bar's total (evaluation bars differ)
   bool tflops_counts_recompute = false;  // Megatron-DeepSpeed `TFLOPs:`
 };
 

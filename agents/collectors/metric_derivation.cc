@@ -15,12 +15,13 @@ struct Field {
   const char* key;
   double TrialMetrics::*value;
 };
-constexpr Field kFields[] = {{"mfu", &TrialMetrics::mfu},
-                             {"tflopsPerDevice", &TrialMetrics::tflops_per_device},
-                             {"tokensPerSecondPerDevice", &TrialMetrics::tokens_per_second_per_device},
-                             {"stepTimeSeconds", &TrialMetrics::step_time_seconds},
-                             {"peakMemoryGiB", &TrialMetrics::peak_memory_gib},
-                             {"avgMemoryGiB", &TrialMetrics::avg_memory_gib}};
+constexpr Field kFields[] = {
+    {"mfu", &TrialMetrics::mfu},
+    {"tflopsPerDevice", &TrialMetrics::tflops_per_device},
+    {"tokensPerSecondPerDevice", &TrialMetrics::tokens_per_second_per_device},
+    {"stepTimeSeconds", &TrialMetrics::step_time_seconds},
+    {"peakMemoryGiB", &TrialMetrics::peak_memory_gib},
+    {"avgMemoryGiB", &TrialMetrics::avg_memory_gib}};
 
 void Set(CollectedMetrics* c, double TrialMetrics::*field, const char* key, double v) {
   if (!std::isfinite(v) || v <= 0) return;
@@ -203,8 +204,8 @@ std::string MissingObjectiveReason(const std::string& collector, const Collected
       break;
   }
   std::string out = "the " + collector + " log has " + lacks;
-  if (!needs.empty()) out += "; deriving " + std::string(ObjectiveMetricName(objective)) +
-                             " needs " + needs;
+  if (!needs.empty())
+    out += "; deriving " + std::string(ObjectiveMetricName(objective)) + " needs " + needs;
   return out;
 }
 

@@ -380,7 +380,8 @@ Status ParseOutputs(const JsonFields& spec, CampaignSpec* c) {
   // "TFLOPs:", which the megatron-lm collector reads too).
   if (c->training.framework == "megatron-deepspeed") c->metrics_collector = "megatron-lm";
   PARATUNE_RETURN_IF_ERROR(metrics.ReadEnum(
-      "collector", {"megatron-lm", "megatron-bridge", "maxtext", "torchtitan", "hf-trainer", "json"},
+      "collector",
+      {"megatron-lm", "megatron-bridge", "maxtext", "torchtitan", "hf-trainer", "json"},
       &c->metrics_collector));
   JsonFields pool(spec.Get("messagePool"), "spec.messagePool");
   PARATUNE_RETURN_IF_ERROR(pool.CheckObject());

@@ -88,8 +88,7 @@ Result<Anomaly> Anomaly::FromJson(const nlohmann::json& j) {
 // slowdown that ramps in early (a GPU heating up) still shows its full size. Spikes are checked
 // first: a flaky node's spikes are the stronger sign.
 std::optional<Anomaly> DetectStepTimeAnomaly(const std::vector<double>& step_times,
-                                             const AnomalyThresholds& t,
-                                             size_t warmup_intervals) {
+                                             const AnomalyThresholds& t, size_t warmup_intervals) {
   const size_t skip = std::max<size_t>(1, warmup_intervals);
   if (step_times.size() < t.min_steps + skip) return std::nullopt;
   std::vector<double> steps(step_times.begin() + static_cast<std::ptrdiff_t>(skip),

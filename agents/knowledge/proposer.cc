@@ -286,10 +286,9 @@ std::string CalibrateFromProfile(const ProposeInput& in, const ProfileAnalysis& 
   ctx->current = e;
   return "Model calibrated from the profile before ranking: collectives " +
          Fmt("%.0f", modeled_share * 100) + "% -> " +
-         Fmt("%.0f", Collectives(e.time) / e.step_time_seconds * 100) +
-         "% of the step (profiled " + Fmt("%.0f", share * 100) + "%), step " +
-         Fmt("%.3f", before.step_time_seconds) + " -> " + Fmt("%.3f", e.step_time_seconds) +
-         " s (profiled " + Fmt("%.3f", profiled) + " s).";
+         Fmt("%.0f", Collectives(e.time) / e.step_time_seconds * 100) + "% of the step (profiled " +
+         Fmt("%.0f", share * 100) + "%), step " + Fmt("%.3f", before.step_time_seconds) + " -> " +
+         Fmt("%.3f", e.step_time_seconds) + " s (profiled " + Fmt("%.3f", profiled) + " s).";
 }
 
 // What the proposer could not know from its inputs, said plainly in the analysis.
@@ -400,10 +399,9 @@ Result<ProposalSet> Propose(const ProposeInput& in, const KnowledgeBase& kb) {
     const std::string& b = out.analysis.bottleneck;
     const bool memory_bound = b == "hbm" || b == "memory-capacity";
     const size_t before = scored.size();
-    scored.erase(std::remove_if(scored.begin(), scored.end(),
-                                [&](const Scored& s) {
-                                  return s.gain <= 0 && !(memory_bound && s.relieves);
-                                }),
+    scored.erase(std::remove_if(
+                     scored.begin(), scored.end(),
+                     [&](const Scored& s) { return s.gain <= 0 && !(memory_bound && s.relieves); }),
                  scored.end());
     if (scored.size() < in.k && before > scored.size()) {
       out.analysis.unknowns.push_back(

@@ -98,21 +98,19 @@ BaselinePreflight CheckBaseline(const Config& baseline, const SearchSpaceIndex& 
       const double downside = 1.0 - cold.peak_memory_range.low / cold.peak_memory_gib;
       v.interval_gib = std::max(0.0, downside * v.predicted_peak_gib);
     }
-    const double optimistic =
-        v.predicted_peak_gib - std::max(v.uncertainty_gib, v.interval_gib);
+    const double optimistic = v.predicted_peak_gib - std::max(v.uncertainty_gib, v.interval_gib);
     v.verdict = v.predicted_peak_gib + predictor.calibration().memory_margin_gib > v.capacity_gib
                     ? "marginal"
                     : "fits";
     if (optimistic > v.capacity_gib) {
       v.rejected = true;
       v.verdict = "does-not-fit";
-      v.reason = "the baseline " + ConfigKey(baseline) + " is predicted to peak at " +
-                 Fixed(v.predicted_peak_gib, 1) + " GiB, more than the " +
-                 Fixed(v.capacity_gib, 1) + " GiB" +
-                 " device capacity even at the optimistic end of the estimate (" +
-                 Fixed(optimistic, 1) + " GiB: the model's calibrated uncertainty " +
-                 Fixed(v.uncertainty_gib, 1) + " GiB, its interval " + Fixed(v.interval_gib, 1) +
-                 " GiB)";
+      v.reason =
+          "the baseline " + ConfigKey(baseline) + " is predicted to peak at " +
+          Fixed(v.predicted_peak_gib, 1) + " GiB, more than the " + Fixed(v.capacity_gib, 1) +
+          " GiB" + " device capacity even at the optimistic end of the estimate (" +
+          Fixed(optimistic, 1) + " GiB: the model's calibrated uncertainty " +
+          Fixed(v.uncertainty_gib, 1) + " GiB, its interval " + Fixed(v.interval_gib, 1) + " GiB)";
     }
   }
   if (!v.rejected) return v;

@@ -34,12 +34,13 @@ struct BaselinePreflight {
   // How far below the prediction the optimistic end of the model's interval lies (contract
   // section 14); the baseline is rejected only beyond the larger of the two.
   double interval_gib = 0;
-  std::string verdict;  // fits | marginal (launched) | does-not-fit (rejected)
+  std::string verdict;          // fits | marginal (launched) | does-not-fit (rejected)
   std::optional<Config> start;  // nearest feasible configuration (rejected only)
   double start_peak_gib = 0;
   int start_changed_parameters = 0;
   // {rejected, config, reason, constraint?, predictedPeakMemoryGiB, capacityGiB,
-  //  uncertaintyGiB, intervalGiB, verdict, startedFrom?: {config, predictedPeakMemoryGiB, changedParameters}}
+  //  uncertaintyGiB, intervalGiB, verdict, startedFrom?: {config, predictedPeakMemoryGiB,
+  //  changedParameters}}
   nlohmann::json ToJson() const;
 };
 

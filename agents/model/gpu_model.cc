@@ -83,8 +83,8 @@ double TorchtitanOpSacBytes(const ModelShape& m, const LayerActivationInput& in)
   const double h = static_cast<double>(m.hidden_size);
   const double q = static_cast<double>(m.num_attention_heads * m.HeadDim());
   const double kv = static_cast<double>(m.num_query_groups * m.HeadDim());
-  const double f = static_cast<double>(in.moe_layer ? m.moe_top_k * m.moe_ffn_hidden_size
-                                                    : m.ffn_hidden_size);
+  const double f =
+      static_cast<double>(in.moe_layer ? m.moe_top_k * m.moe_ffn_hidden_size : m.ffn_hidden_size);
   return 2.0 * in.s * in.b * (2.0 * h / tsp + (2.0 * q + kv + f) / t);
 }
 

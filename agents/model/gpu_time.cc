@@ -41,12 +41,12 @@ struct MicroTime {
 };
 
 struct LayerCost {
-  double fwd = 0;                 // forward compute of one layer, s
-  double gemm = 0;                // of which the GEMMs (what overlapped TP collectives hide behind)
-  double selective = 0;           // what selective recomputation re-runs, s
+  double fwd = 0;        // forward compute of one layer, s
+  double gemm = 0;       // of which the GEMMs (what overlapped TP collectives hide behind)
+  double selective = 0;  // what selective recomputation re-runs, s
   double attention_bwd_extra = 0;  // flash attention's backward beyond 2x its forward, s
-  double attention = 0;           // of which attention scores (recomputed under selective)
-  double tp = 0, cp = 0, ep = 0;  // per collective round trip, see below
+  double attention = 0;            // of which attention scores (recomputed under selective)
+  double tp = 0, cp = 0, ep = 0;   // per collective round trip, see below
 };
 
 LayerCost CostOfLayer(const Workload& w, const ParallelPlan& p, const Calibration& cal,

@@ -23,7 +23,9 @@ Band Learn(const std::vector<double>& r, const Band& fallback) {
   return b;
 }
 
-Estimate::Range Scaled(double v, const Band& b) { return {v * std::exp(b.low), v * std::exp(b.high)}; }
+Estimate::Range Scaled(double v, const Band& b) {
+  return {v * std::exp(b.low), v * std::exp(b.high)};
+}
 
 }  // namespace
 

@@ -41,7 +41,7 @@ std::string IntervalProfile(const Workload& w);
 // One residual of the fit data.
 struct Residual {
   std::string profile;
-  bool memory = false;  // false: step time
+  bool memory = false;   // false: step time
   double log_ratio = 0;  // log(measured / predicted)
 };
 

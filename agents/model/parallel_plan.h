@@ -5,9 +5,9 @@
 // Defaults (what Megatron-LM / MaxText do when the flag is absent):
 //   GPU: tp = pp = vpp = cp = ep = 1, mbs = 1, recompute = none, recomputeLayers = all layers
 //   of a stage, sequenceParallel = (tp > 1), distributedOptimizer = false, overlapGradReduce =
-//   overlapParamGather = false, fusedCrossEntropy = false, tpCommOverlap = torchCompile = false, first/lastPipelineStageLayers = an
-//   even split. dp = devices / (tp * pp * cp).
-//   TPU: iciFsdp = devices / (iciData * iciTensor * iciSequence * iciExpert * dcnData) (MaxText's
+//   overlapParamGather = false, fusedCrossEntropy = false, tpCommOverlap = torchCompile = false,
+//   first/lastPipelineStageLayers = an even split. dp = devices / (tp * pp * cp). TPU: iciFsdp =
+//   devices / (iciData * iciTensor * iciSequence * iciExpert * dcnData) (MaxText's
 //   "-1" fill), the other axes 1, remat = full, perDeviceBatchSize = globalBatchSize / devices
 //   (at least 1).
 #ifndef PARATUNE_AGENTS_MODEL_PARALLEL_PLAN_H_

@@ -31,14 +31,15 @@ Result<ModelShape> ShapeOf(const YAML::Node& arch, const std::string& where) {
   ModelShape m;
   if (Get<std::string>(arch, "attn", "") == "MLA") {
     const ModelShape* ds = FindModelPreset("deepseek-v3");
-    if (ds == nullptr) return Status::Invalid(where + ".arch.attn: MLA needs the deepseek-v3 preset");
+    if (ds == nullptr)
+      return Status::Invalid(where + ".arch.attn: MLA needs the deepseek-v3 preset");
     m = *ds;
   }
   m.num_layers = Get<int64_t>(arch, "L", m.num_layers);
   m.hidden_size = Get<int64_t>(arch, "h", m.hidden_size);
   m.num_attention_heads = Get<int64_t>(arch, "heads", m.num_attention_heads);
-  m.num_query_groups = Get<int64_t>(arch, "kv", m.num_query_groups > 0 ? m.num_query_groups
-                                                                       : m.num_attention_heads);
+  m.num_query_groups =
+      Get<int64_t>(arch, "kv", m.num_query_groups > 0 ? m.num_query_groups : m.num_attention_heads);
   m.vocab_size = Get<int64_t>(arch, "vocab", m.vocab_size);
   m.head_dim = Get<int64_t>(arch, "head_dim", m.head_dim);
   m.num_experts = Get<int64_t>(arch, "moe_experts", m.num_experts);
@@ -52,8 +53,8 @@ Result<ModelShape> ShapeOf(const YAML::Node& arch, const std::string& where) {
   const std::string act = Get<std::string>(arch, "act", "swiglu");
   m.swiglu = act == "swiglu";  // gelu and squared_relu: two matrices
   m.tied_embeddings = Get<bool>(arch, "tied", false);
-  if (m.num_layers <= 0 || m.hidden_size <= 0 || m.num_attention_heads <= 0 ||
-      m.vocab_size <= 0 || m.ffn_hidden_size <= 0) {
+  if (m.num_layers <= 0 || m.hidden_size <= 0 || m.num_attention_heads <= 0 || m.vocab_size <= 0 ||
+      m.ffn_hidden_size <= 0) {
     return Status::Invalid(where + ".arch: needs L, h, heads, vocab and ffn (or moe_ffn)");
   }
   return m;
@@ -109,8 +110,8 @@ Status FillRow(const std::string& source, const YAML::Node& n, const std::string
   if (Get<bool>(n, "compile", false)) SetBool(&c, "torchCompile", true);
   r->tokens_per_second_per_device = Get<double>(n, "tok_s_gpu", 0);
   r->model_tflops_per_device = Get<double>(n, "tflops_gpu", 0);
-  r->metric = r->tokens_per_second_per_device > 0 ? FitMetric::kTokensPerSecond
-                                                  : FitMetric::kModelTflops;
+  r->metric =
+      r->tokens_per_second_per_device > 0 ? FitMetric::kTokensPerSecond : FitMetric::kModelTflops;
   r->measured = r->tokens_per_second_per_device > 0 ? r->tokens_per_second_per_device
                                                     : r->model_tflops_per_device;
   r->step_seconds = Get<double>(n, "step_s", 0);
@@ -124,8 +125,8 @@ Status FillRow(const std::string& source, const YAML::Node& n, const std::string
   std::ostringstream label;
   label << Get<std::string>(n, "model", "?") << " tp" << tp << " pp" << pp << " cp" << cp;
   if (ep > 1) label << " ep" << ep;
-  label << " mbs" << mbs << " s" << w.training.seq_length << " " << precision << " "
-        << w.devices << "gpu";
+  label << " mbs" << mbs << " s" << w.training.seq_length << " " << precision << " " << w.devices
+        << "gpu";
   if (Get<bool>(n, "compile", false)) label << " compile";
   r->label = label.str();
   return Status::Ok();
@@ -143,8 +144,8 @@ Result<PublishedRow> ParseRow(const std::string& source, const YAML::Node& n,
   r.workload.hardware.accelerator = CatalogAccelerator(hw["accelerator"].as<std::string>());
   r.workload.accel = FindAccelerator(r.workload.hardware.accelerator);
   if (r.workload.accel == nullptr) {
-    return Status::Invalid(where + ".hw.accelerator: not in the catalog: " +
-                           r.workload.hardware.accelerator);
+    return Status::Invalid(
+        where + ".hw.accelerator: not in the catalog: " + r.workload.hardware.accelerator);
   }
   r.workload.devices = Get<int64_t>(n, "gpus", 0);
   if (r.workload.devices <= 0) return Missing(where, "gpus");
@@ -192,8 +193,7 @@ Estimate EstimatePublishedRow(const PublishedRow& row, const IntervalTable& inte
   Estimate e;
   for (const char* recompute : {"none", "selective", "full"}) {
     if (!row.recompute_stated) c["recompute"] = ParamValue::Enum(recompute);
-    e = EstimatePlan(row.workload, PlanFromConfig(row.workload, c), {},
-                     ModelConstants::Defaults());
+    e = EstimatePlan(row.workload, PlanFromConfig(row.workload, c), {}, ModelConstants::Defaults());
     ApplyInterval(intervals, row.workload, &e);
     if (row.recompute_stated || e.verdict != "does-not-fit") break;
   }

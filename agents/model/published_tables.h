@@ -26,20 +26,20 @@ struct PublishedRow {
   // The table's top-level key, e.g. "torchtitan_llama3_h100", or "h100-hf", "sc21", "maxtext"
   // for the fit data of LoadFitData.
   std::string source;
-  std::string label;   // "Llama 3.1 8B fsdp8 seq 32768 fp8 compile"
+  std::string label;  // "Llama 3.1 8B fsdp8 seq 32768 fp8 compile"
   Workload workload;
   Config config;
   // Recomputation the source did not state: the estimate takes the first of none, selective,
   // full whose verdict is not does-not-fit (what a user trying it would run).
   bool recompute_stated = true;
-  double tokens_per_second_per_device = 0;  // 0: not published
-  double model_tflops_per_device = 0;       // published model TFLOP/s per GPU (0: none)
-  double step_seconds = 0;                  // published global step (0: none)
+  double tokens_per_second_per_device = 0;         // 0: not published
+  double model_tflops_per_device = 0;              // published model TFLOP/s per GPU (0: none)
+  double step_seconds = 0;                         // published global step (0: none)
   FitMetric metric = FitMetric::kTokensPerSecond;  // which figure above is the measured one
   double measured = 0;                             // that figure
   bool ran = true;                                 // false: the measured run went out of memory
-  double memory_gib = 0;                    // 0: not measured
-  std::string memory_kind;                  // "reserved" (torchtitan) | "active" (torchtune)
+  double memory_gib = 0;                           // 0: not measured
+  std::string memory_kind;                         // "reserved" (torchtitan) | "active" (torchtune)
   // Why the model cannot evaluate the row ("" when it can), e.g. torchtune's pure-bf16
   // optimizer states and activation offloading.
   std::string not_modeled;

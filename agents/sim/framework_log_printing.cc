@@ -97,9 +97,11 @@ std::vector<std::string> HfTrainer(const std::string& line) {
   if (it <= 0 || total <= 0 || step <= 0) return {};
   char buf[512];
   std::vector<std::string> out;
-  std::snprintf(buf, sizeof(buf), "{'loss': %.4f, 'grad_norm': %.4f, 'learning_rate': %.6g, "
-                "'epoch': %.2f}", loss, DoubleAfter(line, "grad norm: "),
-                DoubleAfter(line, "learning rate: "), static_cast<double>(it) / total);
+  std::snprintf(buf, sizeof(buf),
+                "{'loss': %.4f, 'grad_norm': %.4f, 'learning_rate': %.6g, "
+                "'epoch': %.2f}",
+                loss, DoubleAfter(line, "grad norm: "), DoubleAfter(line, "learning rate: "),
+                static_cast<double>(it) / total);
   out.emplace_back(buf);
   const int pct = static_cast<int>(100 * it / total);
   const auto clock = [](double seconds) {
@@ -113,10 +115,11 @@ std::vector<std::string> HfTrainer(const std::string& line) {
   bar.resize(10, ' ');
   std::string rate = step >= 1 ? Fixed(step, 2) + "s/it" : Fixed(1 / step, 2) + "it/s";
   out.push_back(std::to_string(pct) + "%|" + bar + "| " + std::to_string(it) + "/" +
-                std::to_string(total) + " [" + clock(step * it) + "<" +
-                clock(step * (total - it)) + ", " + rate + "]");
+                std::to_string(total) + " [" + clock(step * it) + "<" + clock(step * (total - it)) +
+                ", " + rate + "]");
   if (it == total) {
-    std::snprintf(buf, sizeof(buf), "{'train_runtime': %.4f, 'train_samples_per_second': %.3f, "
+    std::snprintf(buf, sizeof(buf),
+                  "{'train_runtime': %.4f, 'train_samples_per_second': %.3f, "
                   "'train_steps_per_second': %.3f, 'train_loss': %.4f, 'epoch': 1.0}",
                   step * total, static_cast<double>(gbs) / step, 1.0 / step, loss + 0.3);
     out.emplace_back(buf);
@@ -133,8 +136,7 @@ std::vector<std::string> AsPrinted(const Workload& w, const RankView& v, const P
     const int64_t step = IntAfter(line, "completed step: ");
     if (step == 1) return {MaxTextDispatchArtefact(line)};
     if (step == 5) {
-      std::snprintf(buf, sizeof(buf),
-                    "eval metrics after step: 5, loss=%.3f, total_weights=%lld",
+      std::snprintf(buf, sizeof(buf), "eval metrics after step: 5, loss=%.3f, total_weights=%lld",
                     DoubleAfter(line, "loss: ") + 0.05,
                     static_cast<long long>(IntAfter(line, "total_weights: ")));
       return {line, buf};

@@ -62,8 +62,8 @@ TEST(CollectCommandTest, AcceptsEveryCorpusExcerpt) {
       yaml.replace_extension(".yaml");
       const std::string collector = CollectorOf(yaml);
       ASSERT_FALSE(collector.empty()) << yaml;
-      Outcome r = Shell(kBin + " collect -o json --log '" + e.path().string() + "' -f " + kCampaign +
-                      " --collector " + collector);
+      Outcome r = Shell(kBin + " collect -o json --log '" + e.path().string() + "' -f " +
+                        kCampaign + " --collector " + collector);
       ++seen;
       if (r.exit_code == 1) {
         EXPECT_NE(r.output.find("\"NoMetrics\""), std::string::npos) << e.path() << r.output;
@@ -93,8 +93,8 @@ TEST(CollectCommandTest, EverySampleCampaignsObjectiveFromDefaultLogging) {
     // The baseline (or defaults); a sample without a baseline may not fit at tp 1.
     Outcome sim;
     for (const char* sets : {"", " --set tp=4", " --set tp=8"}) {
-      sim = Shell(kBin + " trial-sim --fast --seed 1 --fault-rate 0 -f " + e.path().string() + sets +
-                  " > " + log);
+      sim = Shell(kBin + " trial-sim --fast --seed 1 --fault-rate 0 -f " + e.path().string() +
+                  sets + " > " + log);
       if (sim.exit_code == 0) break;
     }
     ASSERT_EQ(sim.exit_code, 0) << e.path() << "\n" << sim.output;

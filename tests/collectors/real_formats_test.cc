@@ -101,7 +101,8 @@ TEST(RealFormatsTest, MaxTextDispatchArtefactIsWarmupNotDrift) {
 TEST(RealFormatsTest, MaxText2023PrintsTflopsWithoutPerDevice) {
   std::string log;
   for (int s = 0; s <= 6; ++s) {
-    log += "completed step: " + std::to_string(s) + ", seconds: 2.517, TFLOP/s: 120.634, loss: 9.2\n";
+    log +=
+        "completed step: " + std::to_string(s) + ", seconds: 2.517, TFLOP/s: 120.634, loss: 9.2\n";
   }
   log += "Total memory size: 15.8 GB, Output size: 0.5 GB, Temp size: 9.6 GB\n";
   CollectorContext ctx = Llama8x();
@@ -198,7 +199,8 @@ TEST(RealFormatsTest, MegatronBridgeStepTimeLineAndMemoryInGigabytes) {
   EXPECT_NEAR(c->metrics.peak_memory_gib, 60.129e9 / (1024.0 * 1024 * 1024), 1e-9);
   // Rank 0's pod of a multi-node run: only the Step Time lines.
   std::string rank0;
-  for (int i = 0; i < 5; ++i) rank0 += "Step Time : 5.41s GPU utilization: 412.3MODEL_TFLOP/s/GPU\n";
+  for (int i = 0; i < 5; ++i)
+    rank0 += "Step Time : 5.41s GPU utilization: 412.3MODEL_TFLOP/s/GPU\n";
   auto r0 = CollectLogWithStepTimes("megatron-bridge", rank0, Llama8x());
   ASSERT_TRUE(r0.ok());
   EXPECT_EQ(r0->steps.read, 5);
@@ -214,8 +216,9 @@ TEST(RealFormatsTest, NeMoTrainStepTiming) {
            " | consumed_samples: 640\n";
   }
   // NeMo 1's tqdm postfix, redrawn with '\r'.
-  log += "Epoch 0: : 100%|##########| 100/100 [10:48<00:00, reduced_train_loss=0.0172, "
-         "global_step=9.000, consumed_samples=25600.0, train_step_timing in s=3.130]\r\n";
+  log +=
+      "Epoch 0: : 100%|##########| 100/100 [10:48<00:00, reduced_train_loss=0.0172, "
+      "global_step=9.000, consumed_samples=25600.0, train_step_timing in s=3.130]\r\n";
   auto c = CollectLogWithStepTimes("megatron-bridge", log, Llama8x());
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_NEAR(c->metrics.step_time_seconds, 3.13, 1e-12);
@@ -225,21 +228,23 @@ TEST(RealFormatsTest, NeMoTrainStepTiming) {
 TEST(RealFormatsTest, HuggingFaceTrainerProgressBarAndSummary) {
   std::string log = "  0%|          | 0/100 [00:00<?, ?it/s]";
   for (int s = 1; s <= 100; ++s) {
-    log += "\r " + std::to_string(s) + "%|#         | " + std::to_string(s) + "/100 [00:" +
-           std::to_string(s) + "<01:00, " + (s < 5 ? "3.10s/it" : "1.25it/s") + "]";
+    log += "\r " + std::to_string(s) + "%|#         | " + std::to_string(s) +
+           "/100 [00:" + std::to_string(s) + "<01:00, " + (s < 5 ? "3.10s/it" : "1.25it/s") + "]";
     if (s % 10 == 0) {
       log += "\n{'loss': 2.1, 'grad_norm': 1.3, 'learning_rate': 4e-05, 'epoch': 0.1}\n";
     }
     if (s == 50) {
       log += "{'eval_loss': 2.3, 'eval_runtime': 3.1, 'eval_samples_per_second': 40.1}\n";
       for (int e = 1; e <= 20; ++e) {
-        log += "\r " + std::to_string(e * 5) + "%|#   | " + std::to_string(e) + "/20 [00:01<00:00, 9.8it/s]";
+        log += "\r " + std::to_string(e * 5) + "%|#   | " + std::to_string(e) +
+               "/20 [00:01<00:00, 9.8it/s]";
       }
       log += "\n";
     }
   }
-  log += "\n{'train_runtime': 85.2, 'train_samples_per_second': 75.1, "
-         "'train_steps_per_second': 1.174, 'train_loss': 2.05, 'epoch': 1.0}\n";
+  log +=
+      "\n{'train_runtime': 85.2, 'train_samples_per_second': 75.1, "
+      "'train_steps_per_second': 1.174, 'train_loss': 2.05, 'epoch': 1.0}\n";
   CollectorContext ctx = Llama8x();
   ctx.seq_length = 2048;
   auto c = CollectLogWithStepTimes("hf-trainer", log, ctx);

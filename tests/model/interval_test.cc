@@ -43,8 +43,8 @@ TEST(IntervalTest, VerdictHasAMargin) {
   e.capacity_gib = 80;
   e.step_time_seconds = 1.0;
   e.tokens_per_second_per_device = 1000;
-  for (auto [peak, verdict] : {std::pair{70.0, "fits"}, {80.0, "marginal"}, {87.0, "marginal"},
-                               {89.0, "does-not-fit"}}) {
+  for (auto [peak, verdict] :
+       {std::pair{70.0, "fits"}, {80.0, "marginal"}, {87.0, "marginal"}, {89.0, "does-not-fit"}}) {
     e.peak_memory_gib = peak;
     ApplyInterval(t, w, &e);
     EXPECT_EQ(e.verdict, verdict) << peak;
