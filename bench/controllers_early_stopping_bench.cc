@@ -24,7 +24,7 @@
 #include "agents/core/campaign.h"
 #include "agents/loop/simulation.h"
 #include "agents/model/workload.h"
-#include "controllers/early_stopping.h"
+#include "agents/loop/early_stopping.h"
 
 namespace paratune {
 namespace {
@@ -62,14 +62,14 @@ class EarlyStoppingRunner : public TrialRunner {
     size_t seen = o.step_times.size();
     if (enabled_ && best_ > 0) {
       for (size_t k = 2; k < o.step_times.size(); ++k) {
-        controllers::EarlyStopInput in;
+        EarlyStopInput in;
         const size_t skip = std::max<size_t>(1, k / 5);  // SteadyState's warm-up
         in.steady_step_times.assign(o.step_times.begin() + static_cast<std::ptrdiff_t>(skip),
                                     o.step_times.begin() + static_cast<std::ptrdiff_t>(k));
         in.objective = Partial(*full, o, in.steady_step_times).Objective(metric);
         in.best_objective = best_;
         in.maximize = maximize;
-        if (controllers::DecideEarlyStop(in).stop) {
+        if (DecideEarlyStop(in).stop) {
           seen = k;
           break;
         }

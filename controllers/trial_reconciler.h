@@ -48,7 +48,7 @@
 #include "agents/core/campaign.h"
 #include "base/time_source.h"
 #include "controllers/campaign_knowledge.h"
-#include "controllers/early_stopping.h"
+#include "agents/loop/early_stopping.h"
 #include "controllers/node_fit.h"
 #include "controllers/trial_run_spec.h"
 #include "controllers/trial_run_status.h"

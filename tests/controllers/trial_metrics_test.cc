@@ -13,7 +13,7 @@
 #include "base/utf8.h"
 #include "controllers/accelerator_hours.h"
 #include "controllers/collectors/log_sources.h"
-#include "controllers/early_stopping.h"
+#include "agents/loop/early_stopping.h"
 
 namespace paratune::controllers {
 namespace {
