@@ -7,7 +7,10 @@
 
 #include <chrono>
 #include <random>
+#include <set>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "tests/integration/reliability_harness.h"
 
@@ -46,13 +49,23 @@ TEST(ReliabilityTest, OperatorKilledAtRandomPointsLosesAndDuplicatesNothing) {
   const auto start = std::chrono::steady_clock::now();
   std::this_thread::sleep_for(milliseconds(delay_ms(rng)));
   kill_and_restart("random, early");
+  // "Appeared" means a name not seen before: an early-stopped trial's Job is deleted, so the
+  // number of Jobs can stay flat while new ones are created.
+  std::set<std::string> seen_trials;
+  std::set<std::string> seen_jobs;
+  auto new_name_in = [](const std::vector<Json>& objects, std::set<std::string>* seen) {
+    bool found = false;
+    for (const Json& o : objects) found |= seen->insert(NameOf(o)).second;
+    return found;
+  };
   for (int round = 0; round < 2; ++round) {
-    size_t trials = TrialRunsOf(admin, ns, "kill").size();
-    WaitFor([&] { return TrialRunsOf(admin, ns, "kill").size() > trials; }, seconds(60),
+    new_name_in(TrialRunsOf(admin, ns, "kill"), &seen_trials);
+    WaitFor([&] { return new_name_in(TrialRunsOf(admin, ns, "kill"), &seen_trials); }, seconds(60),
             milliseconds(50));
     kill_and_restart("a TrialRun appeared");
-    size_t jobs = JobsOf(admin, ns, "kill").size();
-    WaitFor([&] { return JobsOf(admin, ns, "kill").size() > jobs; }, seconds(60), milliseconds(50));
+    new_name_in(JobsOf(admin, ns, "kill"), &seen_jobs);
+    WaitFor([&] { return new_name_in(JobsOf(admin, ns, "kill"), &seen_jobs); }, seconds(60),
+            milliseconds(50));
     kill_and_restart("a Job appeared");
     std::this_thread::sleep_for(milliseconds(delay_ms(rng)));
     kill_and_restart("random");
