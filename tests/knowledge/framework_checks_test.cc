@@ -4,9 +4,11 @@
 // public corpus measures the same signatures on real logs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
+#include "agents/core/framework_rules.h"
 #include "agents/knowledge/diagnostician.h"
 #include "agents/knowledge/knowledge_base.h"
 
@@ -122,6 +124,94 @@ TEST(FrameworkChecksTest, EachFrameworkCheckIsInvalidParallelismNamingTheParamet
     ASSERT_FALSE(got.parameters.empty()) << c.source << ": " << c.message;
     EXPECT_EQ(got.parameters[0], c.first) << c.source << ": " << c.message;
   }
+}
+
+// The version rules the operator enforces before launch (agents/core/framework_rules.h) carry
+// the message the framework prints when a user's own run breaks them: each is diagnosed as
+// InvalidParallelism naming the rule's keys, so a refused run of the user's own is explained
+// as the pre-flight would have.
+TEST(FrameworkChecksTest, EveryVersionRuleMessageIsDiagnosedWithTheRulesKeys) {
+  auto kb = KnowledgeBase::LoadEmbedded();
+  ASSERT_TRUE(kb.ok()) << kb.status().ToString();
+  auto d = Diagnostician::Create(kb->get());
+  ASSERT_TRUE(d.ok());
+  auto version = [](const char* text) {
+    auto v = ParseFrameworkVersion(text, "test");
+    EXPECT_TRUE(v.ok()) << text;
+    return v.ok() ? *v : FrameworkVersion{};
+  };
+  struct Case {
+    const char* version;
+    RuleInputs in;
+  };
+  std::vector<Case> cases;
+  auto megatron = [] {
+    RuleInputs in;
+    in.framework = "megatron-lm";
+    in.devices = 16;
+    in.num_layers = 32;
+    in.global_batch_size = 64;
+    return in;
+  };
+  for (const char* v : {"0.8.0", "0.14.0"}) {
+    RuleInputs a = megatron();
+    a.overlap_param_gather = true;  // without the distributed optimizer
+    cases.push_back({v, a});
+    RuleInputs b = megatron();
+    b.overlap_param_gather = b.distributed_optimizer = true;  // without overlap_grad_reduce
+    cases.push_back({v, b});
+    RuleInputs c = megatron();
+    c.ep = 2;
+    c.tp = 2;  // without sequence parallelism (refused before 0.15)
+    cases.push_back({v, c});
+    RuleInputs e = megatron();
+    e.pp = 4;
+    e.vpp = 2;
+    e.num_microbatches = 6;  // not a multiple of pp
+    cases.push_back({v, e});
+    RuleInputs f = e;
+    f.num_microbatches = 2;  // fewer than pp
+    cases.push_back({v, f});
+  }
+  RuleInputs uneven = megatron();
+  uneven.first_stage_layers_set = true;
+  cases.push_back({"0.8.0", uneven});
+  RuleInputs titan;
+  titan.framework = "torchtitan";
+  titan.devices = 8;
+  titan.global_batch_size = 16;
+  titan.tp = 3;  // 8 GPUs do not factor
+  cases.push_back({"0.2.2", titan});
+  RuleInputs batch = titan;
+  batch.tp = 1;
+  batch.global_batch_size = 12;
+  batch.mbs = 1;  // 12 is not a multiple of 8 data-parallel ranks
+  cases.push_back({"0.2.2", batch});
+  RuleInputs experts = titan;
+  experts.tp = 1;
+  experts.dp_shard = 2;
+  experts.dp_replicate = 4;
+  experts.ep = 4;  // does not divide dp_shard x cp x tp = 2
+  cases.push_back({"0.2.2", experts});
+
+  int checked = 0;
+  for (const Case& c : cases) {
+    for (const RuleViolation& r : CheckFrameworkRules(version(c.version), c.in)) {
+      ++checked;
+      DiagnosisInput in;
+      in.log = "Traceback (most recent call last):\n  File \"train.py\", line 9\n" +
+               r.framework_error + "\n";
+      FailureDiagnosis got = (*d)->Diagnose(in);
+      EXPECT_EQ(got.category, "InvalidParallelism") << r.rule << ": " << r.framework_error;
+      EXPECT_FALSE(got.retryable) << r.rule;
+      ASSERT_FALSE(got.parameters.empty()) << r.rule << ": " << r.framework_error;
+      // The first parameter named is one of the keys the rule names.
+      EXPECT_NE(std::find(r.keys.begin(), r.keys.end(), got.parameters[0]), r.keys.end())
+          << r.rule << " (" << c.version << "): diagnosed first " << got.parameters[0] << " for "
+          << r.framework_error;
+    }
+  }
+  EXPECT_GE(checked, 12);
 }
 
 TEST(FrameworkChecksTest, EverySignatureWrittenFromFrameworkSourceNamesIt) {
