@@ -63,6 +63,24 @@ const std::map<std::string, std::string>& Aliases() {
         {"dcnfsdpparallelism", "dcnFsdp"},
         {"dcnpipelineparallelism", "dcnPipeline"},
         {"rematpolicy", "remat"},
+        // torchtitan's job config (torchtitan/config/job_config.py, v0.2.2), with or without
+        // its section: --parallelism.tensor_parallel_degree, --training.local_batch_size, ...
+        {"tensorparalleldegree", "tp"},
+        {"pipelineparalleldegree", "pp"},
+        {"contextparalleldegree", "cp"},
+        {"expertparalleldegree", "ep"},
+        {"dataparallelsharddegree", "dpShard"},
+        {"dataparallelreplicatedegree", "dpReplicate"},
+        {"localbatchsize", "mbs"},
+        {"activationcheckpointmode", "recompute"},
+        {"enableasynctensorparallel", "tpCommOverlap"},
+        {"asynctensorparallel", "tpCommOverlap"},
+        {"asynctp", "tpCommOverlap"},
+        {"compileenable", "torchCompile"},
+        {"torchcompile", "torchCompile"},
+        // Megatron-LM --tp-comm-overlap; NeMo 2 / Megatron-Bridge recipe fields.
+        {"tpcommoverlap", "tpCommOverlap"},
+        {"sequenceparallelism", "sequenceParallel"},
     };
     for (const auto& info : KnownParameters()) (*m)[Squash(info.name)] = info.name;
     return m;
@@ -114,8 +132,19 @@ std::optional<std::string> CanonicalParameterName(std::string_view raw) {
   std::string key = Squash(raw);
   if (key.empty()) return std::nullopt;
   auto it = Aliases().find(key);
-  if (it == Aliases().end()) return std::nullopt;
-  return it->second;
+  if (it != Aliases().end()) return it->second;
+  // A dotted config path: "parallelism.tensor_parallel_degree", "compile.enable" (the whole
+  // path without dots first, then its last part).
+  if (key.find('.') == std::string::npos) return std::nullopt;
+  std::string joined;
+  for (char c : key) {
+    if (c != '.') joined += c;
+  }
+  if (it = Aliases().find(joined); it != Aliases().end()) return it->second;
+  if (it = Aliases().find(key.substr(key.rfind('.') + 1)); it != Aliases().end()) {
+    return it->second;
+  }
+  return std::nullopt;
 }
 
 Result<ParamValue> ParseModelValue(const std::string& param, std::string_view raw) {

@@ -11,6 +11,16 @@ TEST(CanonicalNameTest, AcceptsCanonicalAndMegatronNames) {
   EXPECT_EQ(CanonicalParameterName("TENSOR_MODEL_PARALLEL_SIZE"), "tp");
   EXPECT_EQ(CanonicalParameterName("--pipeline-model-parallel-size"), "pp");
   EXPECT_EQ(CanonicalParameterName("AC"), "recompute");
+  // torchtitan's job-config names, with or without their section (job_config.py, v0.2.2).
+  EXPECT_EQ(CanonicalParameterName("--parallelism.tensor_parallel_degree"), "tp");
+  EXPECT_EQ(CanonicalParameterName("parallelism.data_parallel_shard_degree"), "dpShard");
+  EXPECT_EQ(CanonicalParameterName("data_parallel_replicate_degree"), "dpReplicate");
+  EXPECT_EQ(CanonicalParameterName("training.local_batch_size"), "mbs");
+  EXPECT_EQ(CanonicalParameterName("activation_checkpoint.mode"), "recompute");
+  EXPECT_EQ(CanonicalParameterName("parallelism.enable_async_tensor_parallel"), "tpCommOverlap");
+  EXPECT_EQ(CanonicalParameterName("compile.enable"), "torchCompile");
+  EXPECT_EQ(CanonicalParameterName("--tp-comm-overlap"), "tpCommOverlap");
+  EXPECT_EQ(CanonicalParameterName("training.seq_len"), std::nullopt);
   EXPECT_EQ(CanonicalParameterName("RECOMPUTE_GRANULARITY"), "recompute");
   EXPECT_EQ(CanonicalParameterName("SEQUENCE_PARALLEL"), "sequenceParallel");
   EXPECT_EQ(CanonicalParameterName("sequenceParallel"), "sequenceParallel");
