@@ -52,14 +52,21 @@ MemoryPerByte DeepSpeedBytesPerParam(const Workload& w, const ParallelPlan& p, d
 // and 12 bytes of fp32 master weights and Adam moments (18); fp16 keeps fp16 grads and, with
 // the distributed optimizer, an fp32 grad copy in the shard (4 + 16/d). torchtitan (FSDP2,
 // MixedPrecisionPolicy(param_dtype=bf16, reduce_dtype=fp32)) keeps fp32 sharded parameters,
-// fp32 sharded grads and Adam, all divided by dp x cp: 16/d.
+// fp32 sharded grads and Adam, all divided by the shard group, dp x cp: 16/d. With
+// dpReplicate r > 1 (HSDP: parallel_dims.py builds the dp_replicate x dp_shard mesh, and
+// fully_shard shards over dp_shard x cp only) each replica holds a whole copy: 16 r/d.
 MemoryPerByte BytesPerParam(const Workload& w, const ParallelPlan& p) {
   const bool fp16 = w.training.precision == "fp16";
   const bool fp8 = w.training.precision == "fp8";
   const double d = static_cast<double>(p.dp * p.cp);
   const double de = std::max(1.0, d / static_cast<double>(p.ep));
   if (ProfileOf(w) == Profile::kTorchtitan) {
-    return {4.0 / d, 4.0 / d, 8.0 / d, 8.0 / de};
+    const double r = p.dp_replicate > 1 && p.dp % p.dp_replicate == 0
+                         ? static_cast<double>(p.dp_replicate)
+                         : 1.0;
+    const double shard = d / r;
+    const double expert_shard = std::max(1.0, de / r);
+    return {4.0 / shard, 4.0 / shard, 8.0 / shard, 8.0 / expert_shard};
   }
   if (ProfileOf(w) == Profile::kDeepSpeed) return DeepSpeedBytesPerParam(w, p, d, de);
   MemoryPerByte b{fp8 ? 3.0 : 2.0, fp16 ? 2.0 : 4.0, 12.0, 12.0};

@@ -49,6 +49,27 @@ TEST(FrameworkProfileTest, FrameworksDifferWhereTheyReallyDo) {
   EXPECT_LT(t.time.optimizer, m.time.optimizer);
 }
 
+// torchtitan HSDP: dpReplicate r keeps a whole copy of the sharded states in each replica
+// (fully_shard over dp_shard x cp only), so the 16 sharded bytes per parameter grow r-fold;
+// the unsharded block buffers and the activations do not change.
+TEST(FrameworkProfileTest, TorchtitanReplicasHoldTheirOwnShards) {
+  const Workload w = testing::ProfileWorkload("torchtitan");  // 8 GPUs
+  Config fsdp = kConfig;
+  Config hsdp = kConfig;
+  hsdp["dpReplicate"] = ParamValue::Int(2);
+  hsdp["dpShard"] = ParamValue::Int(4);
+  const Estimate a = EstimateConfig(w, fsdp);
+  const Estimate b = EstimateConfig(w, hsdp);
+  const double sharded_gib = 16.0 * w.model.TotalParams() / 8 / (1u << 30);
+  const double states = [](const Estimate& e) {
+    return e.memory.parameters_gib + e.memory.gradients_gib + e.memory.optimizer_gib;
+  }(b) - [](const Estimate& e) {
+    return e.memory.parameters_gib + e.memory.gradients_gib + e.memory.optimizer_gib;
+  }(a);
+  EXPECT_NEAR(states, sharded_gib, 0.01 * sharded_gib);
+  EXPECT_DOUBLE_EQ(a.memory.activations_gib, b.memory.activations_gib);
+}
+
 TEST(FrameworkProfileTest, TransformersCapacityLeavesRoomForTheAllocator) {
   const Estimate h = EstimateConfig(testing::ProfileWorkload("transformers"), kConfig);
   const Estimate m = EstimateConfig(testing::ProfileWorkload("megatron-lm"), kConfig);
