@@ -7,6 +7,8 @@ pkgs=(build-essential cmake ccache pkg-config libcpprest-dev libyaml-cpp-dev nlo
       clang-tidy python3
       # The external tuning peer of the benchmark (bench/optuna_peer.py): Optuna's TPE.
       python3-optuna
+      # A real training run on the CPU (tests/cli/tune_local_test.cc runs workloads/hf-llama/train.py).
+      python3-torch
       # libFuzzer targets (hack/fuzz.sh): clang and its runtime (libFuzzer, ASan, UBSan).
       clang libclang-rt-14-dev llvm
       # The Helm chart renderer (hack/render-chart) and its check: Go and Debian's Sprig.

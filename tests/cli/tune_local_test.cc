@@ -12,6 +12,7 @@
 #include <array>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -160,6 +161,62 @@ TEST(TuneLocalTest, RunsTheHuggingFaceSampleOnTrialSim) {
   ASSERT_TRUE(j["best"].is_object()) << r.output;
   EXPECT_GT(j["best"]["metrics"]["tokensPerSecondPerDevice"].get<double>(), 0);
   EXPECT_EQ(j["baseline"]["config"], nlohmann::json({{"mbs", 1}, {"recompute", "full"}}));
+}
+
+// A campaign that trains for real: workloads/hf-llama/train.py (the HF sample's script) under
+// Debian's python3-torch on this machine's CPU, with the campaign's model at the script's CPU
+// size, so every trial is a real PyTorch training run whose log the hf-trainer collector reads.
+// python3-torch is installed by `make deps` (hack/install-deps.sh); without it this fails.
+TEST(TuneLocalTest, TrainsARealModelOnTheCpuWithTorch) {
+  const std::string python = "/usr/bin/python3";
+  ASSERT_EQ(std::system((python + " -c 'import torch' 2>/dev/null").c_str()), 0)
+      << python << " cannot import torch: Debian's python3-torch is missing (make deps installs "
+      << "it; this test trains with it)";
+  const fs::path dir = FreshDir("torch");
+  std::string yaml = ReadFile(kSamples + "hf-trainer-qwen2.5-0.5b-h100x1.yaml");
+  auto replace = [&yaml](const std::string& from, const std::string& to) {
+    const size_t at = yaml.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    yaml.replace(at, from.size(), to);
+  };
+  // train.py's CPU size (its --tiny shape), given as the campaign's model so that the derived
+  // metrics use the FLOPs of the model that really runs.
+  replace("numLayers: 24", "numLayers: 2");
+  replace("hiddenSize: 896", "hiddenSize: 64");
+  replace("ffnHiddenSize: 4864", "ffnHiddenSize: 128");
+  replace("numAttentionHeads: 14", "numAttentionHeads: 4");
+  replace("numQueryGroups: 2", "numQueryGroups: 2");
+  replace("vocabSize: 151936", "vocabSize: 512");
+  replace("seqLength: 4096", "seqLength: 128");
+  replace("globalBatchSize: 16", "globalBatchSize: 8");
+  replace("maxTrials: 4", "maxTrials: 3");
+  replace("[python3, workloads/hf-llama/train.py]",
+          "[" + python + ", " + PARATUNE_SOURCE_DIR + "/workloads/hf-llama/train.py]");
+  replace("args: [\"--steps\", \"4\"]", "args: [\"--steps\", \"3\"]");
+  replace("nvidia.com/gpu: \"1\"", "nvidia.com/gpu: \"0\"");
+  std::ofstream(dir / "hf-cpu.yaml") << yaml;
+  Outcome r = RunParatune("tune -f " + (dir / "hf-cpu.yaml").string() +
+                          " --local --devices none --out " + (dir / "out").string() + " -o json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto j = nlohmann::json::parse(r.output);
+  ASSERT_EQ(j["trials"].size(), 3u) << r.output;
+  ASSERT_TRUE(j["best"].is_object()) << r.output;
+  const auto& m = j["best"]["metrics"];
+  EXPECT_GT(m["stepTimeSeconds"].get<double>(), 0);
+  EXPECT_GT(m["tokensPerSecondPerDevice"].get<double>(), 0);
+  EXPECT_GT(m["peakMemoryGiB"].get<double>(), 0);
+  // tokens/s is global batch x sequence / step time (the script's own timer, read from its log).
+  EXPECT_NEAR(m["tokensPerSecondPerDevice"].get<double>() * m["stepTimeSeconds"].get<double>(),
+              8 * 128, 8 * 128 * 0.05);
+  for (const auto& t : j["trials"]) {
+    const std::string log =
+        ReadFile(dir / "out" / "trials" / (t["name"].get<std::string>() + ".log"));
+    // A real PyTorch run: the script names the model it built and prints the Trainer's losses.
+    EXPECT_NE(log.find("parameters"), std::string::npos) << log;
+    EXPECT_NE(log.find("torch"), std::string::npos) << log;
+    EXPECT_NE(log.find("'loss': "), std::string::npos) << log;
+    EXPECT_NE(log.find("train_runtime"), std::string::npos) << log;
+  }
 }
 
 TEST(TuneLocalTest, RefusesWhatCannotRunHere) {

@@ -182,6 +182,17 @@ def rope(x, pos):
     return torch.cat([x1 * cos - x2 * sin, x1 * sin + x2 * cos], -1)
 
 
+def causal_attention(q, k, v):
+    """SDPA (torch >= 2.0); before it (Debian 12's python3-torch 1.13), the same causal attention
+    written out: softmax(q k^T / sqrt(d) + mask) v."""
+    if hasattr(F, "scaled_dot_product_attention"):
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    s = q.shape[-2]
+    scores = (q @ k.transpose(-2, -1)) / (q.shape[-1] ** 0.5)
+    mask = torch.ones(s, s, dtype=torch.bool, device=q.device).triu(1)
+    return torch.softmax(scores.masked_fill(mask, float("-inf")), -1) @ v
+
+
 class Block(nn.Module):
     def __init__(self, c):
         super().__init__()
@@ -204,7 +215,7 @@ class Block(nn.Module):
         q, k = rope(q, pos), rope(k, pos)
         rep = self.nh // self.nkv
         k, v = k.repeat_interleave(rep, 1), v.repeat_interleave(rep, 1)
-        a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        a = causal_attention(q, k, v)
         x = x + self.o(a.transpose(1, 2).reshape(b, s, -1))
         g, u = self.gate_up(self.n2(x)).chunk(2, -1)
         return x + self.down(F.silu(g) * u)
@@ -234,12 +245,11 @@ class Llama(nn.Module):
 
 
 def train_plain(c, args, device):
-    with torch.device(device):
-        model = Llama(c)
+    model = Llama(c).to(device)  # (torch.device as a context manager needs torch 2.0)
     print(f"model: plain PyTorch Llama {sum(p.numel() for p in model.parameters())} parameters, "
           f"torch {torch.__version__} (no Trainer: {WHY_PLAIN})", flush=True)
     cuda = device.type == "cuda"
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-5, fused=cuda)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-5, **({"fused": True} if cuda else {}))
     data = Tokens(c, c["gbs"] * args.steps).x.to(device)
     micro, clock, start, losses = c["gbs"] // c["mbs"], StepClock(c, device), time.time(), []
     model.train()
