@@ -205,9 +205,11 @@ TEST(TuneLocalTest, TrainsARealModelOnTheCpuWithTorch) {
   EXPECT_GT(m["stepTimeSeconds"].get<double>(), 0);
   EXPECT_GT(m["tokensPerSecondPerDevice"].get<double>(), 0);
   EXPECT_GT(m["peakMemoryGiB"].get<double>(), 0);
-  // tokens/s is global batch x sequence / step time (the script's own timer, read from its log).
+  // tokens/s is global batch x sequence / step time (the script's own timer, read from its log);
+  // both are means over the steady steps, so their product drifts from 8 x 128 as the steps of
+  // a shared CPU vary (by 12% when one step takes twice as long as the other).
   EXPECT_NEAR(m["tokensPerSecondPerDevice"].get<double>() * m["stepTimeSeconds"].get<double>(),
-              8 * 128, 8 * 128 * 0.05);
+              8 * 128, 8 * 128 * 0.25);
   for (const auto& t : j["trials"]) {
     const std::string log =
         ReadFile(dir / "out" / "trials" / (t["name"].get<std::string>() + ".log"));
