@@ -108,7 +108,8 @@ void ParseMegatronLine(std::string_view line, int64_t rank, ParsedLog* out) {
 // 0 `Step Time : 5.41s GPU utilization: 412.3MODEL_TFLOP/s/GPU` (no iteration number). NeMo 2 /
 // NeMo 1 (Lightning progress bar and its logger): `Training epoch 0, iteration 9/99 | ... |
 // global_step: 9 | ... | train_step_timing in s: 5.41 | TFLOPS_per_GPU: 412.3` or the tqdm postfix
-// `... global_step=99.00, consumed_samples=25600.0, train_step_timing in s=3.130]`.
+// `... global_step=99.00, consumed_samples=25600.0, train_step_timing in s=3.130]`; with
+// log_tokens_per_sec also `tokens_per_sec_per_gpu: ...`.
 void ParseBridgeLine(std::string_view line, int64_t rank, ParsedLog* out) {
   double v = 0;
   if (NumberAfter(line, "Step Time :", &v) || NumberAfter(line, "Step Time:", &v)) {
@@ -132,6 +133,9 @@ void ParseBridgeLine(std::string_view line, int64_t rank, ParsedLog* out) {
       s.numbered = false;
     }
     if (NumberAfter(line, "TFLOPS_per_GPU", &v)) s.tflops_per_device = v;
+    // StepTimingCallback (nemo/utils/exp_manager.py, NVIDIA/NeMo@8cfedd7) with
+    // log_tokens_per_sec: `tokens_per_sec_per_gpu: 6.859e+03` (tokens of one GPU / step time).
+    if (NumberAfter(line, "tokens_per_sec_per_gpu", &v)) s.tokens_per_second_per_device = v;
     if (NumberAfter(line, "global_batch_size", &v)) s.global_batch_size = ToCount(v);
     Push(s, rank, out);
     return;
@@ -183,9 +187,20 @@ void ParseMaxTextLine(std::string_view line, int64_t rank, ParsedLog* out) {
 // `step: 10  loss:  7.1234  grad_norm: 1.2  memory: 61.23GiB(77.51%)  tps: 3,255  tflops: 412.30
 // mfu: 41.69%` (mfu `N/A` under quantisation), coloured; `validate step: 10 ...` for validation.
 // Before 2024-11 (4d182a13e) the tokens field was `wps:` and there was no tflops field. tps is per
-// device (tokens of this rank / time / non-data-parallel size).
+// device: tokens of this rank / time / non-data-parallel size (metrics.py MetricsProcessor.log;
+// ParallelDims.non_data_parallel_size = cp x tp x pp in torchtitan/distributed/parallel_dims.py,
+// which prints the mesh as `Building device mesh with parallelism: pp=1, dp_replicate=1,
+// dp_shard=4, cp=1, tp=2, ep=1`).
 void ParseTorchtitanLine(std::string_view line, int64_t rank, ParsedLog* out) {
   double v = 0;
+  if (Has(line, "Building device mesh with parallelism")) {
+    double pp = 1, cp = 1, tp = 1;
+    NumberAfter(line, "pp=", &pp);
+    NumberAfter(line, " cp=", &cp);
+    NumberAfter(line, " tp=", &tp);
+    out->logged_non_data_parallel = std::max(1.0, pp) * std::max(1.0, cp) * std::max(1.0, tp);
+    return;
+  }
   if (Has(line, "local batch size") && Has(line, "sequence length")) {
     double local = 0, seq = 0, accum = 1;
     NumberAfter(line, "gradient accumulation steps", &accum);

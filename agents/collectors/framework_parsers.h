@@ -36,8 +36,12 @@ struct ParsedLog {
   bool nemo_steps = false;  // NeMo's train_step_timing lines (global_step counts from 0)
   // The batch shape the log itself prints (torchtitan's `Trainer is initialized with local batch
   // size N, global batch size G, gradient accumulation steps A, sequence length S`): tokens one
-  // device processes per step when there is no model parallelism (local x A x S); 0 unknown.
+  // data-parallel rank processes per step (local x A x S); 0 unknown.
   double logged_tokens_per_device_step = 0;
+  // torchtitan's non-data-parallel size (`Building device mesh with parallelism: pp=P, ...,
+  // cp=C, tp=T, ...`: P x C x T): its tps divides a rank's tokens by it, so one step is
+  // logged_tokens_per_device_step / this many tokens per device at the printed tps.
+  double logged_non_data_parallel = 1;
   // The last step number read before each validation / evaluation / checkpoint line: the steps
   // right after such a pause run slow for reasons of their own (async checkpoint finalisation,
   // the data loader refilling).

@@ -187,7 +187,8 @@ CollectorContext WithLoggedShape(const CollectorContext& campaign, const ParsedL
   if (!shape && parsed.logged_tokens_per_device_step > 0) {
     ctx.seq_length = 1;
     ctx.devices = 1;
-    ctx.global_batch_size = static_cast<int64_t>(parsed.logged_tokens_per_device_step);
+    ctx.global_batch_size = static_cast<int64_t>(
+        std::llround(parsed.logged_tokens_per_device_step / parsed.logged_non_data_parallel));
   }
   return ctx;
 }
@@ -259,6 +260,13 @@ Result<CollectedMetrics> CollectLogWithStepTimes(const std::string& collector, s
   out.steps.read = static_cast<int64_t>(steps.size());
   out.steps.warmup_dropped = static_cast<int64_t>(steps.size() - steady.size());
   out.metrics = MeansOf(*parsed, steps, steady);
+  // A tqdm bar's rate is already a moving average (tqdm's default smoothing 0.3, which the
+  // Trainer's ProgressCallback keeps): its latest update is the bar's own estimate of the current
+  // step time, and a mean of successive averages would weigh the older steps again.
+  if (collector == "hf-trainer" && steady.back().series > 0 &&
+      steady.back().step_time_seconds > 0) {
+    out.metrics.step_time_seconds = steady.back().step_time_seconds;
+  }
   for (const auto& s : steps) {
     const double t = StepTimeOf(s, ctx);
     if (t <= 0 || AfterPause(*parsed, s.step)) continue;
@@ -277,7 +285,16 @@ Result<CollectedMetrics> CollectLogWithStepTimes(const std::string& collector, s
   const bool counts_recompute = std::any_of(
       steady.begin(), steady.end(), [](const StepSample& s) { return s.tflops_counts_recompute; });
   internal::MarkSources(out.metrics, kSourceLog, &out.sources);
+  const bool logged_time = out.metrics.step_time_seconds > 0;
   internal::DeriveMissing(ctx, steady.back().global_batch_size, counts_recompute, &out);
+  // A step time derived from tokens/s is the mean of the steps' own times (total time / steps),
+  // not the batch over the mean tokens/s, which a slow step would barely move.
+  if (!logged_time && out.metrics.step_time_seconds > 0 && !out.steady_step_times.empty() &&
+      out.steady_step_times.size() == steady.size()) {
+    double sum = 0;
+    for (double t : out.steady_step_times) sum += t;
+    out.metrics.step_time_seconds = sum / static_cast<double>(out.steady_step_times.size());
+  }
   return out;
 }
 
