@@ -7,12 +7,18 @@ fail=0
 breach() { echo "layer rule broken: $1"; echo "$2" | sed 's/^/  /'; fail=1; }
 hits=$(grep -rln '#include "\(agents\|operator\|controllers\|cli\)/' base 2>/dev/null)
 [ -n "$hits" ] && breach "base/ includes nothing of ours" "$hits"
-hits=$(grep -ln '#include "\(agents\|controllers\)/' operator/*.cc operator/*.h operator/testing/* 2>/dev/null | grep -v '^operator/main.cc$')
+hits=$(grep -ln '#include "\(agents\|controllers\)/' operator/*.cc operator/*.h 2>/dev/null | grep -v '^operator/main.cc$')
 [ -n "$hits" ] && breach "the runtime (operator/) never includes agents/ or controllers/" "$hits"
 hits=$(grep -rln '#include "\(operator\|controllers\)/' agents 2>/dev/null)
 [ -n "$hits" ] && breach "agents/ never includes the runtime or controllers/" "$hits"
 hits=$(grep -rln '#include "controllers/' cli hack 2>/dev/null)
 [ -n "$hits" ] && breach "only the operator program includes controllers/" "$hits"
+# Test code (testing/: fakes, evaluation harnesses, published tables) is linked by tests/ and
+# bench/ only; no product folder includes it.
+hits=$(grep -rln '#include "testing/' base agents operator controllers cli cmd hack/kubelet-sim 2>/dev/null)
+[ -n "$hits" ] && breach "product code never includes testing/ (test code, for tests/ and bench/)" "$hits"
+hits=$(find base agents operator controllers cli -type d -name testing 2>/dev/null)
+[ -n "$hits" ] && breach "test doubles live in testing/, not inside a product library's folder" "$hits"
 hits=$(grep -rn 'getenv' --include=*.cc --include=*.h base agents controllers operator 2>/dev/null | grep -v '^operator/main.cc:')
 [ -n "$hits" ] && breach "only the programs read the environment" "$hits"
 hits=$(grep -rnE '^(static )?std::string (Trim|Lower|ToLower|Num|Fixed)\(|Base64Decode\(const|DecodeBase64\(|ParseMiniYaml' --include=*.cc base agents controllers operator cli hack 2>/dev/null | grep -v '^base/')
@@ -21,7 +27,7 @@ hits=$(grep -rnE '^(static )?std::string (Trim|Lower|ToLower|Num|Fixed)\(|Base64
 # for another thread's I/O (an informer's first sync, a cached write showing up, a token file
 # re-read) and timing the code itself (reconcile metrics, the simulation's wall time).
 hits=$(grep -rnE 'std::this_thread::sleep_for|std::chrono::(steady|system)_clock::now\(\)' --include=*.cc --include=*.h agents controllers operator 2>/dev/null |
-  grep -vE '^(operator/main\.cc|operator/testing/[^:]*|operator/informer\.cc|operator/controller\.cc|operator/rest_config\.cc|controllers/config_map_cache\.cc|agents/loop/simulation\.cc):')
+  grep -vE '^(operator/main\.cc|operator/informer\.cc|operator/controller\.cc|operator/rest_config\.cc|controllers/config_map_cache\.cc|agents/loop/simulation\.cc):')
 [ -n "$hits" ] && breach "time is read from the TimeSource a component is given" "$hits"
 # A private number formatter by another name (printf of one double into a buffer).
 hits=$(grep -rnE 'snprintf\(buf, sizeof\(buf\), "%[+.0-9*]*[fg]", (digits, )?v\);' --include=*.cc agents controllers operator cli hack 2>/dev/null)
