@@ -22,7 +22,7 @@
 #include "controllers/message_pool_store.h"
 #include "controllers/node_health/node_ledger_store.h"
 #include "operator/event_recorder.h"
-#include "operator/testing/fake_kube_client.h"
+#include "testing/fakes/fake_kube_client.h"
 #include "tests/controllers/long_campaign_pool.h"
 
 namespace paratune {

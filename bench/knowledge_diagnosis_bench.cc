@@ -12,10 +12,10 @@
 #include <vector>
 
 #include "agents/core/embedded.h"
-#include "agents/knowledge/diagnosis_eval.h"
 #include "agents/knowledge/diagnostician.h"
 #include "agents/knowledge/knowledge_base.h"
 #include "base/yaml.h"
+#include "testing/eval/diagnosis_eval.h"
 
 namespace {
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "agents/model/perf_model.h"
-#include "agents/model/published.h"
+#include "testing/eval/published.h"
 
 namespace {
 

@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "agents/core/campaign.h"
-#include "agents/model/measured_check.h"
 #include "agents/model/perf_model.h"
 #include "agents/model/workload.h"
+#include "testing/eval/measured_check.h"
 
 namespace paratune {
 namespace {

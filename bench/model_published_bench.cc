@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "agents/model/interval.h"
-#include "agents/model/published_tables.h"
+#include "testing/eval/published_tables.h"
 
 namespace paratune {
 namespace {

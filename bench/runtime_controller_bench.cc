@@ -19,8 +19,8 @@
 
 #include "operator/manager.h"
 #include "operator/rest_client.h"
-#include "operator/testing/fake_kube_client.h"
 #include "operator/work_queue.h"
+#include "testing/fakes/fake_kube_client.h"
 
 using namespace paratune;
 using namespace paratune::kube;

@@ -41,10 +41,17 @@ function(paratune_library name dir)
   endif()
 endfunction()
 
-# paratune_executable(name dir DEPS ...): a binary made of every .cc in the folder.
+# paratune_executable(name dir [FROM folder...] DEPS ...): a program. `dir` is its folder under
+# cmd/ (its main.cc); the sources of the FROM folders (main.cc and *_test.cc excluded) are
+# compiled into the binary itself, not a library, so what registers itself when the program
+# starts (the CLI's commands, PARATUNE_COMMAND) is kept by the linker.
 function(paratune_executable name dir)
-  cmake_parse_arguments(ARG "" "" "DEPS" ${ARGN})
+  cmake_parse_arguments(ARG "" "" "FROM;DEPS" ${ARGN})
   file(GLOB_RECURSE srcs CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/${dir}/*.cc)
+  foreach(from ${ARG_FROM})
+    paratune_sources(from_srcs ${from})
+    list(APPEND srcs ${from_srcs})
+  endforeach()
   add_executable(${name} ${srcs})
   target_link_libraries(${name} PRIVATE ${ARG_DEPS})
   paratune_warnings(${name})

@@ -7,24 +7,35 @@ fail=0
 breach() { echo "layer rule broken: $1"; echo "$2" | sed 's/^/  /'; fail=1; }
 hits=$(grep -rln '#include "\(agents\|operator\|controllers\|cli\)/' base 2>/dev/null)
 [ -n "$hits" ] && breach "base/ includes nothing of ours" "$hits"
-hits=$(grep -ln '#include "\(agents\|controllers\)/' operator/*.cc operator/*.h operator/testing/* 2>/dev/null | grep -v '^operator/main.cc$')
+hits=$(grep -ln '#include "\(agents\|controllers\)/' operator/*.cc operator/*.h 2>/dev/null)
 [ -n "$hits" ] && breach "the runtime (operator/) never includes agents/ or controllers/" "$hits"
 hits=$(grep -rln '#include "\(operator\|controllers\)/' agents 2>/dev/null)
 [ -n "$hits" ] && breach "agents/ never includes the runtime or controllers/" "$hits"
-hits=$(grep -rln '#include "controllers/' cli hack 2>/dev/null)
+hits=$(grep -rln '#include "controllers/' cli hack cmd 2>/dev/null | grep -v '^cmd/paratune-operator/')
 [ -n "$hits" ] && breach "only the operator program includes controllers/" "$hits"
-hits=$(grep -rn 'getenv' --include=*.cc --include=*.h base agents controllers operator 2>/dev/null | grep -v '^operator/main.cc:')
+# Each program's main.cc is in cmd/<program>/, and no one includes a program.
+hits=$(find base agents operator controllers cli hack testing -name main.cc 2>/dev/null)
+[ -n "$hits" ] && breach "programs' mains live in cmd/<program>/" "$hits"
+hits=$(grep -rln --include=*.cc --include=*.h '#include "cmd/' base agents operator controllers cli hack testing tests bench fuzz 2>/dev/null)
+[ -n "$hits" ] && breach "nothing includes cmd/ (the programs are the top of the house)" "$hits"
+# Test code (testing/: fakes, evaluation harnesses, published tables) is linked by tests/ and
+# bench/ only; no product folder includes it.
+hits=$(grep -rln '#include "testing/' base agents operator controllers cli cmd hack/kubelet-sim 2>/dev/null)
+[ -n "$hits" ] && breach "product code never includes testing/ (test code, for tests/ and bench/)" "$hits"
+hits=$(find base agents operator controllers cli -type d -name testing 2>/dev/null)
+[ -n "$hits" ] && breach "test doubles live in testing/, not inside a product library's folder" "$hits"
+hits=$(grep -rn 'getenv' --include=*.cc --include=*.h base agents controllers operator testing 2>/dev/null)
 [ -n "$hits" ] && breach "only the programs read the environment" "$hits"
-hits=$(grep -rnE '^(static )?std::string (Trim|Lower|ToLower|Num|Fixed)\(|Base64Decode\(const|DecodeBase64\(|ParseMiniYaml' --include=*.cc base agents controllers operator cli hack 2>/dev/null | grep -v '^base/')
+hits=$(grep -rnE '^(static )?std::string (Trim|Lower|ToLower|Num|Fixed)\(|Base64Decode\(const|DecodeBase64\(|ParseMiniYaml' --include=*.cc base agents controllers operator cli hack cmd 2>/dev/null | grep -v '^base/')
 [ -n "$hits" ] && breach "one copy of each helper, in base/" "$hits"
-# One clock (base/time_source.h). Allowed direct reads: the programs, the test doubles, waits
-# for another thread's I/O (an informer's first sync, a cached write showing up, a token file
+# One clock (base/time_source.h). Allowed direct reads: the programs (cmd/), the test doubles
+# (testing/), both not scanned, waits for another thread's I/O (an informer's first sync, a cached write showing up, a token file
 # re-read) and timing the code itself (reconcile metrics, the simulation's wall time).
 hits=$(grep -rnE 'std::this_thread::sleep_for|std::chrono::(steady|system)_clock::now\(\)' --include=*.cc --include=*.h agents controllers operator 2>/dev/null |
-  grep -vE '^(operator/main\.cc|operator/testing/[^:]*|operator/informer\.cc|operator/controller\.cc|operator/rest_config\.cc|controllers/config_map_cache\.cc|agents/loop/simulation\.cc):')
+  grep -vE '^(operator/informer\.cc|operator/controller\.cc|operator/rest_config\.cc|controllers/config_map_cache\.cc|agents/loop/simulation\.cc):')
 [ -n "$hits" ] && breach "time is read from the TimeSource a component is given" "$hits"
 # A private number formatter by another name (printf of one double into a buffer).
-hits=$(grep -rnE 'snprintf\(buf, sizeof\(buf\), "%[+.0-9*]*[fg]", (digits, )?v\);' --include=*.cc agents controllers operator cli hack 2>/dev/null)
+hits=$(grep -rnE 'snprintf\(buf, sizeof\(buf\), "%[+.0-9*]*[fg]", (digits, )?v\);' --include=*.cc agents controllers operator cli hack cmd 2>/dev/null)
 [ -n "$hits" ] && breach "numbers are formatted with base/strings (Fixed, SignedFixed, Significant)" "$hits"
 # A TrialRun's or TuningCampaign's phase only through its typed mapping; trial_evidence.cc reads
 # Pods' own phase (Kubernetes').

@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "operator/testing/fake_kube_client.h"
+#include "testing/fakes/fake_kube_client.h"
 #include "tests/controllers/reconciler_fixture.h"
 
 namespace paratune::controllers {

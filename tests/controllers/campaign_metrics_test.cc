@@ -9,8 +9,8 @@
 #include <set>
 #include <sstream>
 
-#include "operator/testing/client_reader.h"
-#include "operator/testing/fake_kube_client.h"
+#include "testing/fakes/client_reader.h"
+#include "testing/fakes/fake_kube_client.h"
 
 namespace paratune::controllers {
 namespace {

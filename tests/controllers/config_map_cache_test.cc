@@ -13,7 +13,7 @@
 #include "controllers/message_pool_store.h"
 #include "controllers/node_health/node_ledger_store.h"
 #include "operator/informer.h"
-#include "operator/testing/fake_kube_client.h"
+#include "testing/fakes/fake_kube_client.h"
 #include "tests/controllers/reconciler_fixture.h"
 
 namespace paratune::controllers {

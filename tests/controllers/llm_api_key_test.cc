@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "base/base64.h"
-#include "operator/testing/fake_kube_client.h"
+#include "testing/fakes/fake_kube_client.h"
 
 namespace paratune::controllers {
 namespace {

@@ -22,8 +22,8 @@
 #include "controllers/node_health/node_ledger_store.h"
 #include "controllers/trial_reconciler.h"
 #include "operator/event_recorder.h"
-#include "operator/testing/client_reader.h"
-#include "operator/testing/fake_kube_client.h"
+#include "testing/fakes/client_reader.h"
+#include "testing/fakes/fake_kube_client.h"
 
 namespace paratune::controllers::testing {
 

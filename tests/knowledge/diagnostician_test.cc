@@ -7,9 +7,9 @@
 #include <optional>
 #include <vector>
 
-#include "agents/knowledge/diagnosis_eval.h"
 #include "agents/knowledge/knowledge_base.h"
 #include "agents/model/workload.h"
+#include "testing/eval/diagnosis_eval.h"
 #include "tests/support/embedded_diagnostician.h"
 
 namespace paratune {

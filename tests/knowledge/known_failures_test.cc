@@ -7,9 +7,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "agents/knowledge/diagnosis_eval.h"
 #include "agents/knowledge/diagnostician.h"
 #include "agents/knowledge/knowledge_base.h"
+#include "testing/eval/diagnosis_eval.h"
 
 namespace paratune {
 namespace {

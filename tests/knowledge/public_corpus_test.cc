@@ -13,9 +13,9 @@
 #include <set>
 #include <string>
 
-#include "agents/knowledge/diagnosis_eval.h"
 #include "agents/knowledge/diagnostician.h"
 #include "agents/knowledge/knowledge_base.h"
+#include "testing/eval/diagnosis_eval.h"
 
 namespace paratune {
 namespace {

@@ -6,7 +6,7 @@
 
 #include "agents/model/activation_memory.h"
 #include "agents/model/model_internal.h"
-#include "agents/model/published.h"
+#include "testing/eval/published.h"
 
 namespace paratune {
 namespace {

@@ -1,6 +1,6 @@
 // The published tables of docs/model.md reproduced from campaign YAML files through the path
 // `paratune estimate -f FILE` takes (LoadCampaignFile -> ResolveWorkload -> EstimateConfig of
-// the baseline), and the same numbers as the calibration path (agents/model/published.cc).
+// the baseline), and the same numbers as the calibration path (testing/eval/published.cc).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -11,8 +11,8 @@
 
 #include "agents/core/campaign.h"
 #include "agents/model/perf_model.h"
-#include "agents/model/published.h"
 #include "agents/model/workload.h"
+#include "testing/eval/published.h"
 
 namespace paratune {
 namespace {

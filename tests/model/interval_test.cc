@@ -8,7 +8,7 @@
 #include <string>
 
 #include "agents/model/perf_model.h"
-#include "agents/model/published_tables.h"
+#include "testing/eval/published_tables.h"
 #include "tests/model/test_workloads.h"
 
 namespace paratune {

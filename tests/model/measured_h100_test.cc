@@ -7,7 +7,7 @@
 #include <cmath>
 #include <string>
 
-#include "agents/model/measured_check.h"
+#include "testing/eval/measured_check.h"
 
 namespace paratune {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "operator/testing/fake_kube_client.h"
+#include "testing/fakes/fake_kube_client.h"
 
 namespace paratune::kube {
 namespace {

@@ -6,7 +6,7 @@
 
 #include "operator/controller.h"
 #include "operator/informer.h"
-#include "operator/testing/fake_kube_client.h"
+#include "testing/fakes/fake_kube_client.h"
 
 namespace paratune::kube {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <thread>
 
-#include "operator/testing/fake_kube_client.h"
+#include "testing/fakes/fake_kube_client.h"
 #include "tests/support/loopback.h"
 
 namespace paratune::kube {

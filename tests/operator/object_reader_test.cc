@@ -7,8 +7,8 @@
 
 #include "base/time_source.h"
 #include "operator/informer.h"
-#include "operator/testing/client_reader.h"
-#include "operator/testing/fake_kube_client.h"
+#include "testing/fakes/client_reader.h"
+#include "testing/fakes/fake_kube_client.h"
 
 namespace paratune::kube {
 namespace {

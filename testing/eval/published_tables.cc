@@ -1,4 +1,4 @@
-#include "agents/model/published_tables.h"
+#include "testing/eval/published_tables.h"
 
 #include <yaml-cpp/yaml.h>
 

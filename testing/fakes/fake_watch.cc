@@ -1,7 +1,7 @@
 // FakeKubeClient::Watch: replays history after a resourceVersion, then streams new events.
 #include <cstdlib>
 
-#include "operator/testing/fake_kube_client.h"
+#include "testing/fakes/fake_kube_client.h"
 
 namespace paratune::kube {
 

@@ -2,7 +2,7 @@
 #include <sstream>
 
 #include "base/strings.h"
-#include "operator/testing/fake_kube_client.h"
+#include "testing/fakes/fake_kube_client.h"
 
 namespace paratune::kube {
 

@@ -4,8 +4,8 @@
 // campaign. What a source leaves unstated is filled with the framework's documented default and
 // said so in docs/model.md ("Published tables"). Used by bench/model_published_bench.cc and
 // tests/model. Pure functions; thread-safe.
-#ifndef PARATUNE_AGENTS_MODEL_PUBLISHED_TABLES_H_
-#define PARATUNE_AGENTS_MODEL_PUBLISHED_TABLES_H_
+#ifndef PARATUNE_TESTING_EVAL_PUBLISHED_TABLES_H_
+#define PARATUNE_TESTING_EVAL_PUBLISHED_TABLES_H_
 
 #include <string>
 #include <vector>
@@ -70,4 +70,4 @@ std::vector<Residual> ResidualsOf(const PublishedRow& row, const Estimate& e);
 
 }  // namespace paratune
 
-#endif  // PARATUNE_AGENTS_MODEL_PUBLISHED_TABLES_H_
+#endif  // PARATUNE_TESTING_EVAL_PUBLISHED_TABLES_H_

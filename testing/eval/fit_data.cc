@@ -5,8 +5,8 @@
 #include <sstream>
 
 #include "agents/core/campaign.h"
-#include "agents/model/measured_check.h"
-#include "agents/model/published_tables.h"
+#include "testing/eval/measured_check.h"
+#include "testing/eval/published_tables.h"
 
 namespace paratune {
 

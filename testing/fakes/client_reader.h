@@ -2,8 +2,8 @@
 // at every call: what a reconciler reads is what was last written, with no informer thread and
 // no waiting for a cache to catch up, so reconciler tests run deterministically. Optionally only
 // objects matching a label selector, like an Informer's. Thread-safe if the client is.
-#ifndef PARATUNE_OPERATOR_TESTING_CLIENT_READER_H_
-#define PARATUNE_OPERATOR_TESTING_CLIENT_READER_H_
+#ifndef PARATUNE_TESTING_FAKES_CLIENT_READER_H_
+#define PARATUNE_TESTING_FAKES_CLIENT_READER_H_
 
 #include <map>
 #include <mutex>
@@ -35,4 +35,4 @@ class ClientReader final : public ObjectReader {
 
 }  // namespace paratune::kube::testing
 
-#endif  // PARATUNE_OPERATOR_TESTING_CLIENT_READER_H_
+#endif  // PARATUNE_TESTING_FAKES_CLIENT_READER_H_

@@ -1,4 +1,4 @@
-#include "agents/model/published.h"
+#include "testing/eval/published.h"
 
 #include <cmath>
 

@@ -1,8 +1,8 @@
 // Published training measurements the model is calibrated and tested against (reference.md),
 // as workloads and configurations the model can evaluate. Used by tests/model and
 // bench/model_estimate_bench.cc so both report the same errors.
-#ifndef PARATUNE_AGENTS_MODEL_PUBLISHED_H_
-#define PARATUNE_AGENTS_MODEL_PUBLISHED_H_
+#ifndef PARATUNE_TESTING_EVAL_PUBLISHED_H_
+#define PARATUNE_TESTING_EVAL_PUBLISHED_H_
 
 #include <string>
 #include <vector>
@@ -48,4 +48,4 @@ TableError EvaluateTable(const PublishedTable& t, const ModelConstants& k);
 
 }  // namespace paratune
 
-#endif  // PARATUNE_AGENTS_MODEL_PUBLISHED_H_
+#endif  // PARATUNE_TESTING_EVAL_PUBLISHED_H_

@@ -15,8 +15,8 @@
 //     (unless propagationPolicy=Orphan).
 //   - injected errors per verb and resource, call counts per verb, pod logs set by the test.
 // Thread-safe.
-#ifndef PARATUNE_OPERATOR_TESTING_FAKE_KUBE_CLIENT_H_
-#define PARATUNE_OPERATOR_TESTING_FAKE_KUBE_CLIENT_H_
+#ifndef PARATUNE_TESTING_FAKES_FAKE_KUBE_CLIENT_H_
+#define PARATUNE_TESTING_FAKES_FAKE_KUBE_CLIENT_H_
 
 #include <condition_variable>
 #include <deque>
@@ -120,4 +120,4 @@ bool MatchesFieldSelector(const Json& obj, const std::string& selector);
 
 }  // namespace paratune::kube
 
-#endif  // PARATUNE_OPERATOR_TESTING_FAKE_KUBE_CLIENT_H_
+#endif  // PARATUNE_TESTING_FAKES_FAKE_KUBE_CLIENT_H_

@@ -2,8 +2,8 @@
 // what tests/model and bench/model_measured_bench.cc judge the model by. The campaign goes
 // through LoadCampaignFile + ResolveWorkload + EstimateConfig, the path of `paratune estimate
 // -f`, so a number here is the number a user sees. Pure functions; thread-safe.
-#ifndef PARATUNE_AGENTS_MODEL_MEASURED_CHECK_H_
-#define PARATUNE_AGENTS_MODEL_MEASURED_CHECK_H_
+#ifndef PARATUNE_TESTING_EVAL_MEASURED_CHECK_H_
+#define PARATUNE_TESTING_EVAL_MEASURED_CHECK_H_
 
 #include <string>
 #include <vector>
@@ -44,4 +44,4 @@ Result<MeasuredCheck> CheckAgainstMeasurements(const std::string& campaign_path,
 
 }  // namespace paratune
 
-#endif  // PARATUNE_AGENTS_MODEL_MEASURED_CHECK_H_
+#endif  // PARATUNE_TESTING_EVAL_MEASURED_CHECK_H_

@@ -1,4 +1,4 @@
-#include "agents/model/measured_check.h"
+#include "testing/eval/measured_check.h"
 
 #include <fstream>
 #include <nlohmann/json.hpp>

@@ -1,4 +1,4 @@
-#include "agents/knowledge/diagnosis_eval.h"
+#include "testing/eval/diagnosis_eval.h"
 
 #include <algorithm>
 #include <cstdint>

@@ -1,4 +1,4 @@
-#include "operator/testing/fake_kube_client.h"
+#include "testing/fakes/fake_kube_client.h"
 
 #include <gtest/gtest.h>
 

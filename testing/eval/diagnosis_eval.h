@@ -1,7 +1,7 @@
 // The labelled failure-log set (tests/knowledge/logs) and how a Diagnostician is scored on it.
 // Shared by the unit tests and bench/knowledge_diagnosis_bench.cc so both measure the same thing.
-#ifndef PARATUNE_AGENTS_KNOWLEDGE_DIAGNOSIS_EVAL_H_
-#define PARATUNE_AGENTS_KNOWLEDGE_DIAGNOSIS_EVAL_H_
+#ifndef PARATUNE_TESTING_EVAL_DIAGNOSIS_EVAL_H_
+#define PARATUNE_TESTING_EVAL_DIAGNOSIS_EVAL_H_
 
 #include <map>
 #include <optional>
@@ -57,4 +57,4 @@ std::vector<CaseOutcome> EvaluateCases(const Diagnostician& d,
 
 }  // namespace paratune
 
-#endif  // PARATUNE_AGENTS_KNOWLEDGE_DIAGNOSIS_EVAL_H_
+#endif  // PARATUNE_TESTING_EVAL_DIAGNOSIS_EVAL_H_

@@ -1,4 +1,4 @@
-#include "operator/testing/client_reader.h"
+#include "testing/fakes/client_reader.h"
 
 #include <algorithm>
 #include <utility>
