@@ -22,9 +22,9 @@
 
 #include "agents/collectors/metric_collector.h"
 #include "agents/core/campaign.h"
-#include "agents/loop/simulation.h"
 #include "agents/model/workload.h"
-#include "agents/loop/early_stopping.h"
+#include "agents/sim_campaign/simulation.h"
+#include "agents/trials/early_stopping.h"
 
 namespace paratune {
 namespace {

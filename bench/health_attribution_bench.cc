@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "agents/core/campaign.h"
-#include "agents/loop/simulation.h"
+#include "agents/sim_campaign/simulation.h"
 
 namespace paratune {
 namespace {

@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "agents/core/campaign.h"
-#include "agents/loop/planning_cache.h"
-#include "agents/loop/simulation.h"
-#include "agents/loop/tuning_session.h"
+#include "agents/predict/planning_cache.h"
+#include "agents/session/tuning_session.h"
+#include "agents/sim_campaign/simulation.h"
 
 namespace paratune {
 namespace {

@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "agents/core/campaign.h"
-#include "agents/loop/calibration_report.h"
-#include "agents/loop/replay.h"
-#include "agents/loop/simulation.h"
+#include "agents/sim_campaign/calibration_report.h"
+#include "agents/sim_campaign/replay.h"
+#include "agents/sim_campaign/simulation.h"
 
 namespace paratune {
 namespace {

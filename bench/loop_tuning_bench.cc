@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "agents/core/campaign.h"
-#include "agents/loop/simulation.h"
 #include "agents/model/workload.h"
+#include "agents/sim_campaign/simulation.h"
 
 namespace paratune {
 namespace {

@@ -8,8 +8,8 @@
 #include <string>
 
 #include "agents/core/campaign.h"
-#include "agents/loop/calibration_report.h"
-#include "agents/loop/replay.h"
+#include "agents/sim_campaign/calibration_report.h"
+#include "agents/sim_campaign/replay.h"
 #include "base/strings.h"
 #include "cli/command.h"
 

@@ -1,5 +1,5 @@
 // A campaign read from a cluster in the shape of `paratune simulate -o json` (the input of the
-// report renderer, agents/loop/report.h): the TuningCampaign, its TrialRuns (by iteration),
+// report renderer, agents/report/report.h): the TuningCampaign, its TrialRuns (by iteration),
 // best and baseline from status, the workload from spec. Used by `paratune report CAMPAIGN`;
 // hack/campaign-report.sh does the same with kubectl and python. Pure; thread-safe.
 #ifndef PARATUNE_CLI_CAMPAIGN_RESULT_H_

@@ -14,7 +14,7 @@
 #include "agents/collectors/metric_collector.h"
 #include "agents/core/campaign.h"
 #include "agents/health/anomaly.h"
-#include "agents/loop/tuning_session.h"
+#include "agents/session/tuning_session.h"
 #include "base/strings.h"
 #include "cli/command.h"
 

@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "agents/collectors/metric_collector.h"
-#include "agents/loop/early_stopping.h"
+#include "agents/trials/early_stopping.h"
 
 namespace paratune::cli {
 

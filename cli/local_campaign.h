@@ -1,11 +1,11 @@
-// `paratune tune --local` as a library function: the operator's agent loop (agents/loop
+// `paratune tune --local` as a library function: the operator's agent loop (agents/session
 // TuningSession: pre-flight, collectors, Diagnostician, coordinator, message pool) driven the way
 // the campaign reconciler drives it (controllers/campaign_reconciler.h): while fewer than the free
 // slots run and the coordinator does not stop, ProposeNext; the pool is saved BEFORE the trials
 // start; each finished trial goes to RecordOutcome (metrics through the campaign's collector,
 // failures through the Diagnostician) and the pool is saved again. Trials run as local processes
 // (cli/local_trials.h). Early stopping reads the running trials' logs every
-// early_stop_interval and ends a trial that cannot beat the best (agents/loop/early_stopping.h,
+// early_stop_interval and ends a trial that cannot beat the best (agents/trials/early_stopping.h,
 // the operator's rule); it is ingested as a measured success with its partial metrics, as the
 // operator ingests an EarlyStopped TrialRun.
 //
@@ -24,7 +24,7 @@
 #include <string>
 
 #include "agents/core/campaign.h"
-#include "agents/loop/simulation.h"
+#include "agents/sim_campaign/simulation.h"
 #include "cli/local_trials.h"
 
 namespace paratune::cli {

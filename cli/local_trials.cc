@@ -13,8 +13,8 @@
 #include <sstream>
 #include <thread>
 
-#include "agents/loop/trial_env.h"
 #include "agents/model/workload.h"
+#include "agents/trials/trial_env.h"
 
 namespace paratune::cli {
 

@@ -1,7 +1,7 @@
 // LocalTrialExecutor: a campaign's trials as local processes, for `paratune tune --local`
 // (contract section 14). Each trial runs the first container of spec.trialTemplate
 // (command + args, Kubernetes `$(VAR)` expansion, the container's literal env) with the
-// environment of contract section 4 (agents/loop/trial_env.h: PARATUNE_*, and the one-node
+// environment of contract section 4 (agents/trials/trial_env.h: PARATUNE_*, and the one-node
 // rendezvous MASTER_ADDR=127.0.0.1 with a free MASTER_PORT), its `nvidia.com/gpu` request
 // mapped to a CUDA_VISIBLE_DEVICES slice of this machine's GPUs (CUDA_VISIBLE_DEVICES="" for a
 // trial that asks for none), its stdout and stderr kept in DIR/trials/<trial>.log and its
@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "agents/core/campaign.h"
-#include "agents/loop/tuning_session.h"
+#include "agents/session/tuning_session.h"
 #include "base/status.h"
 #include "cli/local_process.h"
 

@@ -6,7 +6,7 @@
 // $KUBECONFIG, else ~/.kube/config, else in-cluster), from namespace -n (default "default").
 // Without --out the Markdown goes to stdout; with it, DIR/report.md and DIR/objective.svg are
 // written (and DIR/campaign-result.json, the cluster campaign in the simulate shape).
-#include "agents/loop/report.h"
+#include "agents/report/report.h"
 
 #include <filesystem>
 #include <fstream>

@@ -13,7 +13,7 @@
 // simulated cluster: a candidate with no line in the file costs no trial (JSON "unmeasured").
 // --past FILE (repeatable): past-optimization records (a report's past-optimization.json); the
 // built-in engine starts from the best one on the same model and hardware
-// (agents/loop/warm_start.h).
+// (agents/engines/warm_start.h).
 // --reality picks the simulated cluster's kind: perturbed (the model with perturbed constants)
 // or structural (a reality whose form differs from the model; agents/sim/reality.h).
 // --evaluate CONFIG_JSON [--attempt K] runs one trial of CONFIG instead of the loop (for
@@ -23,10 +23,10 @@
 #include <string>
 
 #include "agents/core/campaign.h"
-#include "agents/loop/llm_engine.h"
-#include "agents/loop/replay.h"
-#include "agents/loop/simulation.h"
-#include "agents/loop/warm_start.h"
+#include "agents/engines/llm_engine.h"
+#include "agents/engines/warm_start.h"
+#include "agents/sim_campaign/replay.h"
+#include "agents/sim_campaign/simulation.h"
 #include "base/strings.h"
 #include "cli/command.h"
 
@@ -181,7 +181,7 @@ int RunSimulate(const Args& args) {
     return ReportError("simulate",
                        Status::Invalid("--node-faults: needs --nodes N (the simulated node pool)"));
   }
-  // LLM engines (agents/loop/llm_engine.h, owned by the LLM engine): --llm-endpoint,
+  // LLM engines (agents/engines/llm_engine.h, owned by the LLM engine): --llm-endpoint,
   // --llm-model and --llm-timeout override spec.agents.llm (key: OPENAI_API_KEY); --llm-replay
   // RUN.json answers from the exchanges recorded in an earlier run instead of a model.
   {

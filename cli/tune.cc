@@ -19,7 +19,7 @@
 #include <string>
 
 #include "agents/core/campaign.h"
-#include "agents/loop/llm_engine.h"
+#include "agents/engines/llm_engine.h"
 #include "base/strings.h"
 #include "cli/command.h"
 #include "cli/local_campaign.h"

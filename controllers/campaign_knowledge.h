@@ -28,7 +28,7 @@
 
 #include "agents/core/campaign.h"
 #include "agents/knowledge/knowledge_base.h"
-#include "agents/loop/failure_analyzer.h"
+#include "agents/trials/failure_analyzer.h"
 #include "controllers/config_map_cache.h"
 
 namespace paratune::controllers {

@@ -1,4 +1,4 @@
-// TuningCampaignReconciler: the agent loop (agents/loop TuningSession) as a level-based
+// TuningCampaignReconciler: the agent loop (agents/session TuningSession) as a level-based
 // reconcile. Every call rebuilds the session from the spec and the persisted message pool (the
 // performance model and evaluated search space come from options.planning, shared by every
 // campaign of that workload and space), then:
@@ -31,10 +31,10 @@
 #include <memory>
 #include <string>
 
-#include "agents/loop/failure_analyzer.h"
-#include "agents/loop/planning_cache.h"
-#include "agents/loop/strategy_engine.h"
-#include "agents/loop/tuning_session.h"
+#include "agents/engines/strategy_engine.h"
+#include "agents/predict/planning_cache.h"
+#include "agents/session/tuning_session.h"
+#include "agents/trials/failure_analyzer.h"
 #include "base/time_source.h"
 #include "controllers/config_map_cache.h"
 #include "controllers/message_pool_store.h"
@@ -69,7 +69,7 @@ struct CampaignReconcilerOptions {
   // How campaigns are parsed (the operator's defaults for what they leave empty).
   CampaignParseOptions parse;
   // The model and evaluated search space, shared by the reconciles of every campaign with the
-  // same workload and space (agents/loop/planning_cache.h). Borrowed; null: built per reconcile.
+  // same workload and space (agents/predict/planning_cache.h). Borrowed; null: built per reconcile.
   PlanningCache* planning = nullptr;
   // Where the published output ConfigMap is read from (the informer of ConfigMaps with the
   // campaign label). Borrowed; null: GETs.

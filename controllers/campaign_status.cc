@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "agents/loop/baseline_preflight.h"
-#include "agents/loop/validator.h"
-#include "agents/loop/warm_start.h"
+#include "agents/predict/validator.h"
+#include "agents/session/baseline_preflight.h"
+#include "agents/session/past_optimization.h"
 #include "controllers/conditions.h"
 #include "controllers/job_renderer.h"
 #include "controllers/knowledge_records.h"

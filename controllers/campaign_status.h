@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "agents/loop/tuning_session.h"
+#include "agents/session/tuning_session.h"
 
 namespace paratune::controllers {
 

@@ -14,7 +14,7 @@
 
 #include "agents/core/campaign.h"
 #include "agents/knowledge/knowledge_base.h"
-#include "agents/loop/message_pool.h"
+#include "agents/trials/message_pool.h"
 #include "controllers/config_map_cache.h"
 
 namespace paratune::controllers {

@@ -1,4 +1,4 @@
-// Where a campaign's message pool (agents/loop MessagePool) lives between reconciles. The
+// Where a campaign's message pool (agents/trials MessagePool) lives between reconciles. The
 // reconciler is stateless: every reconcile loads the pool, advances the loop and saves it, so
 // an operator restart loses nothing. An interface, so a database store can follow the ConfigMap
 // one (spec.messagePool.store).
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "agents/loop/message_pool.h"
+#include "agents/trials/message_pool.h"
 #include "base/time_source.h"
 #include "controllers/config_map_cache.h"
 #include "operator/kube_client.h"

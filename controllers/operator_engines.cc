@@ -2,9 +2,9 @@
 
 #include <memory>
 
+#include "agents/engines/llm_engine.h"
 #include "agents/knowledge/knowledge_base.h"
 #include "agents/llm/openai_client.h"
-#include "agents/loop/llm_engine.h"
 
 namespace paratune::controllers {
 

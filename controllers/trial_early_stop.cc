@@ -5,7 +5,7 @@
 // is never relaunched; Reconcile retries the delete).
 #include <spdlog/spdlog.h>
 
-#include "agents/loop/tuning_session.h"
+#include "agents/session/tuning_session.h"
 #include "controllers/accelerator_hours.h"
 #include "controllers/conditions.h"
 #include "controllers/trial_evidence.h"

@@ -2,7 +2,7 @@
 
 #include <map>
 
-#include "agents/loop/trial_env.h"
+#include "agents/trials/trial_env.h"
 
 namespace paratune::controllers {
 
@@ -22,7 +22,7 @@ json FieldRefEnv(const std::string& name, const std::string& path) {
 
 std::vector<json> ParatuneEnv(const CampaignSpec& campaign, const std::string& trial,
                               int64_t iteration, const Config& config) {
-  // One list of variables for every way a trial runs (agents/loop/trial_env.h; `paratune tune
+  // One list of variables for every way a trial runs (agents/trials/trial_env.h; `paratune tune
   // --local` sets the same on its processes).
   std::vector<json> env;
   for (const auto& v : TrialEnvironment(campaign, trial, iteration, config)) {

@@ -46,9 +46,9 @@
 
 #include "agents/collectors/metric_collector.h"
 #include "agents/core/campaign.h"
+#include "agents/trials/early_stopping.h"
 #include "base/time_source.h"
 #include "controllers/campaign_knowledge.h"
-#include "agents/loop/early_stopping.h"
 #include "controllers/node_fit.h"
 #include "controllers/trial_run_spec.h"
 #include "controllers/trial_run_status.h"

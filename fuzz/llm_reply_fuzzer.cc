@@ -19,7 +19,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)pl::ParseStrategistReply(reply);
   (void)pl::ParseDiagnosticianReply(reply);
   (void)pl::ParseProposerReply(reply);
-  // Every reply is redacted before it is recorded (agents/loop/llm_engine.cc), every log tail
+  // Every reply is redacted before it is recorded (agents/engines/llm_engine.cc), every log tail
   // before it reaches a prompt.
   (void)pl::Redact(reply, {"sk-fuzz-secret"});
   (void)pl::RedactLogTail(reply, 1024);

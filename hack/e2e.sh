@@ -45,7 +45,7 @@ ns=paratune-e2e
 opns=paratune-system
 # Where the LLM sample's requests go here: a loopback port nothing listens on (the discard
 # port), so the hybrid engine's calls fail at once and the built-in engine takes each iteration
-# (agents/loop/llm_engine.h); a loopback endpoint may carry the key over http.
+# (agents/engines/llm_engine.h); a loopback endpoint may carry the key over http.
 llm_endpoint=http://127.0.0.1:9/v1
 deadline_s=${PARATUNE_E2E_TIMEOUT:-600}
 t0=$(date +%s)

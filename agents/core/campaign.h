@@ -199,7 +199,7 @@ Result<CampaignSpec> LoadCampaignFile(const std::string& path,
 
 // The workload section carried to trials as PARATUNE_WORKLOAD: model, training and hardware,
 // camelCase, as in the spec. Every field the performance model reads (ResolveWorkload) is in it:
-// agents/loop/planning_cache.h keys the shared model and search space on it.
+// agents/predict/planning_cache.h keys the shared model and search space on it.
 nlohmann::json WorkloadJson(const CampaignSpec& spec);
 
 // Parses "30m", "1h30m", "90s", "2h" or a bare number of seconds.

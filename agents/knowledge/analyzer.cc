@@ -193,7 +193,7 @@ int64_t MeshProduct(const Config& c) {
   return prod;
 }
 
-ProfileAnalysis Analyze(const AnalysisInput& in) {
+ProfileAnalysis AnalyzeProfile(const AnalysisInput& in) {
   ProfileAnalysis a;
   if (in.profile != nullptr) ReadProfile(*in.profile, &a);
   if (in.estimate != nullptr && in.profile == nullptr) {

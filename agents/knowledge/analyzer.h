@@ -48,7 +48,7 @@ struct ProfileAnalysis {
   nlohmann::json ToJson() const;  // {"bottleneck", "evidence": "..."} (contract section 6)
 };
 
-ProfileAnalysis Analyze(const AnalysisInput& in);
+ProfileAnalysis AnalyzeProfile(const AnalysisInput& in);
 
 // Product of the ici* axes present in `c` (1 when none).
 int64_t MeshProduct(const Config& c);

@@ -78,7 +78,7 @@ struct PastOptimization {
   std::string workload;  // "llama3-8b on 8 x nvidia-h100-80gb, seq 8192, global batch 512"
   // The campaign's workload section (WorkloadJson: model, training, hardware) when the record
   // carries it (`workloadSpec`); null for records written before it existed. Warm starts match
-  // on it (agents/loop/warm_start.h).
+  // on it (agents/engines/warm_start.h).
   nlohmann::json workload_spec;
   Config before, after;
   std::string metric;  // "mfu"
@@ -103,7 +103,7 @@ struct KnowledgeHit {
 };
 
 // Parses YAML or JSON `{pastOptimizations: [{id, workload, workloadSpec, before, after, metric,
-// beforeValue, afterValue, note}]}` (what a finished campaign exports, agents/loop/report.h).
+// beforeValue, afterValue, note}]}` (what a finished campaign exports, agents/report/report.h).
 // Errors name `name` and the field; all-or-nothing.
 Result<std::vector<PastOptimization>> ParsePastOptimizations(const std::string& name,
                                                              const std::string& text);

@@ -368,7 +368,7 @@ Result<ProposalSet> Propose(const ProposeInput& in, const KnowledgeBase& kb) {
     if (in.profile == nullptr) ai.estimate = &*ctx.current;
   }
   ProposalSet out;
-  out.analysis = Analyze(ai);
+  out.analysis = AnalyzeProfile(ai);
   ctx.analysis = &out.analysis;
   const std::string calibrated = CalibrateFromProfile(in, out.analysis, &ctx);
   if (!calibrated.empty()) out.analysis.evidence.push_back(calibrated);

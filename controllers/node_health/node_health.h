@@ -35,7 +35,7 @@
 
 #include "agents/health/diagnostic_checks.h"
 #include "agents/health/node_ledger.h"
-#include "agents/loop/tuning_session.h"
+#include "agents/session/tuning_session.h"
 #include "base/time_source.h"
 #include "controllers/node_health/diagnostic_jobs.h"
 #include "controllers/node_health/node_ledger_store.h"

@@ -11,6 +11,45 @@ hits=$(grep -ln '#include "\(agents\|controllers\)/' operator/*.cc operator/*.h 
 [ -n "$hits" ] && breach "the runtime (operator/) never includes agents/ or controllers/" "$hits"
 hits=$(grep -rln '#include "\(operator\|controllers\)/' agents 2>/dev/null)
 [ -n "$hits" ] && breach "agents/ never includes the runtime or controllers/" "$hits"
+# The layers inside agents/ (docs/architecture.md), bottom to top: each folder may include only
+# the folders listed for it (what its CMake library links, directly or through another), so no
+# include runs back up a layer. A new folder of agents/ needs a line here.
+declare -A may_include=(
+  [core]=""
+  [report]=""
+  [model]="core"
+  [llm]="core"
+  [collectors]="core"
+  [knowledge]="core model"
+  [health]="core model"
+  [sim]="core model health"
+  [trials]="core model health knowledge"
+  [predict]="core model health knowledge trials"
+  [engines]="core model health knowledge trials predict report llm"
+  [session]="core model health knowledge trials predict report llm engines collectors"
+  [sim_campaign]="core model health knowledge trials predict report llm engines collectors session sim"
+)
+for dir in agents/*/; do
+  folder=$(basename "$dir")
+  if [ -z "${may_include[$folder]+set}" ]; then
+    breach "every folder of agents/ has its place in the layers" "agents/$folder/"
+    continue
+  fi
+  allowed="$folder ${may_include[$folder]}"
+  hits=$(grep -rnoE '#include "agents/[a-z_]+/' "$dir" 2>/dev/null | while IFS= read -r line; do
+    target=${line##*#include \"agents/}
+    target=${target%/}
+    case " $allowed " in *" $target "*) ;; *) echo "$line\" (agents/$folder may include: ${may_include[$folder]:-nothing of agents/})" ;; esac
+  done)
+  [ -n "$hits" ] && breach "an include runs back up the layers of agents/" "$hits"
+done
+# No folder of agents/ holds more than a quarter of its lines (a folder that grows past it is
+# split by what it does).
+total=$(find agents -name '*.cc' -o -name '*.h' | xargs cat | wc -l)
+for dir in agents/*/; do
+  lines=$(find "$dir" -name '*.cc' -o -name '*.h' | xargs cat 2>/dev/null | wc -l)
+  [ $((lines * 4)) -gt "$total" ] && breach "no folder of agents/ holds more than a quarter of its lines" "$dir: $lines of $total"
+done
 hits=$(grep -rln '#include "controllers/' cli hack cmd 2>/dev/null | grep -v '^cmd/paratune-operator/')
 [ -n "$hits" ] && breach "only the operator program includes controllers/" "$hits"
 # Each program's main.cc is in cmd/<program>/, and no one includes a program.
@@ -32,7 +71,7 @@ hits=$(grep -rnE '^(static )?std::string (Trim|Lower|ToLower|Num|Fixed)\(|Base64
 # (testing/), both not scanned, waits for another thread's I/O (an informer's first sync, a cached write showing up, a token file
 # re-read) and timing the code itself (reconcile metrics, the simulation's wall time).
 hits=$(grep -rnE 'std::this_thread::sleep_for|std::chrono::(steady|system)_clock::now\(\)' --include=*.cc --include=*.h agents controllers operator 2>/dev/null |
-  grep -vE '^(operator/informer\.cc|operator/controller\.cc|operator/rest_config\.cc|controllers/config_map_cache\.cc|agents/loop/simulation\.cc):')
+  grep -vE '^(operator/informer\.cc|operator/controller\.cc|operator/rest_config\.cc|controllers/config_map_cache\.cc|agents/sim_campaign/simulation\.cc):')
 [ -n "$hits" ] && breach "time is read from the TimeSource a component is given" "$hits"
 # A private number formatter by another name (printf of one double into a buffer).
 hits=$(grep -rnE 'snprintf\(buf, sizeof\(buf\), "%[+.0-9*]*[fg]", (digits, )?v\);' --include=*.cc agents controllers operator cli hack cmd 2>/dev/null)

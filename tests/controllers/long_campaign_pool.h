@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "agents/loop/message_pool.h"
+#include "agents/trials/message_pool.h"
 
 namespace paratune::testing {
 

@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
+#include "agents/trials/early_stopping.h"
 #include "base/json_fields.h"
 #include "base/utf8.h"
 #include "controllers/accelerator_hours.h"
 #include "controllers/collectors/log_sources.h"
-#include "agents/loop/early_stopping.h"
 
 namespace paratune::controllers {
 namespace {

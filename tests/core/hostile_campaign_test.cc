@@ -49,7 +49,7 @@ std::string YamlErrorOf(const std::string& yaml) {
 
 TEST(HostileCampaignTest, HugeSearchSpaceParsesAndSaturates) {
   // 12 parameters x 50 values: 50^12 > INT64_MAX points. Parsing is linear in the values; the
-  // session samples max_space_points of them (agents/loop).
+  // session samples max_space_points of them (agents/session).
   nlohmann::json j = ValidSpec();
   nlohmann::json params = nlohmann::json::array();
   for (const char* p :

@@ -12,7 +12,7 @@
 #include <string>
 #include <thread>
 
-#include "agents/loop/failure_analyzer.h"
+#include "agents/trials/failure_analyzer.h"
 #include "base/time_source.h"
 #include "controllers/job_renderer.h"
 #include "controllers/trial_reconciler.h"

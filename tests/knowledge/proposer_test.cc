@@ -44,7 +44,7 @@ TEST(AnalyzerTest, HighDutyCycleWithCollectivesOnTopIsCommunicationBound) {
                {"fusion.1", "fusion", 0.03, "hbm", 0, 0.5}};
   AnalysisInput in;
   in.profile = &p;
-  auto a = Analyze(in);
+  auto a = AnalyzeProfile(in);
   EXPECT_EQ(a.bottleneck, "communication");
   std::string ev = a.ToJson()["evidence"];
   EXPECT_NE(ev.find("all-reduce.12"), std::string::npos);
@@ -52,7 +52,7 @@ TEST(AnalyzerTest, HighDutyCycleWithCollectivesOnTopIsCommunicationBound) {
   // The same duty cycle with GEMMs on top is compute-bound.
   p.communication_fraction = 0.02;
   p.top_ops = {{"fusion.101", "matmul", 0.6, "compute", 0.7, 0.2}};
-  EXPECT_EQ(Analyze(in).bottleneck, "compute");
+  EXPECT_EQ(AnalyzeProfile(in).bottleneck, "compute");
 }
 
 TEST(AnalyzerTest, IdleDevicesWithAPipelineArePipelineBound) {
@@ -62,10 +62,10 @@ TEST(AnalyzerTest, IdleDevicesWithAPipelineArePipelineBound) {
   AnalysisInput in;
   in.profile = &p;
   in.config = {{"pp", ParamValue::Int(8)}};
-  EXPECT_EQ(Analyze(in).bottleneck, "pipeline");
+  EXPECT_EQ(AnalyzeProfile(in).bottleneck, "pipeline");
   in.config = {{"pp", ParamValue::Int(1)}};
   p.device_duty_cycle = 0.6;
-  EXPECT_EQ(Analyze(in).bottleneck, "input");
+  EXPECT_EQ(AnalyzeProfile(in).bottleneck, "input");
 }
 
 TEST_F(ProposerTest, TpuWithModelProposesThreeFittingMeshes) {
