@@ -15,8 +15,15 @@ hits=$(grep -rln '#include "controllers/' cli hack 2>/dev/null)
 [ -n "$hits" ] && breach "only the operator program includes controllers/" "$hits"
 hits=$(grep -rn 'getenv' --include=*.cc --include=*.h base agents controllers operator 2>/dev/null | grep -v '^operator/main.cc:')
 [ -n "$hits" ] && breach "only the programs read the environment" "$hits"
-hits=$(grep -rnE '^(static )?std::string (Trim|Lower|ToLower|Num|Fixed)\(|Base64Decode\(const|DecodeBase64\(|ParseMiniYaml' --include=*.cc base agents controllers operator cli hack 2>/dev/null | grep -v '^base/')
+hits=$(grep -rnE 'Base64Decode\(const|DecodeBase64\(|ParseMiniYaml' --include=*.cc base agents controllers operator cli hack 2>/dev/null | grep -v '^base/')
 [ -n "$hits" ] && breach "one copy of each helper, in base/" "$hits"
+# One copy of each helper: the text helpers, number formatters and JSON getters of base/strings.h
+# and base/json_fields.h (and the private names they replaced: Round2..Round6, Pct, Fmt, F,
+# Tail, Number) are defined there only.
+helpers='F|Trim|Lower|ToLower|Num|Number|Fixed|SignedFixed|Significant|Percent|SignedPercent|Pct|Fmt|RoundTo|Round[0-9]|Tail|LastLinesWithin|ValueField|ObjectField|ArrayField|StringField|NumberField'
+hits=$(grep -rnE "^ *(static |inline )*(const )?[A-Za-z_][A-Za-z_:<>]*[&*]? ($helpers)\(" --include=*.cc --include=*.h agents controllers operator cli hack bench 2>/dev/null |
+  grep -vE ':[0-9]+: *(return|else|case|throw|co_return) ')
+[ -n "$hits" ] && breach "one copy of each helper, in base/ (strings.h, json_fields.h)" "$hits"
 # One clock (base/time_source.h). Allowed direct reads: the programs, the test doubles, waits
 # for another thread's I/O (an informer's first sync, a cached write showing up, a token file
 # re-read) and timing the code itself (reconcile metrics, the simulation's wall time).
@@ -24,7 +31,7 @@ hits=$(grep -rnE 'std::this_thread::sleep_for|std::chrono::(steady|system)_clock
   grep -vE '^(operator/main\.cc|operator/testing/[^:]*|operator/informer\.cc|operator/controller\.cc|operator/rest_config\.cc|controllers/config_map_cache\.cc|agents/loop/simulation\.cc):')
 [ -n "$hits" ] && breach "time is read from the TimeSource a component is given" "$hits"
 # A private number formatter by another name (printf of one double into a buffer).
-hits=$(grep -rnE 'snprintf\(buf, sizeof\(buf\), "%[+.0-9*]*[fg]", (digits, )?v\);' --include=*.cc agents controllers operator cli hack 2>/dev/null)
+hits=$(grep -rnE 'snprintf\(buf, sizeof\(buf\), "%[+.0-9*]*[fg]", (digits, )?v\);|snprintf\([a-z_]+, sizeof\(?[a-z_]+\)?, "([^"%]|%%)*%[+.0-9*]*[fg]([^"%]|%%)*",' --include=*.cc agents controllers operator cli hack 2>/dev/null)
 [ -n "$hits" ] && breach "numbers are formatted with base/strings (Fixed, SignedFixed, Significant)" "$hits"
 # A TrialRun's or TuningCampaign's phase only through its typed mapping; trial_evidence.cc reads
 # Pods' own phase (Kubernetes').
