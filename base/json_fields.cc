@@ -164,4 +164,33 @@ std::string JsonExcerpt(const nlohmann::json& v, size_t max) {
   return TextExcerpt(v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), max);
 }
 
+const nlohmann::json& ValueField(const nlohmann::json& obj, const std::string& key) {
+  if (!obj.is_object()) return NullJson();
+  auto it = obj.find(key);
+  return it != obj.end() ? *it : NullJson();
+}
+
+const nlohmann::json& ObjectField(const nlohmann::json& obj, const std::string& key) {
+  static const nlohmann::json kEmpty = nlohmann::json::object();
+  const nlohmann::json& v = ValueField(obj, key);
+  return v.is_object() ? v : kEmpty;
+}
+
+const nlohmann::json& ArrayField(const nlohmann::json& obj, const std::string& key) {
+  static const nlohmann::json kEmpty = nlohmann::json::array();
+  const nlohmann::json& v = ValueField(obj, key);
+  return v.is_array() ? v : kEmpty;
+}
+
+std::string StringField(const nlohmann::json& obj, const std::string& key,
+                        const std::string& fallback) {
+  const nlohmann::json& v = ValueField(obj, key);
+  return v.is_string() ? v.get<std::string>() : fallback;
+}
+
+double NumberField(const nlohmann::json& obj, const std::string& key, double fallback) {
+  const nlohmann::json& v = ValueField(obj, key);
+  return v.is_number() ? v.get<double>() : fallback;
+}
+
 }  // namespace paratune

@@ -1,5 +1,6 @@
 // Typed reads from a JSON object with errors that name the field. Used by every parser that
-// turns user input into structs (campaigns, profiles, trial results). Never throws.
+// turns user input into structs (campaigns, profiles, trial results). And the lenient getters
+// every reader of wire JSON (API objects, reports, result files) uses. Never throws.
 #ifndef PARATUNE_BASE_JSON_FIELDS_H_
 #define PARATUNE_BASE_JSON_FIELDS_H_
 
@@ -47,6 +48,22 @@ class JsonFields {
 // "... (N bytes)"), invalid UTF-8 replaced; lists and objects are named by their type and size
 // rather than dumped (a hostile value may be megabytes or thousands of levels deep).
 std::string JsonExcerpt(const nlohmann::json& v, size_t max = 80);
+
+// Lenient getters for JSON we did not write ourselves or read for display: a missing key, a
+// value of another type or an `obj` that is no object (objects from the API server may carry
+// `"status": null`, on which json::value() throws) give the fallback. Thread-safe.
+//
+// obj[key] of any type, or null.
+const nlohmann::json& ValueField(const nlohmann::json& obj, const std::string& key);
+// obj[key] when it is an object, else an empty object.
+const nlohmann::json& ObjectField(const nlohmann::json& obj, const std::string& key);
+// obj[key] when it is an array, else an empty array.
+const nlohmann::json& ArrayField(const nlohmann::json& obj, const std::string& key);
+// obj[key] when it is a string, else `fallback`.
+std::string StringField(const nlohmann::json& obj, const std::string& key,
+                        const std::string& fallback = "");
+// obj[key] when it is a number, else `fallback`.
+double NumberField(const nlohmann::json& obj, const std::string& key, double fallback = 0);
 std::string TextExcerpt(std::string_view text, size_t max = 80);
 
 }  // namespace paratune

@@ -1,5 +1,6 @@
 #include "base/strings.h"
 
+#include <cmath>
 #include <cstdio>
 
 namespace paratune {
@@ -54,5 +55,27 @@ std::string Join(const std::vector<std::string>& parts, std::string_view sep) {
 std::string Fixed(double v, int digits) { return Printf("%.*f", digits, v); }
 std::string SignedFixed(double v, int digits) { return Printf("%+.*f", digits, v); }
 std::string Significant(double v, int digits) { return Printf("%.*g", digits, v); }
+std::string Percent(double fraction, int digits) { return Fixed(fraction * 100, digits) + "%"; }
+std::string SignedPercent(double fraction, int digits) {
+  return SignedFixed(fraction * 100, digits) + "%";
+}
+
+double RoundTo(double v, int digits) {
+  // Exact powers of ten, so the result is the same as with a literal 1e4.
+  constexpr double kScale[] = {1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9};
+  const double scale = kScale[digits < 0 ? 0 : digits > 9 ? 9 : digits];
+  return std::round(v * scale) / scale;
+}
+
+std::string Tail(std::string_view s, size_t max_bytes) {
+  return std::string(s.size() <= max_bytes ? s : s.substr(s.size() - max_bytes));
+}
+
+std::string LastLinesWithin(std::string_view s, size_t max_bytes) {
+  if (s.size() <= max_bytes) return std::string(s);
+  const size_t from = s.find('\n', s.size() - max_bytes);
+  return std::string(from == std::string_view::npos ? s.substr(s.size() - max_bytes)
+                                                    : s.substr(from + 1));
+}
 
 }  // namespace paratune

@@ -29,6 +29,20 @@ std::string Fixed(double v, int digits);
 std::string SignedFixed(double v, int digits);
 // `v` to `digits` significant digits, the shorter of fixed and exponent form ("%.*g").
 std::string Significant(double v, int digits);
+// A fraction as a percentage with `digits` decimals: Percent(0.1234, 1) == "12.3%".
+std::string Percent(double fraction, int digits);
+// The same with a sign always shown: SignedPercent(0.05, 1) == "+5.0%".
+std::string SignedPercent(double fraction, int digits);
+
+// `v` rounded half away from zero to `digits` (0..9) decimals, for numbers written to JSON:
+// RoundTo(0.123456, 4) == 0.1235 (std::round(v * 1e4) / 1e4).
+double RoundTo(double v, int digits);
+
+// The last `max_bytes` bytes of `s` (all of it when shorter).
+std::string Tail(std::string_view s, size_t max_bytes);
+// The same, starting after the first newline in those bytes when there is one, so no line is
+// cut at its start (the last whole lines of a log that fit).
+std::string LastLinesWithin(std::string_view s, size_t max_bytes);
 
 }  // namespace paratune
 

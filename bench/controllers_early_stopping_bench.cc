@@ -25,6 +25,7 @@
 #include "agents/model/workload.h"
 #include "agents/sim_campaign/simulation.h"
 #include "agents/trials/early_stopping.h"
+#include "base/strings.h"
 
 namespace paratune {
 namespace {
@@ -152,12 +153,6 @@ double Quality(const nlohmann::json& result, const TrialRunner& runner, const Ca
   return spec.objective.Maximize() ? v / optimum : optimum / v;
 }
 
-std::string F(double v, const char* fmt = "%.2f") {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), fmt, v);
-  return buf;
-}
-
 int Main() {
   const std::filesystem::path dir = std::filesystem::path(PARATUNE_SOURCE_DIR) / "bench/scenarios";
   std::vector<std::filesystem::path> files;
@@ -205,12 +200,12 @@ int Main() {
         (enabled ? qs_on : qs_off) += q;
       }
     }
-    rows += "| " + f.stem().string() + " | " + F(off_sc.hours / kSeeds, "%.1f") + " | " +
-            F(on_sc.hours / kSeeds, "%.1f") + " | " +
-            F(off_sc.hours > 0 ? 100 * (1 - on_sc.hours / off_sc.hours) : 0, "%.0f") + "% | " +
-            F(static_cast<double>(on_sc.stopped) / kSeeds, "%.1f") + " | " +
-            std::to_string(on_sc.wrong) + " | " + F(qs_off / kSeeds, "%.3f") + " | " +
-            F(qs_on / kSeeds, "%.3f") + " |\n";
+    rows += "| " + f.stem().string() + " | " + Fixed(off_sc.hours / kSeeds, 1) + " | " +
+            Fixed(on_sc.hours / kSeeds, 1) + " | " +
+            Fixed(off_sc.hours > 0 ? 100 * (1 - on_sc.hours / off_sc.hours) : 0, 0) + "% | " +
+            Fixed(static_cast<double>(on_sc.stopped) / kSeeds, 1) + " | " +
+            std::to_string(on_sc.wrong) + " | " + Fixed(qs_off / kSeeds, 3) + " | " +
+            Fixed(qs_on / kSeeds, 3) + " |\n";
     for (auto [all, sc] : {std::pair{&off_all, &off_sc}, std::pair{&on_all, &on_sc}}) {
       all->hours += sc->hours;
       all->saved += sc->saved;

@@ -16,6 +16,7 @@
 #include "agents/core/campaign.h"
 #include "agents/model/workload.h"
 #include "agents/sim_campaign/simulation.h"
+#include "base/strings.h"
 
 namespace paratune {
 namespace {
@@ -86,12 +87,6 @@ std::vector<Scenario> LoadScenarios() {
   return out;
 }
 
-std::string F(double v, const char* fmt = "%.3f") {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), fmt, v);
-  return buf;
-}
-
 struct Agg {
   double r5 = 0, r10 = 0, r20 = 0, r30 = 0, to98 = 0, failed10 = 0, failed = 0, wall = 0;
   int n = 0, reached10 = 0, never = 0, fail10_ok = 0;
@@ -114,11 +109,11 @@ struct Agg {
   std::string Row() const {
     const double k = n > 0 ? 1.0 / n : 0;
     const int reached = n - never;
-    return F(r5 * k) + " | " + F(r10 * k) + " | " + F(r20 * k) + " | " + F(r30 * k) + " | " +
-           (reached > 0 ? F(to98 / reached, "%.1f") : std::string("-")) +
+    return Fixed(r5 * k, 3) + " | " + Fixed(r10 * k, 3) + " | " + Fixed(r20 * k, 3) + " | " +
+           Fixed(r30 * k, 3) + " | " + (reached > 0 ? Fixed(to98 / reached, 1) : std::string("-")) +
            (never > 0 ? " (" + std::to_string(never) + " never)" : "") + " | " +
-           F(100.0 * reached10 * k, "%.0f") + "% | " + F(failed10 * k, "%.2f") + " | " +
-           F(failed * k, "%.2f") + " | " + F(1000 * wall * k, "%.1f");
+           Fixed(100.0 * reached10 * k, 0) + "% | " + Fixed(failed10 * k, 2) + " | " +
+           Fixed(failed * k, 2) + " | " + Fixed(1000 * wall * k, 1);
   }
 };
 
@@ -198,8 +193,9 @@ int StructuralSection(const std::vector<Scenario>& scenarios) {
       for (double v : r5) m5 += v / r5.size();
       for (double v : r10) m10 += v / r10.size();
       std::printf(
-          "| %s | %s | %s | %s | %s | %s%% | %s | %s |\n", reality, strategy, F(Median(r5)).c_str(),
-          F(m5).c_str(), F(m10).c_str(), F(100.0 * bad / std::max(1, trials), "%.1f").c_str(),
+          "| %s | %s | %s | %s | %s | %s%% | %s | %s |\n", reality, strategy,
+          Fixed(Median(r5), 3).c_str(), Fixed(m5, 3).c_str(), Fixed(m10, 3).c_str(),
+          Fixed(100.0 * bad / std::max(1, trials), 1).c_str(),
           builtin ? (std::to_string(anomalous) + " of " + std::to_string(trials)).c_str() : "-",
           builtin ? std::to_string(suspects).c_str() : "-");
     }
@@ -304,11 +300,12 @@ int Main() {
     const double k = 1.0 / std::max(1, b.n);
     const int reached = b.n - b.never;
     std::printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", name.c_str(),
-                F(b.r5 * k).c_str(), F(b.r10 * k).c_str(),
-                reached > 0 ? F(b.to98 / reached, "%.1f").c_str() : "-",
-                F(b.failed * k, "%.1f").c_str(), F(m["random"].r10 / m["random"].n).c_str(),
-                F(m["random"].r30 / m["random"].n).c_str(),
-                F(m["greedy"].r10 / m["greedy"].n).c_str(), F(m["grid"].r10 / m["grid"].n).c_str());
+                Fixed(b.r5 * k, 3).c_str(), Fixed(b.r10 * k, 3).c_str(),
+                reached > 0 ? Fixed(b.to98 / reached, 1).c_str() : "-",
+                Fixed(b.failed * k, 1).c_str(), Fixed(m["random"].r10 / m["random"].n, 3).c_str(),
+                Fixed(m["random"].r30 / m["random"].n, 3).c_str(),
+                Fixed(m["greedy"].r10 / m["greedy"].n, 3).c_str(),
+                Fixed(m["grid"].r10 / m["grid"].n, 3).c_str());
   }
   const Agg& b = by_variant["builtin"];
   std::printf("\n### Targets\n\n");

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "agents/model/interval.h"
+#include "base/strings.h"
 #include "testing/eval/published_tables.h"
 
 namespace paratune {
@@ -48,13 +49,8 @@ struct Tally {
       mem_max = std::max(mem_max, m);
     }
   }
-  std::string Tput() const { return tput_n ? Pct(tput_sum / tput_n) : "-"; }
-  std::string Mem() const { return mem_n ? Pct(mem_sum / mem_n) : "-"; }
-  static std::string Pct(double v) {
-    char b[32];
-    std::snprintf(b, sizeof(b), "%.1f%%", v);
-    return b;
-  }
+  std::string Tput() const { return tput_n ? Fixed(tput_sum / tput_n, 1) + "%" : "-"; }
+  std::string Mem() const { return mem_n ? Fixed(mem_sum / mem_n, 1) + "%" : "-"; }
 };
 
 std::vector<Residual> Without(const std::vector<PublishedRow>& rows,

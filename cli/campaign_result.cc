@@ -4,21 +4,13 @@
 #include <map>
 #include <string>
 
+#include "base/json_fields.h"
+
 namespace paratune::cli {
 
 namespace {
 
 using nlohmann::json;
-
-const json& Obj(const json& j, const char* key) {
-  static const json kEmpty = json::object();
-  return j.is_object() && j.contains(key) && j[key].is_object() ? j[key] : kEmpty;
-}
-
-std::string Str(const json& j, const char* key, const std::string& fallback = "") {
-  return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>()
-                                                                : fallback;
-}
 
 // The TrialRun's spec.prediction with the campaign's objective as "objective" (the report's
 // "predicted" column), as the offline simulate JSON has it.
@@ -29,24 +21,24 @@ json Prediction(const json& prediction, const std::string& metric) {
 }
 
 json Row(const json& tr, const std::string& metric) {
-  const json& spec = Obj(tr, "spec");
-  const json& st = Obj(tr, "status");
-  json row = {{"name", Str(Obj(tr, "metadata"), "name")},
+  const json& spec = ObjectField(tr, "spec");
+  const json& st = ObjectField(tr, "status");
+  json row = {{"name", StringField(ObjectField(tr, "metadata"), "name")},
               {"iteration", spec.value("iteration", json(0))},
-              {"config", Obj(spec, "config")},
-              {"phase", Str(st, "phase", "Pending")},
-              {"metrics", Obj(st, "metrics")},
+              {"config", ObjectField(spec, "config")},
+              {"phase", StringField(st, "phase", "Pending")},
+              {"metrics", ObjectField(st, "metrics")},
               {"failure", st.contains("failure") ? st["failure"] : json()},
-              {"rationale", Str(Obj(spec, "proposal"), "rationale")},
-              {"prediction", Prediction(Obj(spec, "prediction"), metric)}};
+              {"rationale", StringField(ObjectField(spec, "proposal"), "rationale")},
+              {"prediction", Prediction(ObjectField(spec, "prediction"), metric)}};
   if (st.contains("queueSeconds")) row["queueSeconds"] = st["queueSeconds"];
   return row;
 }
 
 // status.best or status.baseline joined with its trial's row.
 json Pick(const json& status, const char* key, const std::map<std::string, json>& rows) {
-  const json& s = Obj(status, key);
-  auto it = rows.find(Str(s, "trialName"));
+  const json& s = ObjectField(status, key);
+  auto it = rows.find(StringField(s, "trialName"));
   if (it == rows.end()) return json::object();
   json r = it->second;
   r["trialName"] = it->first;
@@ -58,14 +50,14 @@ json Pick(const json& status, const char* key, const std::map<std::string, json>
 }  // namespace
 
 Result<json> CampaignResultOf(const json& campaign, const std::vector<json>& trial_runs) {
-  const std::string name = Str(Obj(campaign, "metadata"), "name");
+  const std::string name = StringField(ObjectField(campaign, "metadata"), "name");
   if (name.empty()) return Status::Invalid("metadata.name: the campaign has none");
   if (!campaign.contains("spec") || !campaign["spec"].is_object()) {
     return Status::Invalid("spec: the campaign " + name + " has none");
   }
   const json& spec = campaign["spec"];
-  const json& status = Obj(campaign, "status");
-  const std::string metric = Str(Obj(spec, "objective"), "metric", "mfu");
+  const json& status = ObjectField(campaign, "status");
+  const std::string metric = StringField(ObjectField(spec, "objective"), "metric", "mfu");
   std::vector<json> rows;
   for (const json& tr : trial_runs) rows.push_back(Row(tr, metric));
   std::stable_sort(rows.begin(), rows.end(), [](const json& a, const json& b) {
@@ -77,20 +69,21 @@ Result<json> CampaignResultOf(const json& campaign, const std::vector<json>& tri
   json out = {{"campaign", name},
               {"trials", rows},
               {"objective", {{"metric", metric}, {"maximize", metric != "stepTimeSeconds"}}},
-              {"strategy", Str(Obj(spec, "agents"), "engine", "builtin")},
-              {"trialCounts", Obj(status, "trials")},
-              {"lastAnalysis", Obj(status, "lastAnalysis")},
+              {"strategy", StringField(ObjectField(spec, "agents"), "engine", "builtin")},
+              {"trialCounts", ObjectField(status, "trials")},
+              {"lastAnalysis", ObjectField(status, "lastAnalysis")},
               {"best", Pick(status, "best", by_name)},
               {"baseline", Pick(status, "baseline", by_name)}};
-  const json& preflight = Obj(Obj(status, "baseline"), "preflight");
+  const json& preflight = ObjectField(ObjectField(status, "baseline"), "preflight");
   if (!preflight.empty()) out["baselinePreflight"] = preflight;
-  json hardware = Obj(spec, "hardware");
+  json hardware = ObjectField(spec, "hardware");
   if (!hardware.contains("nodes")) hardware["nodes"] = 1;
   if (!hardware.contains("devicesPerNode")) {
-    hardware["devicesPerNode"] = Str(hardware, "accelerator").rfind("tpu-", 0) == 0 ? 4 : 8;
+    hardware["devicesPerNode"] = StringField(hardware, "accelerator").rfind("tpu-", 0) == 0 ? 4 : 8;
   }
-  out["workload"] = {
-      {"model", Obj(spec, "model")}, {"training", Obj(spec, "training")}, {"hardware", hardware}};
+  out["workload"] = {{"model", ObjectField(spec, "model")},
+                     {"training", ObjectField(spec, "training")},
+                     {"hardware", hardware}};
   return out;
 }
 

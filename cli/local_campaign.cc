@@ -178,7 +178,9 @@ Result<LocalCampaignResult> RunLocalCampaign(const CampaignSpec& spec,
   SessionDeps deps;
   deps.options = *session_options;
   EngineOptions eo{&spec, options.seed, &*pool};
-  auto engine = CreateStrategyEngine(options.strategy, eo);
+  auto engine = options.engine_factory
+                    ? options.engine_factory(WithEngine(spec, options.strategy), &*pool)
+                    : CreateStrategyEngine(options.strategy, eo);
   if (!engine.ok()) return engine.status().WithPrefix("--strategy");
   deps.engine = std::move(engine).value();
   auto session = TuningSession::Create(spec, &*pool, std::move(deps));

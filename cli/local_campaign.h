@@ -32,6 +32,9 @@ namespace paratune::cli {
 struct LocalCampaignOptions {
   std::string out_dir;  // DIR: pool.json and trials/
   std::string strategy = "builtin";
+  // Builds the engine named by `strategy` (the CLI's MakeEngineFactory); null: the built-in
+  // engines only.
+  EngineFactory engine_factory;
   uint64_t seed = 1;
   // How often running trials' logs are read for early stopping (spec.budget.earlyStopping).
   std::chrono::milliseconds early_stop_interval{5000};

@@ -15,6 +15,7 @@
 
 #include "agents/model/workload.h"
 #include "agents/trials/trial_env.h"
+#include "base/strings.h"
 
 namespace paratune::cli {
 
@@ -53,10 +54,6 @@ std::string ReadTail(const std::string& path, size_t max_bytes) {
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();
-}
-
-std::string Tail(const std::string& s, size_t n) {
-  return s.size() <= n ? s : s.substr(s.size() - n);
 }
 
 Result<int64_t> GpuQuantity(const nlohmann::json& v, const std::string& field) {

@@ -21,6 +21,7 @@
 #include "agents/sim/node_checks.h"
 #include "agents/sim/node_faults.h"
 #include "agents/sim/reality.h"
+#include "base/strings.h"
 #include "cli/command.h"
 
 namespace paratune::cli {
@@ -44,18 +45,12 @@ std::string Names() {
 }
 
 // The last whole lines of `text` that fit in 4096 bytes (the kubelet's termination-message cap).
-std::string Tail(const std::string& text) {
-  if (text.size() <= 4096) return text;
-  const size_t from = text.find('\n', text.size() - 4096);
-  return from == std::string::npos ? text.substr(text.size() - 4096) : text.substr(from + 1);
-}
-
 void WriteTerminationLog(const Args& args, const std::string& output) {
   std::string path = args.GetOr("--termination-log", EnvOr("PARATUNE_TERMINATION_LOG", ""));
   if (path.empty() && access("/dev/termination-log", W_OK) == 0) path = "/dev/termination-log";
   if (path.empty()) return;
   std::ofstream out(path, std::ios::trunc);
-  out << Tail(output);
+  out << LastLinesWithin(output, 4096);
   if (!out) std::cerr << "node-check: could not write the termination log " << path << "\n";
 }
 

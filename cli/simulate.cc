@@ -23,6 +23,7 @@
 #include <string>
 
 #include "agents/core/campaign.h"
+#include "agents/engines/engine_factory.h"
 #include "agents/engines/llm_engine.h"
 #include "agents/engines/warm_start.h"
 #include "agents/sim_campaign/replay.h"
@@ -196,7 +197,10 @@ int RunSimulate(const Args& args) {
       if (!secs.ok()) return ReportError("simulate", secs.status());
       llm.timeout = std::chrono::seconds(*secs);
     }
-    RegisterLlmStrategyEngines(llm);
+    EngineFactoryOptions engines;
+    engines.seed = opt.seed;
+    engines.overrides = std::move(llm);
+    opt.engine_factory = MakeEngineFactory(std::move(engines));
   }
   const bool json = args.JsonOutput();
   std::unique_ptr<LiveTable> table;

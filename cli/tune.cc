@@ -19,6 +19,7 @@
 #include <string>
 
 #include "agents/core/campaign.h"
+#include "agents/engines/engine_factory.h"
 #include "agents/engines/llm_engine.h"
 #include "base/strings.h"
 #include "cli/command.h"
@@ -151,9 +152,12 @@ int RunTune(const Args& args) {
       args.GetOr("--strategy", spec->agents.engine.empty() ? "builtin" : spec->agents.engine);
   co.interrupted = &g_interrupted;
   // LLM engines (spec.agents.engine llm|hybrid): the endpoint and model of spec.agents.llm, the
-  // key from $OPENAI_API_KEY, as `paratune simulate` registers them.
-  RegisterLlmStrategyEngines(LlmCliOverrides{
-      "", "", {}, "", EnvOr("OPENAI_API_KEY", ""), EnvOr("PARATUNE_KNOWLEDGE_DIR", "")});
+  // key from $OPENAI_API_KEY, as `paratune simulate` builds them.
+  EngineFactoryOptions engines;
+  engines.seed = co.seed;
+  engines.overrides.api_key = EnvOr("OPENAI_API_KEY", "");
+  engines.overrides.knowledge_dir = EnvOr("PARATUNE_KNOWLEDGE_DIR", "");
+  co.engine_factory = MakeEngineFactory(std::move(engines));
   const bool json = args.JsonOutput();
   TrialObserver observer;
   if (!json) observer = PrintRow;

@@ -13,13 +13,11 @@ namespace {
 
 using nlohmann::json;
 
-double Round6(double v) { return std::round(v * 1e6) / 1e6; }
-
 }  // namespace
 
 double AcceleratorHoursOf(int64_t devices, double wall_seconds) {
   if (devices <= 0 || !(wall_seconds > 0)) return 0;
-  return Round6(static_cast<double>(devices) * wall_seconds / 3600.0);
+  return RoundTo(static_cast<double>(devices) * wall_seconds / 3600.0, 6);
 }
 
 AcceleratorHours SumAcceleratorHours(const CampaignSpec& spec,
@@ -46,7 +44,7 @@ AcceleratorHours SumAcceleratorHours(const CampaignSpec& spec,
     }
     if (!(h >= 0) || !std::isfinite(h)) h = 0;
     if (st.accelerator_hours) {
-      out.per_trial[name] = Round6(h);
+      out.per_trial[name] = RoundTo(h, 6);
       out.recorded += h;
     }
     out.spent += h;
@@ -59,15 +57,15 @@ AcceleratorHours SumAcceleratorHours(const CampaignSpec& spec,
       stopped.push_back(h);
     }
   }
-  out.spent = Round6(out.spent);
-  out.recorded = Round6(out.recorded);
+  out.spent = RoundTo(out.spent, 6);
+  out.recorded = RoundTo(out.recorded, 6);
   const double mean = finished > 0 ? finished_sum / static_cast<double>(finished) : 0;
   out.expected_next =
       mean > 0
           ? mean
           : AcceleratorHoursOf(devices, static_cast<double>(spec.budget.trial_timeout_seconds));
   for (double h : stopped) out.saved_by_early_stopping += mean > h ? mean - h : 0;
-  out.saved_by_early_stopping = Round6(out.saved_by_early_stopping);
+  out.saved_by_early_stopping = RoundTo(out.saved_by_early_stopping, 6);
   return out;
 }
 

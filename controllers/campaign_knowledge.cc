@@ -2,7 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "controllers/conditions.h"
+#include "base/json_fields.h"
 
 namespace paratune::controllers {
 namespace {

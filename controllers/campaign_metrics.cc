@@ -3,6 +3,7 @@
 #include <array>
 #include <utility>
 
+#include "base/json_fields.h"
 #include "controllers/campaign_status.h"
 #include "controllers/trial_run_status.h"
 
@@ -19,22 +20,6 @@ using SeriesList = kube::MetricsRegistry::SeriesList;
 constexpr std::array<const char*, 6> kPhases = {"Pending", "Running",  "Succeeded",
                                                 "Failed",  "Rejected", "EarlyStopped"};
 
-double Number(const Json& obj, const char* key) {
-  if (!obj.is_object() || !obj.contains(key) || !obj[key].is_number()) return 0;
-  return obj[key].get<double>();
-}
-
-std::string Text(const Json& obj, const char* key) {
-  if (!obj.is_object() || !obj.contains(key) || !obj[key].is_string()) return "";
-  return obj[key].get<std::string>();
-}
-
-const Json& Object(const Json& obj, const char* key) {
-  static const Json kEmpty = Json::object();
-  if (!obj.is_object() || !obj.contains(key) || !obj[key].is_object()) return kEmpty;
-  return obj[key];
-}
-
 struct TrialTally {
   std::map<std::string, double> by_phase;
   double queue_seconds = 0;
@@ -44,7 +29,8 @@ struct TrialTally {
 std::map<std::string, TrialTally> TallyTrials(const std::vector<kube::ObjectPtr>& trials) {
   std::map<std::string, TrialTally> out;
   for (const kube::ObjectPtr& t : trials) {
-    const std::string campaign = Text(Object(Object(*t, "spec"), "campaignRef"), "name");
+    const std::string campaign =
+        StringField(ObjectField(ObjectField(*t, "spec"), "campaignRef"), "name");
     if (campaign.empty()) continue;
     TrialTally& tally = out[kube::NamespaceOf(*t) + "/" + campaign];
     auto status = TrialRunStatusOf(*t);
@@ -67,37 +53,38 @@ void AddCampaign(const Json& campaign, const TrialTally& tally,
     l.emplace_back(key, value);
     return l;
   };
-  const Json& spec = Object(campaign, "spec");
-  const Json& status = Object(campaign, "status");
-  std::string objective = Text(Object(spec, "objective"), "metric");
+  const Json& spec = ObjectField(campaign, "spec");
+  const Json& status = ObjectField(campaign, "status");
+  std::string objective = StringField(ObjectField(spec, "objective"), "metric");
   if (objective.empty()) objective = "mfu";  // the CRD's default
-  const Json& best = Object(status, "best");
-  if (!Text(best, "trialName").empty()) {
+  const Json& best = ObjectField(status, "best");
+  if (!StringField(best, "trialName").empty()) {
     (*out)[kCampaignBestObjective].emplace_back(with("objective", objective),
-                                                Number(best, "objective"));
+                                                NumberField(best, "objective"));
   }
-  const Json& baseline = Object(status, "baseline");
-  if (!Text(baseline, "trialName").empty()) {
+  const Json& baseline = ObjectField(status, "baseline");
+  if (!StringField(baseline, "trialName").empty()) {
     (*out)[kCampaignBaselineObjective].emplace_back(with("objective", objective),
-                                                    Number(baseline, "objective"));
+                                                    NumberField(baseline, "objective"));
   }
   for (const char* phase : kPhases) {
     auto it = tally.by_phase.find(phase);
     (*out)[kCampaignTrials].emplace_back(with(kube::kPhaseLabel, phase),
                                          it == tally.by_phase.end() ? 0 : it->second);
   }
-  (*out)[kCampaignOomsAvoided].emplace_back(who, Number(Object(status, "trials"), "oomsAvoided"));
-  const Json& hours = Object(status, "acceleratorHours");
-  (*out)[kCampaignHoursSpent].emplace_back(who, Number(hours, "total"));
+  (*out)[kCampaignOomsAvoided].emplace_back(
+      who, NumberField(ObjectField(status, "trials"), "oomsAvoided"));
+  const Json& hours = ObjectField(status, "acceleratorHours");
+  (*out)[kCampaignHoursSpent].emplace_back(who, NumberField(hours, "total"));
   (*out)[kCampaignHoursSaved].emplace_back(with("reason", "early_stopping"),
-                                           Number(hours, "savedByEarlyStopping"));
+                                           NumberField(hours, "savedByEarlyStopping"));
   (*out)[kCampaignQueueWait].emplace_back(who, tally.queue_seconds);
   const auto campaign_phase = CampaignPhaseIn(status);
   Labels info =
       with(kube::kPhaseLabel,
            std::string(CampaignPhaseName(campaign_phase.value_or(CampaignPhase::kPending))));
-  info.emplace_back("accelerator", Text(Object(spec, "hardware"), "accelerator"));
-  info.emplace_back("framework", Text(Object(spec, "training"), "framework"));
+  info.emplace_back("accelerator", StringField(ObjectField(spec, "hardware"), "accelerator"));
+  info.emplace_back("framework", StringField(ObjectField(spec, "training"), "framework"));
   (*out)[kCampaignInfo].emplace_back(std::move(info), 1);
 }
 

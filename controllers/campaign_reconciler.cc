@@ -8,6 +8,8 @@
 #include <map>
 #include <set>
 
+#include "base/json_fields.h"
+#include "base/strings.h"
 #include "base/utf8.h"
 #include "controllers/accelerator_hours.h"
 #include "controllers/campaign_status.h"
@@ -245,11 +247,9 @@ Status TuningCampaignReconciler::Ingest(Context& ctx) {
     ctx.pool_must_be_written = true;
     const TrialRecord* rec = ctx.session->pool().FindTrial(name);
     if (outcome.succeeded) {
-      char buf[64];
-      std::snprintf(buf, sizeof(buf), "%.4g",
-                    rec != nullptr && rec->metrics
-                        ? rec->metrics->Objective(ctx.spec.objective.metric)
-                        : 0.0);
+      const std::string objective = Significant(
+          rec != nullptr && rec->metrics ? rec->metrics->Objective(ctx.spec.objective.metric) : 0.0,
+          4);
       const bool anomalous = rec != nullptr && rec->anomaly.has_value();
       // No objective (ObjectiveMissing, issue 35): said so, never "mfu 0".
       const bool missing = !status->objective.has_value() || *status->objective <= 0;
@@ -258,7 +258,7 @@ Status TuningCampaignReconciler::Ingest(Context& ctx) {
                (phase == TrialRunPhase::kEarlyStopped ? " stopped early, losing: "
                                                       : " succeeded: ") +
                ObjectiveMetricName(ctx.spec.objective.metric) + " " +
-               (missing ? std::string("missing (ObjectiveMissing): not learned from") : buf) +
+               (missing ? std::string("missing (ObjectiveMissing): not learned from") : objective) +
                (anomalous ? " but is anomalous (" +
                                 std::string(health::AnomalyKindName(rec->anomaly->kind)) +
                                 "): not learned from"

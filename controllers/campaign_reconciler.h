@@ -31,6 +31,7 @@
 #include <memory>
 #include <string>
 
+#include "agents/engines/engine_factory.h"
 #include "agents/engines/strategy_engine.h"
 #include "agents/predict/planning_cache.h"
 #include "agents/session/tuning_session.h"
@@ -46,11 +47,6 @@
 #include "operator/object_reader.h"
 
 namespace paratune::controllers {
-
-// Makes the strategy engine for a campaign whose spec.agents.engine is not "builtin" (null
-// result: use the built-in engine). May read the API key Secret through the client.
-using EngineFactory = std::function<Result<std::unique_ptr<StrategyEngine>>(
-    const CampaignSpec& spec, MessagePool* pool)>;
 
 struct CampaignReconcilerOptions {
   // Look again this often while trials run (events normally arrive first).

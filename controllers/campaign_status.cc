@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <cmath>
 
+#include "agents/engines/warm_start.h"
 #include "agents/predict/validator.h"
 #include "agents/session/baseline_preflight.h"
 #include "agents/session/past_optimization.h"
+#include "base/json_fields.h"
+#include "base/strings.h"
 #include "controllers/conditions.h"
 #include "controllers/job_renderer.h"
 #include "controllers/knowledge_records.h"
@@ -16,8 +19,6 @@ namespace paratune::controllers {
 namespace {
 
 using nlohmann::json;
-
-double Round6(double v) { return std::round(v * 1e6) / 1e6; }
 
 int64_t OpenTrials(const TuningSession& s) {
   int64_t n = 0;
@@ -154,7 +155,7 @@ json BuildCampaignStatus(const json& campaign, const TuningSession& session,
   SetCampaignPhase(&status, phase);
   status["baseline"] = {
       {"trialName", sum.baseline ? sum.baseline->name : ""},
-      {"objective", sum.baseline ? Round6(session.ObjectiveOf(*sum.baseline)) : 0.0}};
+      {"objective", sum.baseline ? RoundTo(session.ObjectiveOf(*sum.baseline), 6) : 0.0}};
   if (auto pre = RejectedBaselineOf(session)) status["baseline"]["preflight"] = pre->ToJson();
   json best = {{"trialName", ""},
                {"objective", 0.0},
@@ -163,10 +164,10 @@ json BuildCampaignStatus(const json& campaign, const TuningSession& session,
                {"improvementOverBaseline", 0.0}};
   if (sum.best) {
     best["trialName"] = sum.best->name;
-    best["objective"] = Round6(session.ObjectiveOf(*sum.best));
+    best["objective"] = RoundTo(session.ObjectiveOf(*sum.best), 6);
     best["config"] = ConfigToJson(sum.best->config);
     if (sum.best->metrics) best["metrics"] = sum.best->metrics->ToJson();
-    best["improvementOverBaseline"] = Round6(sum.improvement_over_baseline);
+    best["improvementOverBaseline"] = RoundTo(sum.improvement_over_baseline, 6);
   }
   status["best"] = best;
   status["lastAnalysis"] = {{"bottleneck", sum.last_analysis.bottleneck},
@@ -185,8 +186,8 @@ json BestConfigMap(const json& campaign, const CampaignSpec& spec, const TuningS
   if (summary.best->metrics) data["metrics.json"] = summary.best->metrics->ToJson().dump(2);
   data["trial"] = summary.best->name;
   data["objectiveMetric"] = ObjectiveMetricName(spec.objective.metric);
-  data["objective"] = std::to_string(Round6(session.ObjectiveOf(*summary.best)));
-  data["improvementOverBaseline"] = std::to_string(Round6(summary.improvement_over_baseline));
+  data["objective"] = std::to_string(RoundTo(session.ObjectiveOf(*summary.best), 6));
+  data["improvementOverBaseline"] = std::to_string(RoundTo(summary.improvement_over_baseline, 6));
   // Later campaigns in the namespace warm-start from it (controllers/knowledge_records.h).
   const json past = PastOptimizationOfSession(session);
   if (!past.is_null()) data[kPastOptimizationKey] = past.dump(2);

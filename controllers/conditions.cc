@@ -57,24 +57,4 @@ bool IsConditionTrue(const nlohmann::json& conditions, const std::string& type) 
   return c != nullptr && c->value("status", "") == "True";
 }
 
-const nlohmann::json& ObjectField(const nlohmann::json& obj, const std::string& key) {
-  static const nlohmann::json kEmpty = nlohmann::json::object();
-  if (!obj.is_object()) return kEmpty;
-  auto it = obj.find(key);
-  return it != obj.end() && it->is_object() ? *it : kEmpty;
-}
-
-const nlohmann::json& ArrayField(const nlohmann::json& obj, const std::string& key) {
-  static const nlohmann::json kEmpty = nlohmann::json::array();
-  if (!obj.is_object()) return kEmpty;
-  auto it = obj.find(key);
-  return it != obj.end() && it->is_array() ? *it : kEmpty;
-}
-
-std::string StringField(const nlohmann::json& obj, const std::string& key) {
-  if (!obj.is_object()) return "";
-  auto it = obj.find(key);
-  return it != obj.end() && it->is_string() ? it->get<std::string>() : "";
-}
-
 }  // namespace paratune::controllers

@@ -74,13 +74,6 @@ bool SetCondition(nlohmann::json* conditions, const std::string& type, bool stat
 // and some API server paths refuse "" where the schema says string.
 void DropEmptyStrings(nlohmann::json* obj);
 
-// obj[key] when obj is an object whose `key` is an object; otherwise an empty object. Objects
-// from the API server may carry `"status": null`, on which json::value() throws.
-const nlohmann::json& ObjectField(const nlohmann::json& obj, const std::string& key);
-// The same for an array (otherwise an empty array) and a string (otherwise "").
-const nlohmann::json& ArrayField(const nlohmann::json& obj, const std::string& key);
-std::string StringField(const nlohmann::json& obj, const std::string& key);
-
 // The condition of that type, or nullptr.
 const nlohmann::json* FindCondition(const nlohmann::json& conditions, const std::string& type);
 // True when the condition exists with status "True".

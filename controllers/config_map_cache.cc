@@ -4,7 +4,7 @@
 #include <set>
 #include <thread>
 
-#include "controllers/conditions.h"
+#include "base/json_fields.h"
 
 namespace paratune::controllers {
 

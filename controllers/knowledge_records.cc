@@ -1,6 +1,6 @@
 #include "controllers/knowledge_records.h"
 
-#include "controllers/conditions.h"
+#include "base/json_fields.h"
 #include "controllers/job_renderer.h"
 
 namespace paratune::controllers {

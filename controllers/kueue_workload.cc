@@ -1,5 +1,6 @@
 #include "controllers/kueue_workload.h"
 
+#include "base/json_fields.h"
 #include "controllers/conditions.h"
 
 namespace paratune::controllers {

@@ -6,7 +6,8 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "controllers/conditions.h"
+#include "base/json_fields.h"
+#include "base/strings.h"
 
 namespace paratune::controllers {
 
@@ -118,22 +119,18 @@ std::map<std::string, double> Requests(const Json& spec) {
   return total;
 }
 
-std::string Number(double v) {
+std::string WholeOrSignificant(double v) {
   if (v == std::floor(v) && std::fabs(v) < 1e15) return std::to_string(static_cast<long long>(v));
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g", v);
-  return buf;
+  return Significant(v, 3);
 }
 
 // Memory-like quantities read better in GiB.
 std::string Amount(const std::string& resource, double v) {
   if (resource == "memory" || resource == "ephemeral-storage" ||
       resource.rfind("hugepages-", 0) == 0) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.4gGi", v / (1024.0 * 1024 * 1024));
-    return buf;
+    return Significant(v / (1024.0 * 1024 * 1024), 4) + "Gi";
   }
-  return Number(v);
+  return WholeOrSignificant(v);
 }
 
 // What of a pod the nodes are judged against.

@@ -1,15 +1,15 @@
-// The strategy engines the operator runs (contract section 12): "llm" and "hybrid" are built
-// here, with the LLM access rules of controllers/llm_api_key.h (allowed endpoint, key routing,
-// bounded replies whose error bodies are never echoed); every other name comes from the
-// strategy registry (CreateStrategyEngine).
+// The strategy engines the operator runs (contract section 12): the one engine factory
+// (agents/engines/engine_factory.h, which the CLI uses too) with the LLM access rules of
+// controllers/llm_api_key.h (allowed endpoint, key routing, bounded replies whose error bodies
+// are never echoed) and the campaign's knowledge.
 #ifndef PARATUNE_CONTROLLERS_OPERATOR_ENGINES_H_
 #define PARATUNE_CONTROLLERS_OPERATOR_ENGINES_H_
 
 #include <cstdint>
 
+#include "agents/engines/engine_factory.h"
 #include "base/time_source.h"
 #include "controllers/campaign_knowledge.h"
-#include "controllers/campaign_reconciler.h"
 #include "controllers/llm_api_key.h"
 #include "operator/kube_client.h"
 

@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "base/json_fields.h"
 #include "base/time_source.h"
 #include "controllers/conditions.h"
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "controllers/conditions.h"
+#include "base/json_fields.h"
 
 namespace paratune::controllers {
 
@@ -10,13 +10,8 @@ namespace {
 
 using nlohmann::json;
 
-const json& Get(const json& obj, const char* key) {
-  static const json kNull;
-  return obj.is_object() && obj.contains(key) ? obj[key] : kNull;
-}
-
 bool IsLead(const json& pod) {
-  const json& ann = Get(Get(pod, "metadata"), "annotations");
+  const json& ann = ValueField(ValueField(pod, "metadata"), "annotations");
   std::string index = StringField(ann, "batch.kubernetes.io/job-completion-index");
   return index.empty() || index == "0";
 }
@@ -24,17 +19,18 @@ bool IsLead(const json& pod) {
 // Fills evidence from the pod's first terminated (or waiting) container. Returns true when the
 // pod shows a failure.
 bool ReadContainer(const json& pod, PodEvidence* out) {
-  const json& status = Get(pod, "status");
-  const json& statuses = Get(status, "containerStatuses");
+  const json& status = ValueField(pod, "status");
+  const json& statuses = ValueField(status, "containerStatuses");
   bool failed = StringField(status, "phase") == "Failed";
   std::string pod_reason = StringField(status, "reason");  // Evicted, DeadlineExceeded...
   if (statuses.is_array()) {
     for (const auto& cs : statuses) {
-      const json& state = Get(cs, "state");
-      const json& term = Get(state, "terminated");
-      const json& waiting = Get(state, "waiting");
+      const json& state = ValueField(cs, "state");
+      const json& term = ValueField(state, "terminated");
+      const json& waiting = ValueField(state, "waiting");
       if (term.is_object()) {
-        int code = Get(term, "exitCode").is_number() ? Get(term, "exitCode").get<int>() : 0;
+        int code =
+            ValueField(term, "exitCode").is_number() ? ValueField(term, "exitCode").get<int>() : 0;
         out->termination_message = StringField(term, "message");
         out->exit_code = code;
         if (code != 0 || StringField(term, "reason") == "OOMKilled") {
@@ -61,7 +57,7 @@ bool ReadContainer(const json& pod, PodEvidence* out) {
 
 WorkloadState ReadWorkloadState(const json& workload) {
   WorkloadState s;
-  const json& conditions = Get(Get(workload, "status"), "conditions");
+  const json& conditions = ValueField(ValueField(workload, "status"), "conditions");
   if (!conditions.is_array()) return s;
   for (const auto& c : conditions) {
     if (StringField(c, "status") != "True") continue;
@@ -84,16 +80,16 @@ PodEvidence ReadPods(const std::vector<json>& pods) {
   PodEvidence out;
   const json* lead = nullptr;
   for (const auto& pod : pods) {
-    std::string node = StringField(Get(pod, "spec"), "nodeName");
+    std::string node = StringField(ValueField(pod, "spec"), "nodeName");
     if (!node.empty() &&
         std::find(out.node_names.begin(), out.node_names.end(), node) == out.node_names.end()) {
       out.node_names.push_back(node);
     }
-    const std::string phase = StringField(Get(pod, "status"), "phase");
+    const std::string phase = StringField(ValueField(pod, "status"), "phase");
     out.any_running |= phase == "Running";
     out.any_finished |= phase == "Succeeded" || phase == "Failed";
     SystemTime t;
-    if (ParseRfc3339(StringField(Get(pod, "status"), "startTime"), &t)) {
+    if (ParseRfc3339(StringField(ValueField(pod, "status"), "startTime"), &t)) {
       if (!out.start_time || t < *out.start_time) out.start_time = t;
     }
     if (lead == nullptr || (IsLead(pod) && !IsLead(*lead))) lead = &pod;
@@ -107,7 +103,7 @@ PodEvidence ReadPods(const std::vector<json>& pods) {
       probe.any_running = out.any_running;
       probe.any_finished = out.any_finished;
       probe.start_time = out.start_time;
-      probe.failed_pod = StringField(Get(pod, "metadata"), "name");
+      probe.failed_pod = StringField(ValueField(pod, "metadata"), "name");
       lead = &pod;
       out = probe;
       break;
@@ -116,9 +112,9 @@ PodEvidence ReadPods(const std::vector<json>& pods) {
   if (lead != nullptr) {
     if (out.failed_pod.empty()) {
       ReadContainer(*lead, &out);
-      out.failed_pod = StringField(Get(*lead, "metadata"), "name");
+      out.failed_pod = StringField(ValueField(*lead, "metadata"), "name");
     }
-    const json& containers = Get(Get(*lead, "spec"), "containers");
+    const json& containers = ValueField(ValueField(*lead, "spec"), "containers");
     if (containers.is_array() && !containers.empty())
       out.container = StringField(containers[0], "name");
   }
@@ -126,10 +122,10 @@ PodEvidence ReadPods(const std::vector<json>& pods) {
 }
 
 std::string TerminationMessageOf(const json& pod) {
-  const json& statuses = Get(Get(pod, "status"), "containerStatuses");
+  const json& statuses = ValueField(ValueField(pod, "status"), "containerStatuses");
   if (!statuses.is_array()) return "";
   for (const auto& cs : statuses) {
-    const json& term = Get(Get(cs, "state"), "terminated");
+    const json& term = ValueField(ValueField(cs, "state"), "terminated");
     if (term.is_object()) return StringField(term, "message");
   }
   return "";
@@ -140,14 +136,15 @@ double PodsWallSeconds(const std::vector<json>& pods, SystemTime now) {
   bool running = false;
   for (const auto& pod : pods) {
     SystemTime t;
-    if (!ParseRfc3339(StringField(Get(pod, "status"), "startTime"), &t)) continue;
+    if (!ParseRfc3339(StringField(ValueField(pod, "status"), "startTime"), &t)) continue;
     if (!start || t < *start) start = t;
     bool finished = false;
-    const json& statuses = Get(Get(pod, "status"), "containerStatuses");
+    const json& statuses = ValueField(ValueField(pod, "status"), "containerStatuses");
     if (statuses.is_array()) {
       for (const auto& cs : statuses) {
         SystemTime f;
-        if (ParseRfc3339(StringField(Get(Get(cs, "state"), "terminated"), "finishedAt"), &f)) {
+        if (ParseRfc3339(
+                StringField(ValueField(ValueField(cs, "state"), "terminated"), "finishedAt"), &f)) {
           finished = true;
           if (!end || f > *end) end = f;
         }
@@ -165,8 +162,8 @@ Millis UnschedulableFor(const std::vector<json>& pods, SystemTime now, std::stri
                         const json** which) {
   Millis longest{0};
   for (const auto& pod : pods) {
-    if (StringField(Get(pod, "status"), "phase") != "Pending") continue;
-    const json& conditions = Get(Get(pod, "status"), "conditions");
+    if (StringField(ValueField(pod, "status"), "phase") != "Pending") continue;
+    const json& conditions = ValueField(ValueField(pod, "status"), "conditions");
     if (!conditions.is_array()) continue;
     for (const auto& c : conditions) {
       if (StringField(c, "type") != "PodScheduled" || StringField(c, "status") != "False" ||

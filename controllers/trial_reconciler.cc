@@ -10,6 +10,7 @@
 #include "agents/health/anomaly.h"
 #include "agents/model/workload.h"
 #include "agents/session/tuning_session.h"
+#include "base/json_fields.h"
 #include "base/utf8.h"
 #include "controllers/accelerator_hours.h"
 #include "controllers/collectors/log_sources.h"

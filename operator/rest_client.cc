@@ -95,7 +95,8 @@ class RestKubeClientImpl final : public RestKubeClient {
         client_(utility::conversions::to_string_t(cfg.server),
                 MakeConfig(cfg, cfg.timeout_seconds)),
         watch_client_(utility::conversions::to_string_t(cfg.server), MakeConfig(cfg, 900)),
-        bucket_(cfg.qps, cfg.burst, time->Now()) {
+        bucket_(cfg.qps, cfg.burst, time->Now()),
+        tokens_(cfg, time) {
     if (metrics_ != nullptr) {
       metrics_->DeclareHistogram(kRestLatency,
                                  "Request latency in seconds by verb, resource and code",
@@ -237,6 +238,7 @@ class RestKubeClientImpl final : public RestKubeClient {
   TokenBucket bucket_;  // guarded by bucket_mu_
   std::atomic<int64_t> requests_{0};
   std::atomic<int> flow_control_{kUnknownFlowControl};
+  TokenSource tokens_;
 };
 
 http::http_request RestKubeClientImpl::MakeRequest(const http::method& method,
@@ -248,7 +250,7 @@ http::http_request RestKubeClientImpl::MakeRequest(const http::method& method,
   req.set_request_uri(ub.to_uri());
   req.headers().add("User-Agent", cfg_.user_agent);
   req.headers().add("Accept", "application/json");
-  auto token = CurrentToken(cfg_);
+  auto token = tokens_.Current();
   if (!token.ok()) {
     *status = token.status();
   } else if (!token->empty()) {

@@ -2,8 +2,6 @@
 
 #include <cstdio>
 #include <fstream>
-#include <map>
-#include <mutex>
 #include <sstream>
 
 #include "base/base64.h"
@@ -164,19 +162,17 @@ Result<std::string> RunExec(const ExecCredential& exec) {
 }
 }  // namespace
 
-Result<std::string> CurrentToken(const RestConfig& cfg) {
+Result<std::string> TokenSource::Current() {
+  const RestConfig& cfg = cfg_;
   if (!cfg.exec.command.empty()) {
-    static std::mutex mu;
-    static std::map<std::string, std::pair<std::string, std::chrono::steady_clock::time_point>>
-        cache;
-    std::lock_guard lock(mu);
-    auto& entry = cache[cfg.exec.command];
-    if (entry.first.empty() || std::chrono::steady_clock::now() > entry.second) {
+    std::lock_guard lock(mu_);
+    if (exec_token_.empty() || clock_->Now() > exec_expiry_) {
       auto token = RunExec(cfg.exec);
       if (!token.ok()) return token;
-      entry = {*token, std::chrono::steady_clock::now() + std::chrono::minutes(5)};
+      exec_token_ = *token;
+      exec_expiry_ = clock_->Now() + kExecTokenLifetime;
     }
-    return entry.first;
+    return exec_token_;
   }
   if (!cfg.token_file.empty()) {
     auto t = ReadFile(cfg.token_file, "tokenFile");

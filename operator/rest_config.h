@@ -1,14 +1,16 @@
 // RestConfig: where the API server is and how to authenticate, from a kubeconfig (current or named
 // context; bearer token, token file, client certificate/key, CA, insecure-skip-tls-verify, exec
 // credential plugins) or from the in-cluster service account (token re-read when it rotates).
-// Pure data plus loaders; thread-compatible.
+// Pure data plus loaders (thread-compatible) and the token source a client reads per request.
 #ifndef PARATUNE_OPERATOR_REST_CONFIG_H_
 #define PARATUNE_OPERATOR_REST_CONFIG_H_
 
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "base/status.h"
+#include "base/time_source.h"
 
 namespace paratune::kube {
 
@@ -61,8 +63,22 @@ Result<RestConfig> InClusterConfig(
 // env.kubeconfig, then env.home's ~/.kube/config, then in-cluster.
 Result<RestConfig> DefaultConfig(const ConfigEnvironment& env);
 
-// The bearer token for the next request: the exec plugin's or token file's when configured.
-Result<std::string> CurrentToken(const RestConfig& cfg);
+// The bearer token for each request of one client: an exec plugin's token (run again once
+// kExecTokenLifetime has passed on `clock`), else the token file's (re-read every time: the
+// service account's rotates), else cfg.token. `clock` is borrowed. Thread-safe.
+class TokenSource {
+ public:
+  static constexpr Millis kExecTokenLifetime{5 * 60 * 1000};
+  TokenSource(const RestConfig& cfg, TimeSource* clock) : cfg_(cfg), clock_(clock) {}
+  Result<std::string> Current();
+
+ private:
+  const RestConfig cfg_;
+  TimeSource* const clock_;
+  std::mutex mu_;
+  std::string exec_token_;  // guarded by mu_
+  SteadyTime exec_expiry_;  // guarded by mu_
+};
 
 }  // namespace paratune::kube
 

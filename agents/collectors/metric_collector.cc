@@ -141,7 +141,7 @@ double StepTimeOf(const StepSample& s, const CollectorContext& ctx) {
   return t > 0 && t <= kMaxStepSeconds ? t : 0;
 }
 
-std::vector<double> Tail(std::vector<double> v) {
+std::vector<double> LastStepTimes(std::vector<double> v) {
   if (v.size() > kMaxStepTimes) {
     v.erase(v.begin(), v.end() - static_cast<std::ptrdiff_t>(kMaxStepTimes));
   }
@@ -278,10 +278,10 @@ Result<CollectedMetrics> CollectLogWithStepTimes(const std::string& collector, s
     if (t > 0) out.steady_step_times.push_back(t);
   }
   const size_t before = out.step_times.size();
-  out.step_times = Tail(std::move(out.step_times));
+  out.step_times = LastStepTimes(std::move(out.step_times));
   const size_t cut = before - out.step_times.size();
   out.warmup_intervals = cut >= out.warmup_intervals ? 0 : out.warmup_intervals - cut;
-  out.steady_step_times = Tail(std::move(out.steady_step_times));
+  out.steady_step_times = LastStepTimes(std::move(out.steady_step_times));
   const bool counts_recompute = std::any_of(
       steady.begin(), steady.end(), [](const StepSample& s) { return s.tflops_counts_recompute; });
   internal::MarkSources(out.metrics, kSourceLog, &out.sources);

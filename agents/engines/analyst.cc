@@ -10,12 +10,6 @@ namespace paratune {
 
 namespace {
 
-std::string Pct(double rel) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%+.1f%%", rel * 100);
-  return buf;
-}
-
 double Objective(const TrialRecord& t, const CampaignSpec& spec) {
   return t.metrics ? t.metrics->Objective(spec.objective.metric) : 0;
 }
@@ -157,15 +151,15 @@ Analysis AnalyzeBottlenecks(const EngineContext& ctx, size_t max_suggestions) {
       if (!verdict.ok) continue;
       Suggestion s{param.name, ref.at(param.name), v, "", 0};
       s.expected_gain = Gain(ref_pred.objective, verdict.prediction.objective, maximize);
-      s.reason = "predicted " + Pct(s.expected_gain) + " (" +
+      s.reason = "predicted " + SignedPercent(s.expected_gain, 1) + " (" +
                  LargestShift(ref_pred, verdict.prediction) + ")";
       for (const auto& c : comparisons) {
         if (c.parameter != param.name) continue;
         const bool same = c.from == s.from && c.to == s.to;
         const bool reverse = c.from == s.to && c.to == s.from;
         if (!same && !reverse) continue;
-        s.reason +=
-            "; measured " + c.from_trial + " -> " + c.to_trial + ": " + Pct(c.relative_change);
+        s.reason += "; measured " + c.from_trial + " -> " + c.to_trial + ": " +
+                    SignedPercent(c.relative_change, 1);
       }
       a.suggestions.push_back(std::move(s));
     }

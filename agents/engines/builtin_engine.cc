@@ -15,12 +15,6 @@ namespace paratune {
 
 namespace {
 
-std::string Pct(double rel) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%+.1f%%", rel * 100);
-  return buf;
-}
-
 double Gain(double a, double b, bool maximize) {
   if (a <= 0 || b <= 0) return 0;
   return maximize ? b / a - 1 : a / b - 1;
@@ -165,7 +159,7 @@ Proposal BuiltinEngine::Explain(const EngineContext& ctx, const RankedCandidate&
   const auto changed = ChangedKeys(best->config, cfg);
   const std::string change = DescribeChange(best->config, cfg);
   p.expected_impact = metric + " " + Significant(observed, 3) + " -> " +
-                      Significant(pred.objective, 3) + " (" + Pct(gain) + ")";
+                      Significant(pred.objective, 3) + " (" + SignedPercent(gain, 1) + ")";
   if (changed.size() == 1) {
     const std::string& k = changed.front();
     std::string reason;
@@ -183,9 +177,9 @@ Proposal BuiltinEngine::Explain(const EngineContext& ctx, const RankedCandidate&
       single_text = analysis.suggestions.front().Text();
     }
     p.rationale = "Joint move of " + std::to_string(changed.size()) + " parameters from " +
-                  best->name + " (" + change + "): predicted " + Pct(gain) + " while the best " +
-                  "single step (" + single_text + ") predicts " + Pct(single) +
-                  "; single steps cannot reach it.";
+                  best->name + " (" + change + "): predicted " + SignedPercent(gain, 1) +
+                  " while the best " + "single step (" + single_text + ") predicts " +
+                  SignedPercent(single, 1) + "; single steps cannot reach it.";
   }
   if (gain <= ctx.noise_fraction) {
     p.rationale +=

@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
-#include <mutex>
 #include <sstream>
 
 #include "agents/engines/builtin_engine.h"
@@ -339,76 +337,6 @@ Result<EngineProposal> LlmEngine::Propose(const EngineContext& ctx) {
     out.analysis = std::move(a);
   }
   return out;
-}
-
-namespace {
-
-std::mutex& OverridesMu() {
-  static std::mutex mu;
-  return mu;
-}
-LlmCliOverrides& Overrides() {
-  static LlmCliOverrides o;
-  return o;
-}
-
-Result<std::unique_ptr<llm::ChatClient>> ReplayClientFrom(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return Status::NotFound("--llm-replay: cannot read " + path);
-  std::stringstream text;
-  text << in.rdbuf();
-  auto j = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return Status::Invalid("--llm-replay: " + path + " is not JSON");
-  auto log = RecordedReplies(j, "--llm-replay");
-  if (!log.ok()) return log.status();
-  return std::unique_ptr<llm::ChatClient>(new llm::ReplayChatClient(std::move(*log)));
-}
-
-StrategyEngineFactory LlmFactory(LlmEngineMode mode) {
-  return [mode](const EngineOptions& o) -> Result<std::unique_ptr<StrategyEngine>> {
-    if (o.spec == nullptr) return Status::Invalid("llm engine: no campaign spec");
-    LlmCliOverrides cli;
-    {
-      std::lock_guard<std::mutex> lock(OverridesMu());
-      cli = Overrides();
-    }
-    LlmEngineDeps deps;
-    if (!cli.replay_from.empty()) {
-      auto replay = ReplayClientFrom(cli.replay_from);
-      if (!replay.ok()) return replay.status();
-      deps.client = std::move(*replay);
-      deps.pool = o.pool;
-      deps.seed = o.seed;
-      return std::unique_ptr<StrategyEngine>(new LlmEngine(mode, std::move(deps)));
-    }
-    auto cfg =
-        LlmEngineConfigFor(*o.spec, cli, "", cli.api_key.empty() ? nullptr : cli.api_key.c_str());
-    if (!cfg.ok()) return cfg.status();
-    auto client = llm::OpenAiChatClient::Create(cfg->ChatOptions());
-    if (!client.ok()) return client.status();
-    deps.client = std::move(*client);
-    deps.budget = cfg->budget;
-    deps.pool = o.pool;
-    deps.seed = o.seed;
-    if (!cfg->api_key.empty()) deps.secrets.push_back(cfg->api_key);
-    // The embedded knowledge plus the site's reach the prompts; a malformed site file costs only
-    // the site's part.
-    auto kb = KnowledgeBase::LoadDefault(cli.knowledge_dir);
-    if (!kb.ok()) kb = KnowledgeBase::LoadEmbedded();
-    if (kb.ok()) deps.knowledge = std::move(*kb);
-    return std::unique_ptr<StrategyEngine>(new LlmEngine(mode, std::move(deps)));
-  };
-}
-
-}  // namespace
-
-void RegisterLlmStrategyEngines(const LlmCliOverrides& overrides) {
-  {
-    std::lock_guard<std::mutex> lock(OverridesMu());
-    Overrides() = overrides;
-  }
-  RegisterStrategyEngine("llm", LlmFactory(LlmEngineMode::kLlm));
-  RegisterStrategyEngine("hybrid", LlmFactory(LlmEngineMode::kHybrid));
 }
 
 Result<std::vector<llm::RecordedReply>> RecordedReplies(const nlohmann::json& j,

@@ -15,8 +15,8 @@
 // recorded with fallback = true. Every exchange (role, prompt, reply, parse result, latency,
 // tokens) goes into the message pool.
 //
-// Registration: call RegisterLlmStrategyEngines() once (the CLI does) so CreateStrategyEngine
-// knows "llm" and "hybrid". Not thread-safe (one session drives one engine).
+// Built by MakeEngineFactory (agents/engines/engine_factory.h) for the operator and the CLI alike.
+// Not thread-safe (one session drives one engine).
 #ifndef PARATUNE_AGENTS_ENGINES_LLM_ENGINE_H_
 #define PARATUNE_AGENTS_ENGINES_LLM_ENGINE_H_
 
@@ -127,12 +127,6 @@ class LlmEngine : public StrategyEngine {
   std::set<std::string> diagnosed_;  // trial names already shown to the diagnostician
   int64_t fallbacks_ = 0;
 };
-
-// Registers "llm" and "hybrid" with the strategy registry (the CLI's engines; the operator builds
-// its own, controllers/operator_engines.h). Their factories build an OpenAiChatClient from
-// LlmEngineConfigFor(spec, overrides, "", overrides.api_key) and record into EngineOptions::pool.
-// Idempotent; later calls replace the overrides.
-void RegisterLlmStrategyEngines(const LlmCliOverrides& overrides = {});
 
 }  // namespace paratune
 

@@ -1,43 +1,12 @@
 #include "agents/engines/strategy_engine.h"
 
+#include "agents/engines/baseline_engines.h"
+#include "agents/engines/builtin_engine.h"
+#include "base/strings.h"
 #include <map>
 #include <mutex>
 
-#include "agents/engines/baseline_engines.h"
-#include "agents/engines/builtin_engine.h"
-
 namespace paratune {
-
-namespace {
-
-struct Registry {
-  std::mutex mu;
-  std::map<std::string, StrategyEngineFactory> factories;  // guarded by mu
-};
-
-Registry& GetRegistry() {
-  static Registry* r = [] {
-    auto* reg = new Registry();
-    reg->factories["builtin"] =
-        [](const EngineOptions& o) -> Result<std::unique_ptr<StrategyEngine>> {
-      return std::unique_ptr<StrategyEngine>(new BuiltinEngine(o.seed));
-    };
-    reg->factories["random"] =
-        [](const EngineOptions& o) -> Result<std::unique_ptr<StrategyEngine>> {
-      return std::unique_ptr<StrategyEngine>(new RandomSearchEngine(o.seed));
-    };
-    reg->factories["grid"] = [](const EngineOptions&) -> Result<std::unique_ptr<StrategyEngine>> {
-      return std::unique_ptr<StrategyEngine>(new GridSearchEngine());
-    };
-    reg->factories["greedy"] = [](const EngineOptions&) -> Result<std::unique_ptr<StrategyEngine>> {
-      return std::unique_ptr<StrategyEngine>(new GreedyEngine());
-    };
-    return reg;
-  }();
-  return *r;
-}
-
-}  // namespace
 
 PointPrediction EngineContext::Score(const Config& c) const {
   return predictor->PredictConfig(c, *model);
@@ -64,35 +33,25 @@ const TrialRecord* EngineContext::BestTrial() const {
   return best;
 }
 
-void RegisterStrategyEngine(const std::string& name, StrategyEngineFactory factory) {
-  Registry& r = GetRegistry();
-  std::lock_guard<std::mutex> lock(r.mu);
-  r.factories[name] = std::move(factory);
-}
-
 Result<std::unique_ptr<StrategyEngine>> CreateStrategyEngine(const std::string& name,
                                                              const EngineOptions& options) {
-  StrategyEngineFactory factory;
-  {
-    Registry& r = GetRegistry();
-    std::lock_guard<std::mutex> lock(r.mu);
-    auto it = r.factories.find(name);
-    if (it != r.factories.end()) factory = it->second;
+  if (name == "builtin") return std::unique_ptr<StrategyEngine>(new BuiltinEngine(options.seed));
+  if (name == "random") {
+    return std::unique_ptr<StrategyEngine>(new RandomSearchEngine(options.seed));
   }
-  if (!factory) {
-    std::string known;
-    for (const auto& n : StrategyEngineNames()) known += (known.empty() ? "" : ", ") + n;
-    return Status::Invalid("strategy: unknown engine \"" + name + "\" (known: " + known + ")");
+  if (name == "grid") return std::unique_ptr<StrategyEngine>(new GridSearchEngine());
+  if (name == "greedy") return std::unique_ptr<StrategyEngine>(new GreedyEngine());
+  if (name == "llm" || name == "hybrid") {
+    return Status::Invalid("strategy: engine \"" + name +
+                           "\" needs a model client: build it with MakeEngineFactory "
+                           "(agents/engines/engine_factory.h)");
   }
-  return factory(options);
+  return Status::Invalid("strategy: unknown engine \"" + name +
+                         "\" (known: " + Join(StrategyEngineNames(), ", ") + ")");
 }
 
 std::vector<std::string> StrategyEngineNames() {
-  Registry& r = GetRegistry();
-  std::lock_guard<std::mutex> lock(r.mu);
-  std::vector<std::string> names;
-  for (const auto& [n, f] : r.factories) names.push_back(n);
-  return names;
+  return {"builtin", "greedy", "grid", "hybrid", "llm", "random"};
 }
 
 }  // namespace paratune

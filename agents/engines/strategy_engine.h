@@ -3,10 +3,9 @@
 // (agents/engines/llm_engine.h). Engines are never trusted: every candidate still passes the
 // Validator in TuningSession.
 //
-// Registry: CreateStrategyEngine(name) looks up a factory. builtin, random, grid and greedy are
-// registered by this library. Other engines call RegisterStrategyEngine before use; note that a
-// static registrar object inside libparatune_engines.a is dropped by the linker unless something
-// references its file, so register from a file linked as an object (cli/*.cc) or explicitly.
+// CreateStrategyEngine(name) makes the built-in ones (builtin, random, grid, greedy); the LLM
+// engines need a model client and come from MakeEngineFactory (agents/engines/engine_factory.h),
+// which makes every engine. No registry: the names are fixed.
 #ifndef PARATUNE_AGENTS_ENGINES_STRATEGY_ENGINE_H_
 #define PARATUNE_AGENTS_ENGINES_STRATEGY_ENGINE_H_
 
@@ -83,14 +82,11 @@ struct EngineOptions {
   MessagePool* pool = nullptr;  // for engines that record exchanges (LLM); may be null
 };
 
-using StrategyEngineFactory =
-    std::function<Result<std::unique_ptr<StrategyEngine>>(const EngineOptions&)>;
-
-// Adds or replaces a factory. Thread-safe.
-void RegisterStrategyEngine(const std::string& name, StrategyEngineFactory factory);
-// kInvalidArgument naming `--strategy`/`spec.agents.engine` options when unknown.
+// One of the built-in engines. kInvalidArgument listing the known names when `name` is unknown,
+// and for llm and hybrid (MakeEngineFactory builds those). Thread-safe.
 Result<std::unique_ptr<StrategyEngine>> CreateStrategyEngine(const std::string& name,
                                                              const EngineOptions& options);
+// Every engine name MakeEngineFactory knows, sorted.
 std::vector<std::string> StrategyEngineNames();
 
 }  // namespace paratune

@@ -5,18 +5,11 @@
 #include <cstdio>
 
 #include "base/json_fields.h"
+#include "base/strings.h"
 
 namespace paratune::health {
 
 namespace {
-
-double Round4(double v) { return std::round(v * 1e4) / 1e4; }
-
-std::string Fmt(const char* format, double a) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), format, a);
-  return buf;
-}
 
 double Median(std::vector<double> v) {
   if (v.empty()) return 0;
@@ -54,9 +47,9 @@ Result<AnomalyKind> ParseAnomalyKind(const std::string& s, const std::string& fi
 
 nlohmann::json Anomaly::ToJson() const {
   return {{"kind", AnomalyKindName(kind)},
-          {"observed", Round4(observed)},
-          {"expected", Round4(expected)},
-          {"ratio", Round4(ratio)},
+          {"observed", RoundTo(observed, 4)},
+          {"expected", RoundTo(expected, 4)},
+          {"ratio", RoundTo(ratio, 4)},
           {"summary", summary},
           {"nodeNames", node_names}};
 }
@@ -110,8 +103,9 @@ std::optional<Anomaly> DetectStepTimeAnomaly(const std::vector<double>& step_tim
     a.expected = median;
     a.ratio = median / worst;
     a.summary = std::to_string(spikes) + " of " + std::to_string(steps.size()) +
-                " logged step times spiked above " + Fmt("%.1fx", t.spike_ratio) + " the median " +
-                Fmt("%.3g s", median) + " (worst " + Fmt("%.3g s", worst) + ")";
+                " logged step times spiked above " + Fixed(t.spike_ratio, 1) + "x" +
+                " the median " + Significant(median, 3) + " s" + " (worst " +
+                Significant(worst, 3) + " s" + ")";
     return a;
   }
   size_t third = std::max<size_t>(1, steps.size() / 3);
@@ -123,8 +117,9 @@ std::optional<Anomaly> DetectStepTimeAnomaly(const std::vector<double>& step_tim
     a.observed = late;
     a.expected = early;
     a.ratio = early / late;
-    a.summary = "step time drifted from " + Fmt("%.3g s", early) + " to " + Fmt("%.3g s", late) +
-                " (" + Fmt("+%.0f%%", (late / early - 1) * 100) + ") during the run";
+    a.summary = "step time drifted from " + Significant(early, 3) + " s" + " to " +
+                Significant(late, 3) + " s" + " (" + "+" + Fixed((late / early - 1) * 100, 0) +
+                "%" + ") during the run";
     return a;
   }
   return std::nullopt;
@@ -146,8 +141,8 @@ std::optional<Anomaly> DetectSlowerThanPredicted(const std::string& metric, doub
   a.observed = observed;
   a.expected = expected;
   a.ratio = ratio;
-  a.summary = metric + " " + Fmt("%.4g", observed) + " is " + Fmt("%.0f%%", ratio * 100) +
-              " of the calibrated " + Fmt("%.4g", expected) + " predicted for this " +
+  a.summary = metric + " " + Significant(observed, 4) + " is " + Percent(ratio, 0) +
+              " of the calibrated " + Significant(expected, 4) + " predicted for this " +
               "configuration: the run was slowed by its nodes, not by its parameters";
   return a;
 }

@@ -201,7 +201,7 @@ std::vector<std::string> Words(const std::string& line) {
 
 // A number, optionally followed by a unit ("1980 MHz", "120.53 W", "45"). nullopt for
 // nvidia-smi's "[N/A]", "[Not Supported]", "[Unknown Error]" and anything else.
-std::optional<double> Number(const std::string& field) {
+std::optional<double> LeadingNumber(const std::string& field) {
   if (field.empty() || field[0] == '[') return std::nullopt;
   const char* begin = field.c_str();
   char* end = nullptr;
@@ -277,11 +277,11 @@ std::string ThrottleNames(uint64_t mask, bool hw, bool sw_thermal) {
 // One CSV row of the gpu-clocks query into `gpu`; a problem found is appended to `problems`.
 Status ParseClockRow(const std::vector<std::string>& f, size_t line_no, const std::string& line,
                      double min_clock, nlohmann::json* gpu, std::vector<std::string>* problems) {
-  const auto index = Number(f[0]);
+  const auto index = LeadingNumber(f[0]);
   if (!index || *index < 0 || *index != std::floor(*index)) {
     return LineError("gpu-clocks", line_no, line, "index \"" + f[0] + "\" is not a GPU index");
   }
-  const auto sm = Number(f[1]), max_sm = Number(f[2]);
+  const auto sm = LeadingNumber(f[1]), max_sm = LeadingNumber(f[2]);
   const auto mask = NotAvailable(f[3]) ? std::optional<uint64_t>(0) : HexMask(f[3]);
   const auto hw = ActiveFlag(f[4]), sw_thermal = ActiveFlag(f[5]);
   if ((!sm && !NotAvailable(f[1])) || (!max_sm && !NotAvailable(f[2]))) {
@@ -296,8 +296,8 @@ Status ParseClockRow(const std::vector<std::string>& f, size_t line_no, const st
   if (sm) (*gpu)["smClockMHz"] = *sm;
   if (max_sm) (*gpu)["maxSmClockMHz"] = *max_sm;
   (*gpu)["throttleReasons"] = f[3];
-  if (auto t = Number(f[6])) (*gpu)["temperatureC"] = *t;
-  if (auto p = Number(f[7])) (*gpu)["powerW"] = *p;
+  if (auto t = LeadingNumber(f[6])) (*gpu)["temperatureC"] = *t;
+  if (auto p = LeadingNumber(f[7])) (*gpu)["powerW"] = *p;
   const std::string throttles = ThrottleNames(*mask, *hw, *sw_thermal);
   const bool idle = (*mask & kGpuIdle) != 0;
   const bool slow = !idle && sm && max_sm && *max_sm > 0 && *sm < min_clock * *max_sm;
@@ -381,8 +381,8 @@ std::optional<nlohmann::json> ParseXidLine(const std::string& line) {
 
 Status ParseEccRow(const std::vector<std::string>& f, size_t line_no, const std::string& line,
                    nlohmann::json* gpu, std::vector<std::string>* problems) {
-  const auto index = Number(f[0]);
-  const auto ecc = Number(f[1]);
+  const auto index = LeadingNumber(f[0]);
+  const auto ecc = LeadingNumber(f[1]);
   auto yes_no = [](const std::string& s) -> std::optional<bool> {
     if (s == "Yes") return true;
     if (s == "No" || NotAvailable(s)) return false;
@@ -491,8 +491,8 @@ Result<CheckResult> ParsePerGpu(const std::string& output, const nlohmann::json&
     const std::string& line = lines[i];
     if (line.rfind("gpu ", 0) != 0) continue;
     const auto w = Words(line);
-    const auto idx = w.size() >= 2 ? Number(w[1].substr(0, w[1].size() - 1)) : std::nullopt;
-    const auto v = w.size() >= 4 ? Number(w[w.size() - 2]) : std::nullopt;
+    const auto idx = w.size() >= 2 ? LeadingNumber(w[1].substr(0, w[1].size() - 1)) : std::nullopt;
+    const auto v = w.size() >= 4 ? LeadingNumber(w[w.size() - 2]) : std::nullopt;
     if (w.size() < 5 || w[1].back() != ':' || !idx || w[2] != fmt.kind || w.back() != fmt.unit ||
         !v) {
       return LineError(
@@ -556,15 +556,15 @@ Result<AllReduceRow> ParseAllReduceRow(const std::vector<std::string>& w, size_t
   if (w.size() < 9) {
     return LineError("nccl-allreduce", line_no, line, "table row has fewer than 9 columns");
   }
-  const auto bytes = Number(w[0]), busbw = Number(w[7]);
-  if (!bytes || !busbw || !Number(w[1]) || !Number(w[5]) || !Number(w[6])) {
+  const auto bytes = LeadingNumber(w[0]), busbw = LeadingNumber(w[7]);
+  if (!bytes || !busbw || !LeadingNumber(w[1]) || !LeadingNumber(w[5]) || !LeadingNumber(w[6])) {
     return LineError("nccl-allreduce", line_no, line,
                      "expected size count type redop root time algbw busbw #wrong");
   }
   AllReduceRow row{*bytes, *busbw, 0};
   for (size_t k : {size_t{8}, size_t{12}}) {
     if (k < w.size()) {
-      if (auto n = Number(w[k])) row.wrong += static_cast<int64_t>(*n);
+      if (auto n = LeadingNumber(w[k])) row.wrong += static_cast<int64_t>(*n);
     }
   }
   return row;
@@ -585,7 +585,7 @@ Result<CheckResult> ParseAllReduce(const std::string& output, const nlohmann::js
     }
     if (line.rfind("# Avg bus bandwidth", 0) == 0) {
       const auto colon = line.find(':');
-      avg = colon == std::string::npos ? std::nullopt : Number(Trim(line.substr(colon + 1)));
+      avg = colon == std::string::npos ? std::nullopt : LeadingNumber(Trim(line.substr(colon + 1)));
       if (!avg) return LineError("nccl-allreduce", i + 1, line, "bus bandwidth is not a number");
       continue;
     }

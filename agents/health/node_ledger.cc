@@ -5,12 +5,11 @@
 #include <cstdio>
 
 #include "base/json_fields.h"
+#include "base/strings.h"
 
 namespace paratune::health {
 
 namespace {
-
-double Round3(double v) { return std::round(v * 1e3) / 1e3; }
 
 std::string TrialKey(const std::string& campaign, const std::string& trial) {
   return campaign + "/" + trial;
@@ -22,7 +21,7 @@ bool Adverse(const std::string& kind) {
 
 nlohmann::json EvidenceJson(const NodeEvidence& e) {
   return {{"time", e.time}, {"campaign", e.campaign}, {"trial", e.trial},
-          {"kind", e.kind}, {"detail", e.detail},     {"weight", Round3(e.weight)}};
+          {"kind", e.kind}, {"detail", e.detail},     {"weight", RoundTo(e.weight, 3)}};
 }
 
 Result<NodeEvidence> EvidenceFromJson(const nlohmann::json& j, const std::string& path) {
@@ -108,7 +107,7 @@ nlohmann::json NodeJson(const NodeRecord& r) {
   nlohmann::json ev = nlohmann::json::array();
   for (const NodeEvidence& e : r.evidence) ev.push_back(EvidenceJson(e));
   nlohmann::json j = {{"name", r.name},
-                      {"score", Round3(r.score)},
+                      {"score", RoundTo(r.score, 3)},
                       {"suspect", r.suspect},
                       {"suspectSince", r.suspect_since},
                       {"checksPassed", r.checks_passed},
@@ -116,7 +115,7 @@ nlohmann::json NodeJson(const NodeRecord& r) {
                       {"evidence", ev}};
   if (!r.campaigns.empty()) {
     nlohmann::json c = nlohmann::json::object();
-    for (const auto& [k, v] : r.campaigns) c[k] = Round3(v);
+    for (const auto& [k, v] : r.campaigns) c[k] = RoundTo(v, 3);
     j["campaigns"] = c;
   }
   return j;

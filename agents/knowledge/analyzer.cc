@@ -3,15 +3,11 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "base/strings.h"
+
 namespace paratune {
 
 namespace {
-
-std::string Pct(double f) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.1f%%", f * 100);
-  return buf;
-}
 
 void ReadProfile(const ProfileSummary& p, ProfileAnalysis* a) {
   double coll = 0, mm_time = 0, mm_flops = 0;
@@ -38,25 +34,23 @@ void ReadProfile(const ProfileSummary& p, ProfileAnalysis* a) {
 void ProfileEvidence(const ProfileSummary& p, const ProfileAnalysis& a,
                      std::vector<std::string>* ev) {
   std::string s;
-  if (p.step_time_seconds > 0) {
-    char buf[64];
-    std::snprintf(buf, sizeof(buf), "step time %.3f s", p.step_time_seconds);
-    s = buf;
-  }
+  if (p.step_time_seconds > 0) s = "step time " + Fixed(p.step_time_seconds, 3) + " s";
   if (p.device_duty_cycle > 0)
-    s += (s.empty() ? "" : ", ") + std::string("device duty cycle ") + Pct(p.device_duty_cycle);
-  s += (s.empty() ? "" : ", ") + std::string("collectives ") + Pct(a.communication_fraction) +
-       " of step time";
-  if (p.hbm_peak_fraction > 0) s += ", HBM peak " + Pct(p.hbm_peak_fraction) + " of capacity";
+    s += (s.empty() ? "" : ", ") + std::string("device duty cycle ") +
+         Percent(p.device_duty_cycle, 1);
+  s += (s.empty() ? "" : ", ") + std::string("collectives ") +
+       Percent(a.communication_fraction, 1) + " of step time";
+  if (p.hbm_peak_fraction > 0)
+    s += ", HBM peak " + Percent(p.hbm_peak_fraction, 1) + " of capacity";
   ev->push_back("Profile: " + s + ".");
   std::string ops;
   for (size_t i = 0; i < p.top_ops.size() && i < 3; ++i) {
     const ProfileOp& op = p.top_ops[i];
-    ops += (i ? "; " : "") + op.name + " (" + op.category + ", " + Pct(op.time_fraction) +
+    ops += (i ? "; " : "") + op.name + " (" + op.category + ", " + Percent(op.time_fraction, 1) +
            ", bottleneck " + op.bottleneck;
-    if (op.flops_utilization > 0) ops += ", FLOP util " + Pct(op.flops_utilization);
+    if (op.flops_utilization > 0) ops += ", FLOP util " + Percent(op.flops_utilization, 1);
     if (op.hbm_bandwidth_utilization > 0)
-      ops += ", HBM BW util " + Pct(op.hbm_bandwidth_utilization);
+      ops += ", HBM BW util " + Percent(op.hbm_bandwidth_utilization, 1);
     ops += ")";
   }
   if (!ops.empty()) ev->push_back("Top operations: " + ops + ".");
@@ -91,12 +85,13 @@ bool MemoryBoundTop(const ProfileSummary* p, const ProfileAnalysis& a) {
 }
 
 std::string Communication(const ProfileSummary* p, const ProfileAnalysis& a, double top_share) {
-  std::string why = top_share >= 0.5
-                        ? "collectives take " + Pct(top_share) + " of the top operations' time (" +
-                              p->top_ops[0].name + " " + Pct(p->top_ops[0].time_fraction) + ")"
-                        : "collectives take " + Pct(a.communication_fraction) + " of the step";
+  std::string why =
+      top_share >= 0.5
+          ? "collectives take " + Percent(top_share, 1) + " of the top operations' time (" +
+                p->top_ops[0].name + " " + Percent(p->top_ops[0].time_fraction, 1) + ")"
+          : "collectives take " + Percent(a.communication_fraction, 1) + " of the step";
   if (p != nullptr && p->device_duty_cycle > 0.9) {
-    why += "; the " + Pct(p->device_duty_cycle) +
+    why += "; the " + Percent(p->device_duty_cycle, 1) +
            " duty cycle counts time spent in collectives, so it does not mean compute-bound";
   }
   return "Communication-bound: " + why + ".";
@@ -113,7 +108,7 @@ std::string Classify(const AnalysisInput& in, const ProfileAnalysis& a,
   const double top_share = TopCollectiveShare(p);
   const int64_t pp = GetInt(in.config, "pp", 1);
   if (a.idle_fraction > 0.10 && pp > 1) {
-    ev->push_back("Devices idle " + Pct(a.idle_fraction) + " of the step with pp " +
+    ev->push_back("Devices idle " + Percent(a.idle_fraction, 1) + " of the step with pp " +
                   std::to_string(pp) + ": the pipeline bubble.");
     return "pipeline";
   }
@@ -122,14 +117,15 @@ std::string Classify(const AnalysisInput& in, const ProfileAnalysis& a,
     return "communication";
   }
   if (a.hbm_peak_fraction >= 0.90 && MemoryBoundTop(p, a)) {
-    ev->push_back("HBM-bound: HBM holds " + Pct(a.hbm_peak_fraction) +
+    ev->push_back("HBM-bound: HBM holds " + Percent(a.hbm_peak_fraction, 1) +
                   " of capacity and the top operations are limited by memory bandwidth (" +
-                  Pct(a.hbm_bound_fraction) + " of the step); collectives take only " +
-                  Pct(a.communication_fraction) + ", so they are not what to relieve first.");
+                  Percent(a.hbm_bound_fraction, 1) + " of the step); collectives take only " +
+                  Percent(a.communication_fraction, 1) +
+                  ", so they are not what to relieve first.");
     return "hbm";
   }
   if (a.idle_fraction > 0.25) {
-    ev->push_back("Devices idle " + Pct(a.idle_fraction) +
+    ev->push_back("Devices idle " + Percent(a.idle_fraction, 1) +
                   " of the step without a pipeline: waiting on the host (input pipeline, "
                   "dataloader or launch overhead).");
     return "input";
@@ -139,7 +135,7 @@ std::string Classify(const AnalysisInput& in, const ProfileAnalysis& a,
     return "communication";
   }
   if (a.hbm_peak_fraction >= 0.90) {
-    ev->push_back("HBM peak at " + Pct(a.hbm_peak_fraction) +
+    ev->push_back("HBM peak at " + Percent(a.hbm_peak_fraction, 1) +
                   " of capacity: memory capacity blocks larger batches or lighter "
                   "recomputation.");
     return "memory-capacity";
@@ -147,8 +143,8 @@ std::string Classify(const AnalysisInput& in, const ProfileAnalysis& a,
   if (a.hbm_bound_fraction >= 0.35 || (a.matmul_fraction > 0 && a.matmul_flops_utilization > 0 &&
                                        a.matmul_flops_utilization < 0.35)) {
     ev->push_back("HBM-bound: operations limited by memory bandwidth take " +
-                  Pct(a.hbm_bound_fraction) + " of the step (matmul FLOP utilization " +
-                  Pct(a.matmul_flops_utilization) + ").");
+                  Percent(a.hbm_bound_fraction, 1) + " of the step (matmul FLOP utilization " +
+                  Percent(a.matmul_flops_utilization, 1) + ").");
     return "hbm";
   }
   if (p == nullptr && in.estimate != nullptr && !in.estimate->bottleneck.empty()) {
@@ -157,11 +153,11 @@ std::string Classify(const AnalysisInput& in, const ProfileAnalysis& a,
     return in.estimate->bottleneck;
   }
   std::string util = a.matmul_flops_utilization > 0
-                         ? " at " + Pct(a.matmul_flops_utilization) + " FLOP utilization"
+                         ? " at " + Percent(a.matmul_flops_utilization, 1) + " FLOP utilization"
                          : "";
-  ev->push_back("Compute-bound: matmul and attention take " + Pct(a.matmul_fraction) +
-                " of the step" + util + " and collectives only " + Pct(a.communication_fraction) +
-                ".");
+  ev->push_back("Compute-bound: matmul and attention take " + Percent(a.matmul_fraction, 1) +
+                " of the step" + util + " and collectives only " +
+                Percent(a.communication_fraction, 1) + ".");
   return "compute";
 }
 

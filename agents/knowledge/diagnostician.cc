@@ -341,8 +341,7 @@ std::optional<FailureDiagnosis> FromWords(const KnowledgeBase& kb, const std::st
   const std::string error = LastErrorOr(lines, guess->category, &d.evidence);
   std::string terms;
   for (const auto& t : guess->terms) terms += (terms.empty() ? "" : ", ") + t;
-  char posterior[16];
-  std::snprintf(posterior, sizeof(posterior), "%.2f", guess->posterior);
+  const std::string posterior = Fixed(guess->posterior, 2);
   d.summary = "no parameter (no signature or close known failure; its words are those of the " +
               std::to_string(guess->cases) + " known " + guess->category + " failures" +
               (terms.empty() ? "" : ": " + terms) + ", posterior " + posterior + ") caused " +

@@ -32,7 +32,7 @@ std::vector<std::string> CsvFields(const std::string& line) {
   return out;
 }
 
-double Number(const std::string& s) {
+double CellNumber(const std::string& s) {
   std::string t;
   for (char c : s) {
     if (c != ',' && c != '%' && c != ' ') t.push_back(c);
@@ -132,7 +132,7 @@ Result<ProfileSummary> ParseNsysKernelCsv(const std::string& text) {
     if (static_cast<int>(f.size()) <= name) continue;
     int col = total_ns >= 0 ? total_ns : time_pct;
     if (col < 0 || static_cast<int>(f.size()) <= col) continue;
-    double v = Number(f[col]);
+    double v = CellNumber(f[col]);
     if (v < 0) return Status::Invalid("profile (nsys-csv): bad number \"" + f[col] + "\"");
     ProfileOp op;
     op.name = f[name];

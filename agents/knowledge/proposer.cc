@@ -9,6 +9,7 @@
 #include "agents/knowledge/moves.h"
 #include "agents/model/perf_model.h"
 #include "agents/model/workload.h"
+#include "base/strings.h"
 
 namespace paratune {
 
@@ -16,12 +17,6 @@ namespace {
 
 constexpr double kMemoryLimit = 0.95;     // of capacity: the rest is fragmentation headroom
 constexpr double kAssumedHbmPeak = 0.80;  // when neither profile nor model says
-
-std::string Fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), f, v);
-  return buf;
-}
 
 std::string Join(const std::vector<std::string>& parts, const std::string& sep) {
   std::string out;
@@ -70,7 +65,7 @@ bool Relieves(const std::string& bottleneck, const Estimate& cur, const Estimate
 }
 
 std::string Accounting(const Estimate& cur, const Estimate& e) {
-  auto ms = [](double s) { return Fmt("%.0f", s * 1000); };
+  auto ms = [](double s) { return Fixed(s * 1000, 0); };
   const TimeBreakdown &a = cur.time, &b = e.time;
   std::string t = "model: exposed collectives " + ms(Collectives(a)) + " -> " + ms(Collectives(b)) +
                   " ms (tensor/sequence " + ms(a.tensor_parallel + a.context_parallel) + " -> " +
@@ -79,8 +74,7 @@ std::string Accounting(const Estimate& cur, const Estimate& e) {
   if (a.pipeline_bubble + b.pipeline_bubble > 0)
     t += ", bubble " + ms(a.pipeline_bubble) + " -> " + ms(b.pipeline_bubble) + " ms";
   t += ", compute " + ms(a.compute) + " -> " + ms(b.compute) + " ms, memory " +
-       Fmt("%.1f", cur.peak_memory_gib) + " -> " + Fmt("%.1f", e.peak_memory_gib) +
-       " GiB per device";
+       Fixed(cur.peak_memory_gib, 1) + " -> " + Fixed(e.peak_memory_gib, 1) + " GiB per device";
   return t;
 }
 
@@ -165,16 +159,16 @@ double Confidence(const Scored& s, const Context& ctx, bool past_cited) {
 std::string ImpactText(const Scored& s, const Context& ctx) {
   std::string t;
   if (!ctx.relative) {
-    t = "a predicted step time of " + Fmt("%.3f", s.step) + " s (the current configuration " +
+    t = "a predicted step time of " + Fixed(s.step, 3) + " s (the current configuration " +
         "cannot run, so there is no baseline to compare with)";
   } else {
-    t = s.gain >= 0 ? "about " + Fmt("%.0f", s.gain * 100) + "% faster steps"
-                    : "about " + Fmt("%.0f", -s.gain * 100) + "% slower steps";
-    if (s.step > 0) t += " (step time " + Fmt("%.3f", s.step) + " s)";
+    t = s.gain >= 0 ? "about " + Fixed(s.gain * 100, 0) + "% faster steps"
+                    : "about " + Fixed(-s.gain * 100, 0) + "% slower steps";
+    if (s.step > 0) t += " (step time " + Fixed(s.step, 3) + " s)";
   }
-  if (s.duty > 0) t += ", duty cycle " + Fmt("%.0f", s.duty * 100) + "%";
-  t += ", peak memory " + Fmt("%.0f", s.mem_fraction * 100) + "% of device memory";
-  if (s.mem_gib > 0) t += " (" + Fmt("%.1f", s.mem_gib) + " GiB)";
+  if (s.duty > 0) t += ", duty cycle " + Fixed(s.duty * 100, 0) + "%";
+  t += ", peak memory " + Fixed(s.mem_fraction * 100, 0) + "% of device memory";
+  if (s.mem_gib > 0) t += " (" + Fixed(s.mem_gib, 1) + " GiB)";
   if (ctx.in->workload == nullptr) t += "; rule-of-thumb estimate without a model description";
   if (!s.accounting.empty()) t += " (" + s.accounting + ")";
   return t;
@@ -285,10 +279,10 @@ std::string CalibrateFromProfile(const ProposeInput& in, const ProfileAnalysis& 
   ctx->calibration = cal;
   ctx->current = e;
   return "Model calibrated from the profile before ranking: collectives " +
-         Fmt("%.0f", modeled_share * 100) + "% -> " +
-         Fmt("%.0f", Collectives(e.time) / e.step_time_seconds * 100) + "% of the step (profiled " +
-         Fmt("%.0f", share * 100) + "%), step " + Fmt("%.3f", before.step_time_seconds) + " -> " +
-         Fmt("%.3f", e.step_time_seconds) + " s (profiled " + Fmt("%.3f", profiled) + " s).";
+         Fixed(modeled_share * 100, 0) + "% -> " +
+         Fixed(Collectives(e.time) / e.step_time_seconds * 100, 0) + "% of the step (profiled " +
+         Fixed(share * 100, 0) + "%), step " + Fixed(before.step_time_seconds, 3) + " -> " +
+         Fixed(e.step_time_seconds, 3) + " s (profiled " + Fixed(profiled, 3) + " s).";
 }
 
 // What the proposer could not know from its inputs, said plainly in the analysis.

@@ -5,6 +5,7 @@
 
 #include "agents/core/results.h"
 #include "agents/llm/redact.h"
+#include "base/strings.h"
 
 namespace paratune::llm {
 namespace {
@@ -146,10 +147,6 @@ std::string Bullets(const std::vector<std::string>& items) {
   return out;
 }
 
-std::string Tail(const std::string& s, size_t n) {
-  return s.size() <= n ? s : "...\n" + s.substr(s.size() - n);
-}
-
 std::string UserMessage(Role role, const PromptContext& ctx) {
   const CampaignSpec& spec = *ctx.spec;
   std::ostringstream u;
@@ -164,7 +161,10 @@ std::string UserMessage(Role role, const PromptContext& ctx) {
     if (!ctx.current_result.empty()) u << "Result: " << ctx.current_result << "\n";
     u << "\n";
   }
-  u << Fenced("Trials so far (message pool)", Tail(ctx.pool_summary, ctx.max_pool_chars),
+  u << Fenced("Trials so far (message pool)",
+              ctx.pool_summary.size() <= ctx.max_pool_chars
+                  ? ctx.pool_summary
+                  : "...\n" + Tail(ctx.pool_summary, ctx.max_pool_chars),
               ctx.secrets);
   u << Fenced("Performance model estimates", ctx.estimates, ctx.secrets);
   u << Fenced("Knowledge base excerpts", Bullets(ctx.knowledge), ctx.secrets);

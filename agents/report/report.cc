@@ -8,22 +8,13 @@
 #include <vector>
 
 #include "agents/report/report_scheduling.h"
+#include "base/json_fields.h"
 #include "base/strings.h"
 #include "base/utf8.h"
 
 namespace paratune {
 
 namespace {
-
-double Get(const nlohmann::json& j, const char* key, double fallback = 0) {
-  if (!j.is_object() || !j.contains(key) || !j.at(key).is_number()) return fallback;
-  return j.at(key).get<double>();
-}
-
-std::string Str(const nlohmann::json& j, const char* key) {
-  if (!j.is_object() || !j.contains(key) || !j.at(key).is_string()) return "";
-  return j.at(key).get<std::string>();
-}
 
 std::string ConfigText(const nlohmann::json& c) {
   if (!c.is_object()) return "";
@@ -55,8 +46,8 @@ void WriteClusterHealth(const nlohmann::json& run, std::ostream& m) {
     for (const auto& n : t.value("nodes", nlohmann::json::array())) {
       nodes += (nodes.empty() ? "" : ", ") + n.get<std::string>();
     }
-    m << "- **" << Str(t, "name") << "** (" << Str(t.at("anomaly"), "kind")
-      << (nodes.empty() ? "" : " on " + nodes) << "): " << Str(t.at("anomaly"), "summary")
+    m << "- **" << StringField(t, "name") << "** (" << StringField(t.at("anomaly"), "kind")
+      << (nodes.empty() ? "" : " on " + nodes) << "): " << StringField(t.at("anomaly"), "summary")
       << ". Not learned from.\n";
   }
   const nlohmann::json suspects = run.value("suspectNodes", nlohmann::json::array());
@@ -67,8 +58,8 @@ void WriteClusterHealth(const nlohmann::json& run, std::ostream& m) {
     for (const auto& r : n.value("reasons", nlohmann::json::array())) {
       reasons += (reasons.empty() ? "" : "; ") + r.get<std::string>();
     }
-    m << "- suspect node **" << Str(n, "name") << "** (score " << Significant(Get(n, "score"), 4)
-      << "): " << reasons << "\n";
+    m << "- suspect node **" << StringField(n, "name") << "** (score "
+      << Significant(NumberField(n, "score"), 4) << "): " << reasons << "\n";
   }
 }
 
@@ -96,11 +87,12 @@ struct Point {
 std::vector<Point> Points(const nlohmann::json& run, const std::string& metric) {
   std::vector<Point> pts;
   for (const auto& t : run.at("trials")) {
-    const std::string phase = Str(t, "phase");
+    const std::string phase = StringField(t, "phase");
     if (phase != "Succeeded" && phase != "Failed") continue;
-    const double obj =
-        phase == "Succeeded" ? Get(t.value("metrics", nlohmann::json()), metric.c_str()) : 0;
-    pts.push_back({Get(t, "iteration"), obj, phase == "Failed"});
+    const double obj = phase == "Succeeded"
+                           ? NumberField(t.value("metrics", nlohmann::json()), metric.c_str())
+                           : 0;
+    pts.push_back({NumberField(t, "iteration"), obj, phase == "Failed"});
   }
   return pts;
 }
@@ -111,8 +103,8 @@ std::string RenderObjectiveChart(const nlohmann::json& run) {
   const std::string metric = run.at("objective").value("metric", "mfu");
   const bool maximize = run.at("objective").value("maximize", true);
   const auto pts = Points(run, metric);
-  const double base = Get(run.value("baseline", nlohmann::json()), "objective");
-  const double optimum = Get(run.value("optimum", nlohmann::json()), "objective");
+  const double base = NumberField(run.value("baseline", nlohmann::json()), "objective");
+  const double optimum = NumberField(run.value("optimum", nlohmann::json()), "objective");
   double lo = 1e300, hi = 0, max_it = 1;
   for (const auto& p : pts) {
     max_it = std::max(max_it, p.iteration);
@@ -139,8 +131,8 @@ std::string RenderObjectiveChart(const nlohmann::json& run) {
   s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << W << "\" height=\"" << H
     << "\" viewBox=\"0 0 " << W << " " << H << "\" font-family=\"sans-serif\" font-size=\"11\">\n"
     << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
-    << "<text x=\"" << L << "\" y=\"18\" font-size=\"13\">" << Escape(Str(run, "campaign")) << ": "
-    << Escape(metric) << " per iteration</text>\n"
+    << "<text x=\"" << L << "\" y=\"18\" font-size=\"13\">" << Escape(StringField(run, "campaign"))
+    << ": " << Escape(metric) << " per iteration</text>\n"
     << "<line x1=\"" << L << "\" y1=\"" << H - B << "\" x2=\"" << W - R << "\" y2=\"" << H - B
     << "\" stroke=\"black\"/>\n<line x1=\"" << L << "\" y1=\"" << T << "\" x2=\"" << L << "\" y2=\""
     << H - B << "\" stroke=\"black\"/>\n";
@@ -206,65 +198,71 @@ Result<CampaignReport> RenderCampaignReport(const nlohmann::json& run,
   const nlohmann::json base = run.value("baseline", nlohmann::json());
   const nlohmann::json opt = run.value("optimum", nlohmann::json());
   std::ostringstream m;
-  m << "# Tuning report: " << Str(run, "campaign") << "\n\n"
-    << "Strategy `" << Str(run, "strategy") << "`, objective `" << metric << "` ("
+  m << "# Tuning report: " << StringField(run, "campaign") << "\n\n"
+    << "Strategy `" << StringField(run, "strategy") << "`, objective `" << metric << "` ("
     << (run.at("objective").value("maximize", true) ? "maximize" : "minimize") << ").";
-  if (!Str(run, "stopReason").empty()) {
-    m << " Stopped: **" << Str(run, "stopReason") << "**: " << Str(run, "stopMessage");
+  if (!StringField(run, "stopReason").empty()) {
+    m << " Stopped: **" << StringField(run, "stopReason")
+      << "**: " << StringField(run, "stopMessage");
   }
   m << "\n\n| | trial | " << metric << " | configuration |\n|---|---|---|---|\n";
   if (base.is_object()) {
-    m << "| baseline | " << Str(base, "trialName") << " | "
-      << Significant(Get(base, "objective"), 4) << " | "
+    m << "| baseline | " << StringField(base, "trialName") << " | "
+      << Significant(NumberField(base, "objective"), 4) << " | "
       << ConfigText(base.value("config", nlohmann::json())) << " |\n";
   }
   if (best.is_object()) {
-    m << "| best | " << Str(best, "trialName") << " | " << Significant(Get(best, "objective"), 4)
-      << " | " << ConfigText(best.value("config", nlohmann::json())) << " |\n";
+    m << "| best | " << StringField(best, "trialName") << " | "
+      << Significant(NumberField(best, "objective"), 4) << " | "
+      << ConfigText(best.value("config", nlohmann::json())) << " |\n";
   }
   if (opt.is_object()) {
-    m << "| optimum (exhaustive) | - | " << Significant(Get(opt, "objective"), 4) << " | "
+    m << "| optimum (exhaustive) | - | " << Significant(NumberField(opt, "objective"), 4) << " | "
       << ConfigText(opt.value("config", nlohmann::json())) << " |\n";
   }
   m << "\n";
   if (best.is_object() && base.is_object()) {
     m << "Improvement over the baseline: "
-      << SignedFixed(100 * Get(best, "improvementOverBaseline"), 1) << "%.";
+      << SignedFixed(100 * NumberField(best, "improvementOverBaseline"), 1) << "%.";
   }
-  if (best.is_object() && opt.is_object() && Get(opt, "objective") > 0) {
+  if (best.is_object() && opt.is_object() && NumberField(opt, "objective") > 0) {
     const bool maximize = run.at("objective").value("maximize", true);
-    const double frac = maximize ? Get(best, "objective") / Get(opt, "objective")
-                                 : Get(opt, "objective") / Get(best, "objective");
+    const double frac = maximize ? NumberField(best, "objective") / NumberField(opt, "objective")
+                                 : NumberField(opt, "objective") / NumberField(best, "objective");
     m << " Best reaches " << Fixed(100 * frac, 1) << "% of the optimum.";
   }
   const nlohmann::json counts = run.value("trialCounts", nlohmann::json());
-  m << " Trials: " << Get(counts, "total") << " (" << Get(counts, "succeeded") << " succeeded, "
-    << Get(counts, "failed") << " failed, "
-    << (Get(counts, "anomalous") > 0 ? Significant(Get(counts, "anomalous"), 4) + " anomalous, "
-                                     : "")
-    << Get(counts, "rejected") << " candidates rejected before running).";
-  if (Get(run, "acceleratorHours") > 0) {
-    m << " Accelerator-hours spent: " << Significant(Get(run, "acceleratorHours"), 4) << ".";
+  m << " Trials: " << NumberField(counts, "total") << " (" << NumberField(counts, "succeeded")
+    << " succeeded, " << NumberField(counts, "failed") << " failed, "
+    << (NumberField(counts, "anomalous") > 0
+            ? Significant(NumberField(counts, "anomalous"), 4) + " anomalous, "
+            : "")
+    << NumberField(counts, "rejected") << " candidates rejected before running).";
+  if (NumberField(run, "acceleratorHours") > 0) {
+    m << " Accelerator-hours spent: " << Significant(NumberField(run, "acceleratorHours"), 4)
+      << ".";
   }
   m << "\n\n![" << metric << " per iteration](" << chart_file_name
     << ")\n\n## Trials\n\n| # | trial | change | result | " << metric
     << " | predicted | accelerator-hours | rationale |\n|---|---|---|---|---|---|---|---|\n";
   for (const auto& t : run.at("trials")) {
-    const std::string phase = Str(t, "phase");
+    const std::string phase = StringField(t, "phase");
     std::string result = phase;
     if (phase == "Failed" && t.contains("failure") && t.at("failure").is_object()) {
-      result = "Failed: " + Str(t.at("failure"), "category");
+      result = "Failed: " + StringField(t.at("failure"), "category");
     }
     if (t.contains("anomaly") && t.at("anomaly").is_object()) {
-      result = "Anomaly: " + Str(t.at("anomaly"), "kind");
+      result = "Anomaly: " + StringField(t.at("anomaly"), "kind");
     }
-    const double obj = Get(t.value("metrics", nlohmann::json()), metric.c_str());
-    m << "| " << Get(t, "iteration") << " | " << Str(t, "name") << " | "
-      << Cell(Str(t, "change"), 60) << " | " << Cell(result) << " | "
+    const double obj = NumberField(t.value("metrics", nlohmann::json()), metric.c_str());
+    m << "| " << NumberField(t, "iteration") << " | " << StringField(t, "name") << " | "
+      << Cell(StringField(t, "change"), 60) << " | " << Cell(result) << " | "
       << (obj > 0 ? Significant(obj, 4) : "-") << " | "
-      << Significant(Get(t.value("prediction", nlohmann::json()), "objective"), 4) << " | "
-      << (Get(t, "acceleratorHours") > 0 ? Significant(Get(t, "acceleratorHours"), 3) : "-")
-      << " | " << Cell(Str(t, "rationale")) << " |\n";
+      << Significant(NumberField(t.value("prediction", nlohmann::json()), "objective"), 4) << " | "
+      << (NumberField(t, "acceleratorHours") > 0
+              ? Significant(NumberField(t, "acceleratorHours"), 3)
+              : "-")
+      << " | " << Cell(StringField(t, "rationale")) << " |\n";
   }
   m << SchedulingSections(run);
   bool any_failure = false;
@@ -272,25 +270,26 @@ Result<CampaignReport> RenderCampaignReport(const nlohmann::json& run,
     if (!t.contains("failure") || !t.at("failure").is_object()) continue;
     if (!any_failure) m << "\n## Failures\n\n";
     any_failure = true;
-    m << "- **" << Str(t, "name") << "** (" << Str(t.at("failure"), "category")
-      << "): " << Str(t.at("failure"), "summary") << "\n";
+    m << "- **" << StringField(t, "name") << "** (" << StringField(t.at("failure"), "category")
+      << "): " << StringField(t.at("failure"), "summary") << "\n";
   }
   WriteClusterHealth(run, m);
   const nlohmann::json a = run.value("lastAnalysis", nlohmann::json());
-  if (a.is_object() && !Str(a, "healthState").empty()) {
-    m << "\n## Last analysis\n\n" << Str(a, "summary") << "\n\n";
+  if (a.is_object() && !StringField(a, "healthState").empty()) {
+    m << "\n## Last analysis\n\n" << StringField(a, "summary") << "\n\n";
     for (const auto& sg : a.value("suggestions", nlohmann::json::array())) {
-      m << "- " << Str(sg, "text") << "\n";
+      m << "- " << StringField(sg, "text") << "\n";
     }
   }
   if (run.contains("pool") && run.at("pool").contains("calibration")) {
     const auto& c = run.at("pool").at("calibration");
-    m << "\n## Calibration\n\nCompute efficiency " << Significant(Get(c, "computeEfficiency"), 4)
-      << ", communication efficiency " << Significant(Get(c, "communicationEfficiency"), 4)
-      << ", memory overhead " << Significant(Get(c, "memoryOverheadGiB"), 4)
-      << " GiB, validator margin " << Significant(Get(c, "memoryMarginGiB"), 4)
-      << " GiB, residual spread " << Significant(Get(c, "residualSigma"), 4) << " (from "
-      << Get(c, "observations") << " observations).\n";
+    m << "\n## Calibration\n\nCompute efficiency "
+      << Significant(NumberField(c, "computeEfficiency"), 4) << ", communication efficiency "
+      << Significant(NumberField(c, "communicationEfficiency"), 4) << ", memory overhead "
+      << Significant(NumberField(c, "memoryOverheadGiB"), 4) << " GiB, validator margin "
+      << Significant(NumberField(c, "memoryMarginGiB"), 4) << " GiB, residual spread "
+      << Significant(NumberField(c, "residualSigma"), 4) << " (from "
+      << NumberField(c, "observations") << " observations).\n";
   }
   r.markdown = m.str();
   return r;
@@ -320,11 +319,12 @@ Result<nlohmann::json> PastOptimizationRecord(const nlohmann::json& run) {
       run.value("objective", nlohmann::json::object()).value("metric", std::string("mfu"));
   const double gain = best.value("improvementOverBaseline", 0.0);
   std::ostringstream note;
-  note << Str(run, "campaign") << ": " << metric << " " << base.value("objective", 0.0) << " -> "
-       << best.value("objective", 0.0) << " (" << std::showpos << std::fixed << std::setprecision(1)
-       << 100.0 * gain << "%) in " << run.value("trials", nlohmann::json::array()).size()
-       << " trials; stopped: " << Str(run, "stopMessage");
-  nlohmann::json rec = {{"id", Str(run, "campaign") + "/" + Str(best, "trialName")},
+  note << StringField(run, "campaign") << ": " << metric << " " << base.value("objective", 0.0)
+       << " -> " << best.value("objective", 0.0) << " (" << std::showpos << std::fixed
+       << std::setprecision(1) << 100.0 * gain << "%) in "
+       << run.value("trials", nlohmann::json::array()).size()
+       << " trials; stopped: " << StringField(run, "stopMessage");
+  nlohmann::json rec = {{"id", StringField(run, "campaign") + "/" + StringField(best, "trialName")},
                         {"workload", WorkloadText(run.value("workload", nlohmann::json()))},
                         {"workloadSpec", run.value("workload", nlohmann::json::object())},
                         {"before", base["config"]},

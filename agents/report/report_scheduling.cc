@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "base/json_fields.h"
 #include "base/strings.h"
 
 namespace paratune {
@@ -11,15 +12,6 @@ namespace paratune {
 namespace {
 
 using nlohmann::json;
-
-double Number(const json& j, const char* key) {
-  return j.is_object() && j.contains(key) && j.at(key).is_number() ? j.at(key).get<double>() : 0;
-}
-
-std::string Text(const json& j, const char* key) {
-  return j.is_object() && j.contains(key) && j.at(key).is_string() ? j.at(key).get<std::string>()
-                                                                   : "";
-}
 
 std::string ConfigText(const json& c) {
   std::string s;
@@ -34,22 +26,22 @@ void WriteBaseline(const json& pre, std::ostream& m) {
   if (!pre.is_object() || !pre.value("rejected", false)) return;
   m << "\n## Baseline pre-flight\n\nThe campaign's baseline ("
     << ConfigText(pre.value("config", json())) << ") was **not launched**: ";
-  if (!Text(pre, "constraint").empty()) {
-    m << "it breaks a constraint: " << Text(pre, "constraint") << ".\n";
+  if (!StringField(pre, "constraint").empty()) {
+    m << "it breaks a constraint: " << StringField(pre, "constraint") << ".\n";
   } else {
-    m << "predicted peak memory " << Fixed(Number(pre, "predictedPeakMemoryGiB"), 1)
-      << " GiB against " << Fixed(Number(pre, "capacityGiB"), 1)
-      << " GiB of device memory: verdict " << Text(pre, "verdict")
+    m << "predicted peak memory " << Fixed(NumberField(pre, "predictedPeakMemoryGiB"), 1)
+      << " GiB against " << Fixed(NumberField(pre, "capacityGiB"), 1)
+      << " GiB of device memory: verdict " << StringField(pre, "verdict")
       << ", beyond even the optimistic end of the estimate (the prediction less "
-      << Fixed(std::max(Number(pre, "uncertaintyGiB"), Number(pre, "intervalGiB")), 1)
+      << Fixed(std::max(NumberField(pre, "uncertaintyGiB"), NumberField(pre, "intervalGiB")), 1)
       << " GiB, the larger of the model's calibrated uncertainty and its interval).\n";
   }
   const json start = pre.value("startedFrom", json());
   if (start.is_object()) {
     m << "The campaign started from the nearest feasible configuration ("
       << ConfigText(start.value("config", json())) << ", "
-      << Fixed(Number(start, "changedParameters"), 0) << " parameter(s) changed, predicted "
-      << Fixed(Number(start, "predictedPeakMemoryGiB"), 1)
+      << Fixed(NumberField(start, "changedParameters"), 0) << " parameter(s) changed, predicted "
+      << Fixed(NumberField(start, "predictedPeakMemoryGiB"), 1)
       << " GiB), which stands in as the baseline.\n";
   } else {
     m << "No configuration of the search space is predicted to fit.\n";
@@ -69,7 +61,7 @@ void WriteQueue(const json& trials, std::ostream& m) {
     total += q;
     if (q >= longest) {
       longest = q;
-      longest_name = Text(t, "name");
+      longest_name = StringField(t, "name");
     }
   }
   if (queued == 0) return;

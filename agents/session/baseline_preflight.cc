@@ -13,8 +13,6 @@ namespace paratune {
 
 namespace {
 
-double Round2(double v) { return std::round(v * 100) / 100; }
-
 // Value index of each search parameter in `c` (-1 when a value is not among the allowed).
 std::vector<int> ValueIndex(const std::vector<SearchParameter>& params, const Config& c) {
   std::vector<int> out;
@@ -60,15 +58,15 @@ nlohmann::json BaselinePreflight::ToJson() const {
   nlohmann::json j = {{"rejected", rejected},
                       {"config", ConfigToJson(config)},
                       {"reason", reason},
-                      {"predictedPeakMemoryGiB", Round2(predicted_peak_gib)},
-                      {"capacityGiB", Round2(capacity_gib)},
-                      {"uncertaintyGiB", Round2(uncertainty_gib)},
-                      {"intervalGiB", Round2(interval_gib)},
+                      {"predictedPeakMemoryGiB", RoundTo(predicted_peak_gib, 2)},
+                      {"capacityGiB", RoundTo(capacity_gib, 2)},
+                      {"uncertaintyGiB", RoundTo(uncertainty_gib, 2)},
+                      {"intervalGiB", RoundTo(interval_gib, 2)},
                       {"verdict", verdict}};
   if (!constraint.empty()) j["constraint"] = constraint;
   if (start) {
     j["startedFrom"] = {{"config", ConfigToJson(*start)},
-                        {"predictedPeakMemoryGiB", Round2(start_peak_gib)},
+                        {"predictedPeakMemoryGiB", RoundTo(start_peak_gib, 2)},
                         {"changedParameters", start_changed_parameters}};
   }
   return j;

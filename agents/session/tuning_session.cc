@@ -486,7 +486,7 @@ Result<std::unique_ptr<TuningSession>> TuningSession::Create(const CampaignSpec&
   impl->builtin = std::make_unique<BuiltinEngine>(impl->opt.seed);
   if (impl->engine == nullptr) impl->engine = std::make_unique<BuiltinEngine>(impl->opt.seed);
   impl->diagnostician = std::move(deps.diagnostician);
-  if (impl->diagnostician == nullptr) impl->diagnostician = DefaultFailureAnalyzer();
+  if (impl->diagnostician == nullptr) impl->diagnostician = MakeEmbeddedFailureAnalyzer();
   impl->Refit();
   return std::unique_ptr<TuningSession>(new TuningSession(std::move(impl)));
 }

@@ -60,8 +60,9 @@ struct SessionDeps {
   // options.max_space_points; PlanningCache shares it between reconciles and campaigns).
   // Null: built here. Set only together with `model`.
   std::shared_ptr<const SearchSpaceIndex> space;
-  std::shared_ptr<const FailureAnalyzer> diagnostician;  // null: knowledge base (else fallback)
-  std::function<double()> clock;                         // seconds; null: none recorded
+  // Null: a new one over the embedded knowledge (MakeEmbeddedFailureAnalyzer, tens of ms).
+  std::shared_ptr<const FailureAnalyzer> diagnostician;
+  std::function<double()> clock;  // seconds; null: none recorded
   SessionOptions options;
   // Past-optimization records (the campaign's knowledge ConfigMaps, earlier campaigns' results,
   // `--past FILE`): the built-in engine warm-starts from the best one on the same model and

@@ -5,15 +5,11 @@
 #include <ctime>
 #include <sstream>
 
+#include "base/strings.h"
+
 namespace paratune::sim {
 
 namespace {
-
-std::string F(const char* fmt, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), fmt, v);
-  return buf;
-}
 
 bool IsMegatron(const Workload& w) { return w.training.framework != "torchtitan" && !w.IsTpu(); }
 
@@ -86,7 +82,7 @@ std::string StartupLog(const Workload& w, const ParallelPlan& p, double unix_sec
       << "Num_devices: " << w.devices << ", shape (" << p.dcn_data << ", " << p.ici_data << ", "
       << p.ici_fsdp << ", " << p.ici_sequence << ", " << p.ici_tensor << ", " << p.ici_expert
       << ")\n"
-      << "number parameters: " << F("%.3f", m.TotalParams() / 1e9) << " billion\n";
+      << "number parameters: " << Fixed(m.TotalParams() / 1e9, 3) << " billion\n";
     return o.str();
   }
   if (!IsMegatron(w)) {
@@ -335,11 +331,11 @@ std::string CudaOomLog(const Workload& w, bool at_setup, double tried_gib, doubl
   const double in_use = capacity_gib - free_gib;
   const double allocated = in_use - reserved_unallocated_gib - 0.55;
   std::string error =
-      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate " + F("%.2f", tried_gib) +
-      " GiB. GPU 0 has a total capacity of " + F("%.2f", capacity_gib) + " GiB of which " +
-      F("%.2f", free_gib) + " GiB is free. Including non-PyTorch memory, this process has " +
-      F("%.2f", in_use) + " GiB memory in use. Of the allocated memory " + F("%.2f", allocated) +
-      " GiB is allocated by PyTorch, and " + F("%.2f", reserved_unallocated_gib) +
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate " + Fixed(tried_gib, 2) +
+      " GiB. GPU 0 has a total capacity of " + Fixed(capacity_gib, 2) + " GiB of which " +
+      Fixed(free_gib, 2) + " GiB is free. Including non-PyTorch memory, this process has " +
+      Fixed(in_use, 2) + " GiB memory in use. Of the allocated memory " + Fixed(allocated, 2) +
+      " GiB is allocated by PyTorch, and " + Fixed(reserved_unallocated_gib, 2) +
       " GiB is reserved by PyTorch but unallocated. If reserved but unallocated "
       "memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:"
       "True to avoid fragmentation.  See documentation for Memory Management  "
@@ -353,12 +349,12 @@ std::string XlaOomLog(double used_gib, double capacity_gib, double arguments_gib
     << "    state, metrics = p_train_step(state, example_batch, nextrng)\n"
     << "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: XLA:TPU compile permanent "
        "error. Ran out of memory in memory space hbm. Used "
-    << F("%.1f", used_gib) << "G of " << F("%.2f", capacity_gib)
-    << "G hbm. Exceeded hbm capacity by " << F("%.1f", used_gib - capacity_gib) << "G.\n\n"
-    << "Total hbm usage >= " << F("%.1f", used_gib + 0.52) << "G:\n"
+    << Fixed(used_gib, 1) << "G of " << Fixed(capacity_gib, 2) << "G hbm. Exceeded hbm capacity by "
+    << Fixed(used_gib - capacity_gib, 1) << "G.\n\n"
+    << "Total hbm usage >= " << Fixed(used_gib + 0.52, 1) << "G:\n"
     << "    reserved        530.00M \n"
-    << "    program          " << F("%.1f", used_gib - arguments_gib) << "G \n"
-    << "    arguments         " << F("%.1f", arguments_gib) << "G \n";
+    << "    program          " << Fixed(used_gib - arguments_gib, 1) << "G \n"
+    << "    arguments         " << Fixed(arguments_gib, 1) << "G \n";
   return o.str();
 }
 

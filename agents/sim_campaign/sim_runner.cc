@@ -4,16 +4,13 @@
 #include "agents/model/workload.h"
 #include "agents/sim/simulated_cluster.h"
 #include "agents/sim_campaign/simulation.h"
+#include "base/strings.h"
 
 namespace paratune {
 
 namespace {
 
 // What a pod's status carries: the tail of the log (FallbackToLogsOnError).
-std::string Tail(const std::string& log, size_t max_chars) {
-  return log.size() <= max_chars ? log : log.substr(log.size() - max_chars);
-}
-
 class SimulatedClusterRunner : public TrialRunner {
  public:
   SimulatedClusterRunner(Workload w, uint64_t seed, std::vector<NodeFault> faults, bool structural)

@@ -191,7 +191,9 @@ Result<SimulationResult> RunSimulation(const CampaignSpec& spec_in,
   deps.options = *session_options;
   if (deps.engine == nullptr) {
     EngineOptions eo{&spec, options.seed, &pool};
-    auto engine = CreateStrategyEngine(options.strategy, eo);
+    auto engine = options.engine_factory
+                      ? options.engine_factory(WithEngine(spec, options.strategy), &pool)
+                      : CreateStrategyEngine(options.strategy, eo);
     if (!engine.ok()) return engine.status().WithPrefix("--strategy");
     deps.engine = std::move(engine).value();
   }

@@ -14,6 +14,7 @@
 
 #include "agents/core/campaign.h"
 #include "agents/health/node_ledger.h"
+#include "agents/engines/engine_factory.h"
 #include "agents/session/tuning_session.h"
 #include "agents/trials/message_pool.h"
 
@@ -53,7 +54,10 @@ Result<std::unique_ptr<TrialRunner>> MakeSimulatedClusterRunner(
     const std::string& reality = "perturbed");
 
 struct SimulationOptions {
-  std::string strategy = "builtin";  // builtin | random | grid | greedy | (registered engines)
+  std::string strategy = "builtin";  // builtin | random | grid | greedy | llm | hybrid
+  // Builds the engine named by `strategy` (MakeEngineFactory: the CLI's, with its LLM
+  // overrides); null: the built-in engines only (CreateStrategyEngine).
+  EngineFactory engine_factory;
   uint64_t seed = 1;
   int64_t max_trials = 0;   // 0: spec.budget.maxTrials
   bool exhaustive = false;  // also find the optimum of the whole space

@@ -8,20 +8,16 @@
 
 namespace paratune {
 
-namespace {
-
-double Round6(double v) { return std::round(v * 1e6) / 1e6; }
-
-}  // namespace
+namespace {}  // namespace
 
 nlohmann::json EarlyStopDecision::ToJson() const {
   return {{"stepsSeen", steps_seen},
-          {"meanStepSeconds", Round6(mean_step_seconds)},
-          {"noise", Round6(noise)},
-          {"margin", Round6(margin)},
-          {"projectedObjective", Round6(projected_objective)},
-          {"optimisticObjective", Round6(optimistic_objective)},
-          {"bestObjective", Round6(best_objective)},
+          {"meanStepSeconds", RoundTo(mean_step_seconds, 6)},
+          {"noise", RoundTo(noise, 6)},
+          {"margin", RoundTo(margin, 6)},
+          {"projectedObjective", RoundTo(projected_objective, 6)},
+          {"optimisticObjective", RoundTo(optimistic_objective, 6)},
+          {"bestObjective", RoundTo(best_objective, 6)},
           {"summary", summary}};
 }
 

@@ -47,10 +47,11 @@ Result<std::unique_ptr<FailureAnalyzer>> MakeKnowledgeFailureAnalyzer(
 Result<std::unique_ptr<FailureAnalyzer>> MakeKnowledgeFailureAnalyzer(
     std::shared_ptr<const KnowledgeBase> kb);
 
-// The embedded knowledge's analyzer, built once per process and shared (a session without its own
-// analyzer uses it: loading the knowledge base, known failures included, costs tens of
-// milliseconds). The keyword analyzer when the embedded knowledge fails to load.
-std::shared_ptr<const FailureAnalyzer> DefaultFailureAnalyzer();
+// A new analyzer over the embedded knowledge; the keyword analyzer when that fails to load.
+// Loading the knowledge base, known failures included, costs tens of milliseconds: a program
+// makes one and hands it to every session it runs (SessionDeps::diagnostician), nothing keeps
+// one process-wide.
+std::shared_ptr<const FailureAnalyzer> MakeEmbeddedFailureAnalyzer();
 
 }  // namespace paratune
 

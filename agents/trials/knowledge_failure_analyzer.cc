@@ -50,13 +50,10 @@ Result<std::unique_ptr<FailureAnalyzer>> MakeKnowledgeFailureAnalyzer(
   return MakeKnowledgeFailureAnalyzer(std::shared_ptr<const KnowledgeBase>(std::move(*kb)));
 }
 
-std::shared_ptr<const FailureAnalyzer> DefaultFailureAnalyzer() {
-  static const std::shared_ptr<const FailureAnalyzer> analyzer = [] {
-    auto k = MakeKnowledgeFailureAnalyzer();
-    return k.ok() ? std::shared_ptr<const FailureAnalyzer>(std::move(k).value())
-                  : std::shared_ptr<const FailureAnalyzer>(MakeFallbackFailureAnalyzer());
-  }();
-  return analyzer;
+std::shared_ptr<const FailureAnalyzer> MakeEmbeddedFailureAnalyzer() {
+  auto k = MakeKnowledgeFailureAnalyzer();
+  return k.ok() ? std::shared_ptr<const FailureAnalyzer>(std::move(k).value())
+                : std::shared_ptr<const FailureAnalyzer>(MakeFallbackFailureAnalyzer());
 }
 
 }  // namespace paratune

@@ -4,12 +4,11 @@
 #include <cmath>
 
 #include "base/json_fields.h"
+#include "base/strings.h"
 
 namespace paratune {
 
 namespace {
-
-double Round4(double v) { return std::round(v * 1e4) / 1e4; }
 
 constexpr double kBig = 1e15;
 
@@ -38,7 +37,7 @@ Result<Config> ReadConfig(const nlohmann::json& j, const std::string& field) {
 nlohmann::json Proposal::ToJson() const {
   return {{"rationale", rationale},
           {"expectedImpact", expected_impact},
-          {"confidence", Round4(confidence)},
+          {"confidence", RoundTo(confidence, 4)},
           {"proposedBy", proposed_by}};
 }
 
@@ -56,11 +55,11 @@ Result<Proposal> Proposal::FromJson(const nlohmann::json& j, const std::string& 
 nlohmann::json Prediction::ToJson() const {
   // A prediction the model could not make (an invalid config: infinite step time, NaN MFU)
   // is written as 0, "no prediction", so that FromJson always reads back what ToJson wrote.
-  auto amount = [](double v) { return std::isfinite(v) && v > 0 ? Round4(v) : 0.0; };
+  auto amount = [](double v) { return std::isfinite(v) && v > 0 ? RoundTo(v, 4) : 0.0; };
   nlohmann::json j = {{"peakMemoryGiB", amount(peak_memory_gib)},
                       {"mfu", amount(mfu)},
                       {"stepTimeSeconds", amount(step_time_seconds)},
-                      {"objective", std::isfinite(objective) ? Round4(objective) : 0.0}};
+                      {"objective", std::isfinite(objective) ? RoundTo(objective, 4) : 0.0}};
   if (!verdict.empty()) j["verdict"] = verdict;
   if (step_high > 0 || memory_high > 0) {
     j["interval"] = {{"stepTimeSeconds", {amount(step_low), amount(step_high)}},
@@ -108,7 +107,7 @@ nlohmann::json Suggestion::ToJson() const {
           {"from", from.ToJson()},
           {"to", to.ToJson()},
           {"reason", reason},
-          {"expectedGain", Round4(expected_gain)},
+          {"expectedGain", RoundTo(expected_gain, 4)},
           {"text", Text()}};
 }
 
@@ -154,17 +153,17 @@ Result<Analysis> Analysis::FromJson(const nlohmann::json& j, const std::string& 
 }
 
 nlohmann::json CalibrationState::ToJson() const {
-  return {{"computeEfficiency", Round4(compute_efficiency)},
-          {"communicationEfficiency", Round4(communication_efficiency)},
-          {"memoryOverheadGiB", Round4(memory_overhead_gib)},
-          {"memoryMarginGiB", Round4(memory_margin_gib)},
-          {"residualSigma", Round4(residual_sigma)},
+  return {{"computeEfficiency", RoundTo(compute_efficiency, 4)},
+          {"communicationEfficiency", RoundTo(communication_efficiency, 4)},
+          {"memoryOverheadGiB", RoundTo(memory_overhead_gib, 4)},
+          {"memoryMarginGiB", RoundTo(memory_margin_gib, 4)},
+          {"residualSigma", RoundTo(residual_sigma, 4)},
           {"observations", observations},
           {"oomObservations", oom_observations},
-          {"memoryStaticScale", Round4(memory_static_scale)},
-          {"memoryActivationScale", Round4(memory_activation_scale)},
-          {"memoryLogitsBytes", Round4(memory_logits_bytes)},
-          {"microbatchFloorSeconds", Round4(microbatch_floor_seconds)}};
+          {"memoryStaticScale", RoundTo(memory_static_scale, 4)},
+          {"memoryActivationScale", RoundTo(memory_activation_scale, 4)},
+          {"memoryLogitsBytes", RoundTo(memory_logits_bytes, 4)},
+          {"microbatchFloorSeconds", RoundTo(microbatch_floor_seconds, 4)}};
 }
 
 Result<CalibrationState> CalibrationState::FromJson(const nlohmann::json& j,
@@ -317,7 +316,7 @@ nlohmann::json LlmExchange::ToJson() const {
           {"prompt", prompt},
           {"reply", reply},
           {"parseResult", parse_result},
-          {"latencySeconds", Round4(latency_seconds)},
+          {"latencySeconds", RoundTo(latency_seconds, 4)},
           {"promptTokens", prompt_tokens},
           {"completionTokens", completion_tokens},
           {"fallback", fallback}};

@@ -6,7 +6,7 @@
 #include <cstdio>
 
 #include "agents/model/catalog.h"
-#include "controllers/conditions.h"
+#include "base/json_fields.h"
 
 namespace paratune::controllers {
 

@@ -6,6 +6,7 @@
 #include <optional>
 #include <utility>
 
+#include "base/json_fields.h"
 #include "controllers/conditions.h"
 #include "controllers/node_health/diagnostic_jobs.h"
 #include "controllers/node_health/node_health.h"

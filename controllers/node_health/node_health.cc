@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdio>
 
+#include "base/json_fields.h"
 #include "base/strings.h"
 #include "controllers/conditions.h"
 #include "controllers/status_writer.h"
@@ -306,8 +307,7 @@ void CampaignHealth::ListSuspects(HealthContext& ctx, const HealthEmit& emit) {
     ctx.suspects.push_back(rec.name);
     auto it = old_since.find(rec.name);
     if (it == old_since.end() || it->second != rec.suspect_since) {
-      char score[32];
-      std::snprintf(score, sizeof(score), "%.2f", rec.score);
+      const std::string score = Fixed(rec.score, 2);
       emit("Warning", reasons::kNodeSuspect,
            "node " + rec.name + " is suspect (score " + score + "): " + Join(why, "; ") +
                ". Later trials avoid it; diagnostics " +

@@ -13,6 +13,7 @@
 #include <set>
 #include <sstream>
 
+#include "base/json_fields.h"
 #include "base/strings.h"
 #include "controllers/conditions.h"
 #include "controllers/node_health/node_health.h"

@@ -6,15 +6,11 @@
 #include "agents/core/campaign.h"
 #include "agents/model/perf_model.h"
 #include "agents/model/workload.h"
+#include "base/json_fields.h"
 
 namespace paratune {
 
 namespace {
-
-double NumberAt(const nlohmann::json& obj, const char* key) {
-  if (!obj.is_object() || !obj.contains(key) || !obj[key].is_number()) return 0;
-  return obj[key].get<double>();
-}
 
 // One JSON line into a comparison row; false (and no error) for lines to skip.
 Result<bool> ParseLine(const std::string& line, const std::string& where, MeasuredComparison* row) {
@@ -27,10 +23,10 @@ Result<bool> ParseLine(const std::string& line, const std::string& where, Measur
   row->config = *config;
   row->measured_ok = outcome == "succeeded";
   const nlohmann::json metrics = j.value("metrics", nlohmann::json::object());
-  row->measured_step_seconds = NumberAt(metrics, "stepTimeSeconds");
-  row->measured_peak_gib = NumberAt(metrics, "peakMemoryGiB");
+  row->measured_step_seconds = NumberField(metrics, "stepTimeSeconds");
+  row->measured_peak_gib = NumberField(metrics, "peakMemoryGiB");
   row->allocated_at_failure_gib =
-      NumberAt(j.value("failure", nlohmann::json::object()), "allocatedAtFailureGiB");
+      NumberField(j.value("failure", nlohmann::json::object()), "allocatedAtFailureGiB");
   if (row->measured_ok && row->measured_step_seconds <= 0) {
     return Status::Invalid(where + ".metrics.stepTimeSeconds: required for a succeeded trial");
   }

@@ -65,16 +65,34 @@ hits=$(find base agents operator controllers cli -type d -name testing 2>/dev/nu
 [ -n "$hits" ] && breach "test doubles live in testing/, not inside a product library's folder" "$hits"
 hits=$(grep -rn 'getenv' --include=*.cc --include=*.h base agents controllers operator testing 2>/dev/null)
 [ -n "$hits" ] && breach "only the programs read the environment" "$hits"
-hits=$(grep -rnE '^(static )?std::string (Trim|Lower|ToLower|Num|Fixed)\(|Base64Decode\(const|DecodeBase64\(|ParseMiniYaml' --include=*.cc base agents controllers operator cli hack cmd 2>/dev/null | grep -v '^base/')
+hits=$(grep -rnE 'Base64Decode\(const|DecodeBase64\(|ParseMiniYaml' --include=*.cc base agents controllers operator cli hack cmd 2>/dev/null | grep -v '^base/')
 [ -n "$hits" ] && breach "one copy of each helper, in base/" "$hits"
+# One copy of each helper: the text helpers, number formatters and JSON getters of base/strings.h
+# and base/json_fields.h (and the private names they replaced: Round2..Round6, Pct, Fmt, F,
+# Tail, Number) are defined there only.
+helpers='F|Trim|Lower|ToLower|Num|Number|Fixed|SignedFixed|Significant|Percent|SignedPercent|Pct|Fmt|RoundTo|Round[0-9]|Tail|LastLinesWithin|ValueField|ObjectField|ArrayField|StringField|NumberField'
+hits=$(grep -rnE "^ *(static |inline )*(const )?[A-Za-z_][A-Za-z_:<>]*[&*]? ($helpers)\(" --include=*.cc --include=*.h agents controllers operator cli hack cmd testing bench 2>/dev/null |
+  grep -vE ':[0-9]+: *(return|else|case|throw|co_return) ')
+[ -n "$hits" ] && breach "one copy of each helper, in base/ (strings.h, json_fields.h)" "$hits"
+# No configuration or state in function-level statics (nor class statics): what a component
+# needs is passed in (the LLM overrides and key, the engine factory, the clock, the failure
+# analyzer). Allowed: const and constexpr tables; the programs' main.cc; the process clock
+# (stateless); once-flags of process-wide library set-up; the signal handlers' stop source
+# (signals are process-wide); the CLI's command table (filled by registrars, code only).
+hits=$(grep -rnE '^\s+static ' --include=*.cc --include=*.h base agents operator controllers cli 2>/dev/null |
+  grep -vE ':[0-9]+:\s+static (const|constexpr|inline constexpr)\b' |
+  grep -vE 'static [^=;]*\b[A-Za-z_0-9]+\(' |
+  grep -vE '^cmd/[^:]*/main\.cc:|^base/time_source\.cc:.*static RealTimeSource instance;|static std::once_flag once;|^operator/manager\.cc:.*static std::stop_source source;|^cli/command\.cc:.*static std::map<std::string, Command> registry;')
+[ -n "$hits" ] && breach "no static configuration or state in functions: pass it in" "$hits"
 # One clock (base/time_source.h). Allowed direct reads: the programs (cmd/), the test doubles
-# (testing/), both not scanned, waits for another thread's I/O (an informer's first sync, a cached write showing up, a token file
-# re-read) and timing the code itself (reconcile metrics, the simulation's wall time).
+# (testing/), both not scanned, waits
+# for another thread's I/O (an informer's first sync, a cached write showing up) and timing
+# the code itself (reconcile metrics, the simulation's wall time).
 hits=$(grep -rnE 'std::this_thread::sleep_for|std::chrono::(steady|system)_clock::now\(\)' --include=*.cc --include=*.h agents controllers operator 2>/dev/null |
-  grep -vE '^(operator/informer\.cc|operator/controller\.cc|operator/rest_config\.cc|controllers/config_map_cache\.cc|agents/sim_campaign/simulation\.cc):')
+  grep -vE '^(operator/informer\.cc|operator/controller\.cc|controllers/config_map_cache\.cc|agents/sim_campaign/simulation\.cc):')
 [ -n "$hits" ] && breach "time is read from the TimeSource a component is given" "$hits"
 # A private number formatter by another name (printf of one double into a buffer).
-hits=$(grep -rnE 'snprintf\(buf, sizeof\(buf\), "%[+.0-9*]*[fg]", (digits, )?v\);' --include=*.cc agents controllers operator cli hack cmd 2>/dev/null)
+hits=$(grep -rnE 'snprintf\(buf, sizeof\(buf\), "%[+.0-9*]*[fg]", (digits, )?v\);|snprintf\([a-z_]+, sizeof\(?[a-z_]+\)?, "([^"%]|%%)*%[+.0-9*]*[fg]([^"%]|%%)*",' --include=*.cc agents controllers operator cli hack cmd 2>/dev/null)
 [ -n "$hits" ] && breach "numbers are formatted with base/strings (Fixed, SignedFixed, Significant)" "$hits"
 # A TrialRun's or TuningCampaign's phase only through its typed mapping; trial_evidence.cc reads
 # Pods' own phase (Kubernetes').

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "agents/core/campaign.h"
+#include "base/json_fields.h"
 #include "controllers/campaign_status.h"
 #include "controllers/conditions.h"
 #include "controllers/job_renderer.h"

@@ -1,9 +1,13 @@
 #include "operator/rest_config.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <cstdio>
 #include <fstream>
 
+#include "base/time_source.h"
 #include "operator/rest_request.h"
 
 namespace paratune::kube {
@@ -61,7 +65,8 @@ TEST(RestConfigTest, NamedContextWithExecPluginAndInsecure) {
   ASSERT_TRUE(cfg.ok()) << StatusText(cfg.status());
   EXPECT_TRUE(cfg->insecure_skip_tls_verify);
   EXPECT_EQ(cfg->exec.command, "/bin/echo");
-  EXPECT_EQ(*CurrentToken(*cfg), "from-exec");
+  FakeTimeSource clock;
+  EXPECT_EQ(*TokenSource(*cfg, &clock).Current(), "from-exec");
 }
 
 TEST(RestConfigTest, ErrorsNameTheField) {
@@ -76,9 +81,37 @@ TEST(RestConfigTest, ErrorsNameTheField) {
 TEST(RestConfigTest, TokenFileIsReReadOnRotation) {
   RestConfig cfg;
   cfg.token_file = WriteTemp("token", "first\n");
-  EXPECT_EQ(*CurrentToken(cfg), "first");
+  FakeTimeSource clock;
+  TokenSource tokens(cfg, &clock);
+  EXPECT_EQ(*tokens.Current(), "first");
   WriteTemp("token", "second");
-  EXPECT_EQ(*CurrentToken(cfg), "second");
+  EXPECT_EQ(*tokens.Current(), "second");
+}
+
+// The exec plugin's token is kept for its lifetime on the clock the client is given, and the
+// plugin runs again once that has passed; each client keeps its own.
+TEST(RestConfigTest, ExecTokenExpiresOnTheInjectedClock) {
+  // Per process: another checkout's suite may run this test at the same time.
+  const std::string tag = std::to_string(getpid());
+  const std::string count = ::testing::TempDir() + "/exec_count_" + tag;
+  std::remove(count.c_str());
+  const std::string script =
+      WriteTemp("exec_plugin_" + tag + ".sh",
+                "#!/bin/sh\nn=$(cat " + count + " 2>/dev/null || echo 0)\nn=$((n+1))\necho $n > " +
+                    count + "\nprintf '{\"status\":{\"token\":\"t%s\"}}' $n\n");
+  ASSERT_EQ(chmod(script.c_str(), 0755), 0);
+  RestConfig cfg;
+  cfg.exec.command = script;
+  FakeTimeSource clock;
+  TokenSource tokens(cfg, &clock);
+  EXPECT_EQ(*tokens.Current(), "t1");
+  clock.Advance(TokenSource::kExecTokenLifetime);
+  EXPECT_EQ(*tokens.Current(), "t1") << "still within its lifetime: no second run";
+  clock.Advance(Millis(1));
+  EXPECT_EQ(*tokens.Current(), "t2") << "expired on the injected clock: the plugin runs again";
+  EXPECT_EQ(*tokens.Current(), "t2");
+  FakeTimeSource other_clock;
+  EXPECT_EQ(*TokenSource(cfg, &other_clock).Current(), "t3") << "no cache shared between clients";
 }
 
 TEST(RestConfigTest, InClusterConfigFromServiceAccountDir) {
@@ -94,7 +127,8 @@ TEST(RestConfigTest, InClusterConfigFromServiceAccountDir) {
   ASSERT_TRUE(cfg.ok()) << StatusText(cfg.status());
   EXPECT_EQ(cfg->server, "https://10.0.0.1:443");
   EXPECT_EQ(cfg->ca_pem, "CA");
-  EXPECT_EQ(*CurrentToken(*cfg), "sa-token");
+  FakeTimeSource clock;
+  EXPECT_EQ(*TokenSource(*cfg, &clock).Current(), "sa-token");
 }
 
 TEST(RestRequestTest, PathsForCoreGroupsAndSubresources) {
