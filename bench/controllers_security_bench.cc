@@ -170,8 +170,9 @@ int Pools() {
       for (const auto& [key, value] : cm["data"].items()) bytes += value.get<std::string>().size();
       largest = std::max(largest, bytes);
     }
-    kube::Json status = kube::Json::object();
-    store.DecorateStatus(*created, &status);
+    controllers::CampaignStatus typed;
+    if (auto c = store.PoolCondition(*created)) typed.Apply(*c, 1, "2026-11-21T06:00:00Z");
+    kube::Json status = typed.ToJson();
     std::string condition = "none";
     if (status.contains("conditions") && !status["conditions"].empty()) {
       const auto& c = status["conditions"][0];

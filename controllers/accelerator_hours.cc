@@ -3,8 +3,6 @@
 #include <cmath>
 
 #include "base/strings.h"
-#include "controllers/campaign_status.h"
-#include "controllers/conditions.h"
 #include "controllers/trial_run_status.h"
 
 namespace paratune::controllers {
@@ -82,34 +80,25 @@ bool AcceleratorBudgetReached(const CampaignSpec& spec, const AcceleratorHours& 
   return true;
 }
 
-void ApplyAcceleratorHours(const CampaignSpec& spec, const AcceleratorHours& hours,
-                           const std::string& budget_message, int64_t generation,
-                           const std::string& now, json* status) {
-  json& ah = (*status)["acceleratorHours"];
-  ah = {{"total", hours.recorded},
-        {"perTrial", hours.per_trial},
-        {"savedByEarlyStopping", hours.saved_by_early_stopping}};
-  if (spec.budget.max_accelerator_hours > 0) ah["max"] = spec.budget.max_accelerator_hours;
-  if ((*status)["trials"].is_object()) (*status)["trials"]["earlyStopped"] = hours.early_stopped;
+AcceleratorHoursDecision DecideAcceleratorHours(const CampaignSpec& spec,
+                                                const AcceleratorHours& hours,
+                                                const std::string& budget_message,
+                                                const CampaignStatus& status) {
+  AcceleratorHoursDecision d;
+  d.hours.total = hours.recorded;
+  d.hours.per_trial = hours.per_trial;
+  d.hours.saved_by_early_stopping = hours.saved_by_early_stopping;
+  if (spec.budget.max_accelerator_hours > 0) d.hours.max = spec.budget.max_accelerator_hours;
+  d.early_stopped = hours.early_stopped;
   // With no proposal asked for, the loop reads an empty queue as SpaceExhausted: the budget is
   // the reason then. A stop of the loop's own (maxTrials, target, ...) is kept.
-  if (budget_message.empty() || (CampaignPhaseIn(*status) != CampaignPhase::kRunning &&
-                                 status->value("stopReason", "") != "SpaceExhausted")) {
-    return;
+  if (budget_message.empty() || (status.phase != CampaignPhase::kRunning &&
+                                 status.stop_reason != CampaignStopReason::kSpaceExhausted)) {
+    return d;
   }
-  const json& trials = status->value("trials", json::object());
-  if (trials.is_object() && trials.value("running", int64_t{0}) > 0) return;
-  const bool has_best = !status->value("best", json::object()).value("trialName", "").empty();
-  SetCampaignPhase(status, has_best ? CampaignPhase::kSucceeded : CampaignPhase::kFailed);
-  (*status)["stopReason"] = "AcceleratorHoursExhausted";
-  (*status)["message"] = budget_message;
-  json& c = (*status)["conditions"];
-  SetCondition(&c, kProgressing, false, "AcceleratorHoursExhausted", budget_message, generation,
-               now);
-  if (has_best) {
-    SetCondition(&c, kConverged, true, "AcceleratorHoursExhausted", budget_message, generation,
-                 now);
-  }
+  if (status.trials && status.trials->running > 0) return d;
+  d.stop = CampaignStop{CampaignStopReason::kAcceleratorHoursExhausted, budget_message};
+  return d;
 }
 
 }  // namespace paratune::controllers

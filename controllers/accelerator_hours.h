@@ -12,6 +12,7 @@
 
 #include "agents/core/campaign.h"
 #include "base/time_source.h"
+#include "controllers/campaign_status.h"
 
 namespace paratune::controllers {
 
@@ -40,14 +41,15 @@ AcceleratorHours SumAcceleratorHours(const CampaignSpec& spec,
 bool AcceleratorBudgetReached(const CampaignSpec& spec, const AcceleratorHours& hours,
                               std::string* message);
 
-// Writes status.acceleratorHours ({total, perTrial, savedByEarlyStopping, max}: finished trials)
-// and status.trials.earlyStopped. When `budget_message` is non-empty and no trial runs while the
-// status says Running (or SpaceExhausted: no proposal was asked for), the campaign stops: phase
-// Succeeded (with a best) or Failed, stopReason AcceleratorHoursExhausted, Progressing=False (and
-// Converged with a best).
-void ApplyAcceleratorHours(const CampaignSpec& spec, const AcceleratorHours& hours,
-                           const std::string& budget_message, int64_t generation,
-                           const std::string& now, nlohmann::json* status);
+// What the hours mean for the campaign status (applied by CampaignStatus::Apply): its
+// acceleratorHours ({total, perTrial, savedByEarlyStopping, max}: finished trials) and
+// trials.earlyStopped. When `budget_message` is non-empty and no trial runs while `status` (as
+// the session decided it) says Running (or SpaceExhausted: no proposal was asked for), the
+// campaign stops: stopReason AcceleratorHoursExhausted with `budget_message`.
+AcceleratorHoursDecision DecideAcceleratorHours(const CampaignSpec& spec,
+                                                const AcceleratorHours& hours,
+                                                const std::string& budget_message,
+                                                const CampaignStatus& status);
 
 }  // namespace paratune::controllers
 

@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "agents/core/failure_category.h"
 #include "base/json_fields.h"
 #include "base/strings.h"
 #include "base/utf8.h"
@@ -203,19 +204,14 @@ Status TuningCampaignReconciler::Advance(Context& ctx) {
 }
 
 Status TuningCampaignReconciler::MarkInvalid(const Json& campaign, const Status& why) {
-  Json updated = campaign;
-  Json& status = updated["status"];
-  if (!status.is_object()) status = Json::object();
+  const Json& old_status = ObjectField(campaign, "status");
+  CampaignStatus status = CampaignStatus::FromJson(old_status);
   const int64_t generation = campaign["metadata"].value("generation", int64_t{0});
-  const std::string now = FormatRfc3339(time_->SystemNow());
-  bool changed = SetCondition(&status["conditions"], kSpecValid, false, "InvalidSpec",
-                              why.message(), generation, now);
-  changed |= SetCondition(&status["conditions"], kProgressing, false, "InvalidSpec",
-                          "nothing runs until the spec is fixed", generation, now);
-  SetCampaignPhase(&status, CampaignPhase::kFailed);
-  status["observedGeneration"] = generation;
-  status["message"] = why.message();
-  if (status == ObjectField(campaign, "status")) return Status::Ok();
+  const bool changed =
+      status.ApplyInvalidSpec(why.message(), generation, FormatRfc3339(time_->SystemNow()));
+  Json updated = campaign;
+  updated["status"] = status.ToJson();
+  if (updated["status"] == old_status) return Status::Ok();
   if (changed && recorder_ != nullptr) {
     recorder_->Event(campaign, "Warning", reasons::kInvalidSpec, Short(why.message(), 1000));
   }
@@ -393,7 +389,7 @@ void TuningCampaignReconciler::AnnounceLaunch(Context& ctx, const TrialRecord& t
   Emit(ctx, "Normal", reasons::kLaunched, t.name + " " + launched);
 }
 
-Status TuningCampaignReconciler::PublishBest(Context& ctx, Json* status) {
+Status TuningCampaignReconciler::PublishBest(Context& ctx, CampaignStatus* status) {
   if (ctx.spec.output_config_map.empty()) return Status::Ok();
   SessionSummary summary = ctx.session->Summary();
   if (!summary.best) return Status::Ok();
@@ -416,12 +412,13 @@ Status TuningCampaignReconciler::PublishBest(Context& ctx, Json* status) {
   if (!created_now && !existing.ok()) return existing.status();
   if (!created_now && !IsOutputOf(*existing, ctx.campaign)) {
     const std::string owner = DescribeOwner(*existing);
-    const Json* old = FindCondition((*status)["conditions"], kOutputPublished);
+    const Json* old = FindCondition(status->conditions, kOutputPublished);
     const bool already = old != nullptr && old->value("reason", "") == reasons::kOutputNotOwned;
-    SetCondition(&(*status)["conditions"], kOutputPublished, false, reasons::kOutputNotOwned,
-                 "ConfigMap " + name + " exists and belongs to " + owner +
-                     ": left untouched; name another spec.output.configMapName or delete it",
-                 generation, ctx.now);
+    status->Apply(CampaignCondition{kOutputPublished, false, reasons::kOutputNotOwned,
+                                    "ConfigMap " + name + " exists and belongs to " + owner +
+                                        ": left untouched; name another "
+                                        "spec.output.configMapName or delete it"},
+                  generation, ctx.now);
     if (!already) {
       Emit(ctx, "Warning", reasons::kOutputNotOwned,
            "not publishing to ConfigMap " + name + ": it belongs to " + owner +
@@ -454,56 +451,54 @@ Status TuningCampaignReconciler::PublishBest(Context& ctx, Json* status) {
       return written.status();
     }
   }
-  SetCondition(&(*status)["conditions"], kOutputPublished, true, reasons::kPublished,
-               "best configuration " + ConfigKey(summary.best->config) + " in ConfigMap " + name +
-                   (ctx.spec.output_delete_with_campaign ? " (deleted with the campaign)"
-                                                         : " (kept when the campaign is deleted)"),
-               generation, ctx.now);
+  status->Apply(
+      CampaignCondition{
+          kOutputPublished, true, reasons::kPublished,
+          "best configuration " + ConfigKey(summary.best->config) + " in ConfigMap " + name +
+              (ctx.spec.output_delete_with_campaign ? " (deleted with the campaign)"
+                                                    : " (kept when the campaign is deleted)")},
+      generation, ctx.now);
   Emit(ctx, "Normal", reasons::kPublished,
        "best configuration " + ConfigKey(summary.best->config) + " written to ConfigMap " + name);
   return Status::Ok();
 }
 
+// The one place the campaign's status is written: the session's status, with what the
+// accelerator-hour budget, node health and the pool store decided applied to it.
 Status TuningCampaignReconciler::WriteStatus(Context& ctx) {
   const Json old_status = ObjectField(ctx.campaign, "status");
-  Json status = BuildCampaignStatus(ctx.campaign, *ctx.session, ctx.now);
-  ApplyAcceleratorHours(ctx.spec, ctx.hours, ctx.budget_message,
-                        ctx.campaign["metadata"].value("generation", int64_t{0}), ctx.now, &status);
+  const int64_t generation = ctx.campaign["metadata"].value("generation", int64_t{0});
+  CampaignStatus status = BuildCampaignStatus(ctx.campaign, *ctx.session, ctx.now);
+  status.Apply(DecideAcceleratorHours(ctx.spec, ctx.hours, ctx.budget_message, status), generation,
+               ctx.now);
   const std::optional<CampaignPhase> old_phase = CampaignPhaseIn(old_status);
-  const std::optional<CampaignPhase> phase = CampaignPhaseIn(status);
+  const std::optional<CampaignPhase> phase = status.phase;
   const auto finished = [](std::optional<CampaignPhase> p) {
     return p == CampaignPhase::kSucceeded || p == CampaignPhase::kFailed;
   };
   const std::string old_best = old_status.value("best", Json::object()).value("trialName", "");
-  const std::string best = status["best"].value("trialName", "");
-  if (!best.empty() && best != old_best) {
+  if (status.HasBest() && status.best->trial_name != old_best) {
+    const Json best = status.ToJson()["best"];
     Emit(ctx, "Normal", reasons::kNewBest,
-         best + " is the new best: " + ObjectiveMetricName(ctx.spec.objective.metric) + " " +
-             status["best"]["objective"].dump() + " (" +
-             status["best"]["improvementOverBaseline"].dump() + " over baseline)");
+         status.best->trial_name + " is the new best: " +
+             ObjectiveMetricName(ctx.spec.objective.metric) + " " + best["objective"].dump() +
+             " (" + best["improvementOverBaseline"].dump() + " over baseline)");
   }
   if (finished(phase)) {
     PARATUNE_RETURN_IF_ERROR(PublishBest(ctx, &status));
     if (phase != old_phase) {
       Emit(ctx, phase == CampaignPhase::kSucceeded ? "Normal" : "Warning", reasons::kConverged,
-           status.value("message", ""));
+           status.message);
     }
   } else if (finished(old_phase) && phase == CampaignPhase::kRunning) {
     Emit(ctx, "Normal", reasons::kResumed, "the spec changed: the campaign resumes");
   }
-  if (ctx.health_checked) {
-    status["nodeHealth"] = ctx.health.node_health;
-    status["remediations"] = ctx.health.remediations;
-    SetCondition(&status["conditions"], "NodeLedger", ctx.health.ledger_ok,
-                 ctx.health.ledger_reason, ctx.health.ledger_message,
-                 ctx.campaign["metadata"].value("generation", int64_t{0}), ctx.now);
-  }
-  store_->DecorateStatus(ctx.campaign, &status);  // PoolCompacted, when the pool was compacted
-  DropEmptyStrings(&status);
-  if (status == old_status) return Status::Ok();
+  if (ctx.health_checked) status.Apply(ctx.health.Decision(), generation, ctx.now);
+  // PoolCompacted, when the pool was compacted.
+  if (auto pool = store_->PoolCondition(ctx.campaign)) status.Apply(*pool, generation, ctx.now);
   Json updated = ctx.campaign;
-  updated["status"] = status;
-  DropEmptyStrings(&updated["status"]);
+  updated["status"] = status.ToJson();
+  if (updated["status"] == old_status) return Status::Ok();
   return PatchStatus(client_, res::kTuningCampaigns, updated, old_status, informers_.campaigns)
       .status();
 }
@@ -582,8 +577,7 @@ TrialOutcome OutcomeFromTrialRun(const std::string& name, const TrialRunStatus& 
     if (o.log.empty()) o.log = status.failure.value("evidence", "");
     // Written by the trial reconciler; anything else (an edited status) is diagnosed again.
     auto diagnosis = FailureDiagnosis::FromJson(status.failure);
-    if (diagnosis.ok() && std::any_of(std::begin(kFailureCategories), std::end(kFailureCategories),
-                                      [&](const char* c) { return diagnosis->category == c; })) {
+    if (diagnosis.ok() && ParseFailureCategory(diagnosis->category).has_value()) {
       o.diagnosis = std::move(*diagnosis);
     }
   }

@@ -104,7 +104,7 @@ class TuningCampaignReconciler : public kube::Reconciler {
   // Writes the best configuration to spec.output.configMapName when that ConfigMap is absent or
   // ours (IsOutputOf); one that is not is left untouched: OutputPublished=False naming its
   // owner, plus one Warning Event. Sets the OutputPublished condition in `status`.
-  Status PublishBest(Context& ctx, kube::Json* status);
+  Status PublishBest(Context& ctx, CampaignStatus* status);
   Status WriteStatus(Context& ctx);
   // Ingest, CheckHealth, ProposeAndPersist, LaunchOpenTrials, WriteStatus.
   Status Advance(Context& ctx);

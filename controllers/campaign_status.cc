@@ -106,9 +106,313 @@ void SetCampaignPhase(json* status, CampaignPhase phase) {
   (*status)[kPhase] = std::string(CampaignPhaseName(phase));
 }
 
+namespace {
+
+constexpr CampaignStopReason kCampaignStopReasons[] = {
+    CampaignStopReason::kBudgetExhausted,          CampaignStopReason::kTargetReached,
+    CampaignStopReason::kMaxFailedTrials,          CampaignStopReason::kSearchConverged,
+    CampaignStopReason::kSpaceExhausted,           CampaignStopReason::kClusterCannotRun,
+    CampaignStopReason::kAcceleratorHoursExhausted};
+
+// Reads `j[key]` into `*out` when it is of the type; false otherwise (absent or another shape).
+bool ReadNumber(const json& j, const char* key, double* out) {
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_number()) return false;
+  *out = it->get<double>();
+  return true;
+}
+bool ReadString(const json& j, const char* key, std::string* out) {
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_string()) return false;
+  *out = it->get<std::string>();
+  return true;
+}
+
+std::optional<CampaignTrialCounts> TrialCountsFromJson(const json& j) {
+  if (!j.is_object()) return std::nullopt;
+  CampaignTrialCounts t;
+  for (const auto& [key, value] : j.items()) {
+    if (key == "earlyStopped" && value.is_number_integer()) {
+      t.early_stopped = value.get<int64_t>();
+      continue;
+    }
+    if (!value.is_number_integer()) return std::nullopt;
+    int64_t* field = key == "total"         ? &t.total
+                     : key == "running"     ? &t.running
+                     : key == "succeeded"   ? &t.succeeded
+                     : key == "failed"      ? &t.failed
+                     : key == "rejected"    ? &t.rejected
+                     : key == "anomalous"   ? &t.anomalous
+                     : key == "oomsAvoided" ? &t.ooms_avoided
+                                            : nullptr;
+    if (field == nullptr) return std::nullopt;
+    *field = value.get<int64_t>();
+  }
+  return t;
+}
+
+json ToJson(const CampaignTrialCounts& t) {
+  json j = {{"total", t.total},
+            {"running", t.running},
+            {"succeeded", t.succeeded},
+            {"failed", t.failed},
+            {"rejected", t.rejected},
+            {"anomalous", t.anomalous},
+            {"oomsAvoided", t.ooms_avoided}};
+  if (t.early_stopped) j["earlyStopped"] = *t.early_stopped;
+  return j;
+}
+
+// Only the members each section names, of their types; anything else leaves it in `other`.
+bool OnlyKeys(const json& j, std::initializer_list<const char*> keys) {
+  if (!j.is_object()) return false;
+  for (const auto& [key, value] : j.items()) {
+    if (std::none_of(keys.begin(), keys.end(), [&](const char* k) { return key == k; })) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::optional<CampaignBaseline> BaselineFromJson(const json& j) {
+  if (!OnlyKeys(j, {"trialName", "objective", "preflight"})) return std::nullopt;
+  CampaignBaseline b;
+  if (j.contains("trialName") && !ReadString(j, "trialName", &b.trial_name)) return std::nullopt;
+  if (j.contains("objective") && !ReadNumber(j, "objective", &b.objective)) return std::nullopt;
+  if (j.contains("preflight")) b.preflight = j["preflight"];
+  return b;
+}
+
+std::optional<CampaignBest> BestFromJson(const json& j) {
+  if (!OnlyKeys(j, {"trialName", "objective", "config", "metrics", "improvementOverBaseline"})) {
+    return std::nullopt;
+  }
+  CampaignBest b;
+  if (j.contains("trialName") && !ReadString(j, "trialName", &b.trial_name)) return std::nullopt;
+  if (j.contains("objective") && !ReadNumber(j, "objective", &b.objective)) return std::nullopt;
+  if (j.contains("improvementOverBaseline") &&
+      !ReadNumber(j, "improvementOverBaseline", &b.improvement_over_baseline)) {
+    return std::nullopt;
+  }
+  if (j.contains("config")) b.config = j["config"];
+  if (j.contains("metrics")) b.metrics = j["metrics"];
+  return b;
+}
+
+std::optional<CampaignAnalysis> AnalysisFromJson(const json& j) {
+  if (!OnlyKeys(j, {"bottleneck", "healthState", "summary"})) return std::nullopt;
+  CampaignAnalysis a;
+  for (const auto& [key, field] :
+       {std::pair<const char*, std::string*>{"bottleneck", &a.bottleneck},
+        {"healthState", &a.health_state},
+        {"summary", &a.summary}}) {
+    if (j.contains(key) && !ReadString(j, key, field)) return std::nullopt;
+  }
+  return a;
+}
+
+std::optional<CampaignAcceleratorHours> AcceleratorHoursFromJson(const json& j) {
+  if (!OnlyKeys(j, {"total", "perTrial", "savedByEarlyStopping", "max"})) return std::nullopt;
+  CampaignAcceleratorHours h;
+  if (j.contains("total") && !ReadNumber(j, "total", &h.total)) return std::nullopt;
+  if (j.contains("savedByEarlyStopping") &&
+      !ReadNumber(j, "savedByEarlyStopping", &h.saved_by_early_stopping)) {
+    return std::nullopt;
+  }
+  double max = 0;
+  if (j.contains("max")) {
+    if (!ReadNumber(j, "max", &max)) return std::nullopt;
+    h.max = max;
+  }
+  if (j.contains("perTrial")) {
+    if (!j["perTrial"].is_object()) return std::nullopt;
+    for (const auto& [name, v] : j["perTrial"].items()) {
+      if (!v.is_number()) return std::nullopt;
+      h.per_trial[name] = v.get<double>();
+    }
+  }
+  return h;
+}
+
+}  // namespace
+
+std::string_view CampaignStopReasonName(CampaignStopReason reason) {
+  switch (reason) {
+    case CampaignStopReason::kBudgetExhausted:
+      return "BudgetExhausted";
+    case CampaignStopReason::kTargetReached:
+      return "TargetReached";
+    case CampaignStopReason::kMaxFailedTrials:
+      return "MaxFailedTrials";
+    case CampaignStopReason::kSearchConverged:
+      return "Converged";
+    case CampaignStopReason::kSpaceExhausted:
+      return "SpaceExhausted";
+    case CampaignStopReason::kClusterCannotRun:
+      return "ClusterCannotRun";
+    case CampaignStopReason::kAcceleratorHoursExhausted:
+      return "AcceleratorHoursExhausted";
+  }
+  return "BudgetExhausted";
+}
+
+std::optional<CampaignStopReason> ParseCampaignStopReason(std::string_view name) {
+  for (CampaignStopReason r : kCampaignStopReasons) {
+    if (name == CampaignStopReasonName(r)) return r;
+  }
+  return std::nullopt;
+}
+
+CampaignStopReason CampaignStopReasonOf(StopReason reason) {
+  switch (reason) {
+    case StopReason::kBudgetExhausted:
+      return CampaignStopReason::kBudgetExhausted;
+    case StopReason::kTargetReached:
+      return CampaignStopReason::kTargetReached;
+    case StopReason::kMaxFailedTrials:
+      return CampaignStopReason::kMaxFailedTrials;
+    case StopReason::kConverged:
+      return CampaignStopReason::kSearchConverged;
+    case StopReason::kSpaceExhausted:
+      return CampaignStopReason::kSpaceExhausted;
+    case StopReason::kClusterCannotRun:
+      return CampaignStopReason::kClusterCannotRun;
+  }
+  return CampaignStopReason::kBudgetExhausted;
+}
+
+CampaignStatus CampaignStatus::FromJson(const json& status) {
+  CampaignStatus s;
+  if (!status.is_object()) return s;
+  for (const auto& [key, value] : status.items()) {
+    bool read = true;
+    if (key == kPhase) {
+      s.phase = value.is_string() ? ParseCampaignPhase(value.get<std::string>()) : std::nullopt;
+      read = s.phase.has_value();
+    } else if (key == "observedGeneration") {
+      read = value.is_number_integer();
+      if (read) s.observed_generation = value.get<int64_t>();
+    } else if (key == "iteration") {
+      read = value.is_number_integer();
+      if (read) s.iteration = value.get<int64_t>();
+    } else if (key == "message") {
+      read = value.is_string();
+      if (read) s.message = value.get<std::string>();
+    } else if (key == "stopReason") {
+      s.stop_reason =
+          value.is_string() ? ParseCampaignStopReason(value.get<std::string>()) : std::nullopt;
+      read = s.stop_reason.has_value();
+    } else if (key == "trials") {
+      s.trials = TrialCountsFromJson(value);
+      read = s.trials.has_value();
+    } else if (key == "baseline") {
+      s.baseline = BaselineFromJson(value);
+      read = s.baseline.has_value();
+    } else if (key == "best") {
+      s.best = BestFromJson(value);
+      read = s.best.has_value();
+    } else if (key == "lastAnalysis") {
+      s.last_analysis = AnalysisFromJson(value);
+      read = s.last_analysis.has_value();
+    } else if (key == "acceleratorHours") {
+      s.accelerator_hours = AcceleratorHoursFromJson(value);
+      read = s.accelerator_hours.has_value();
+    } else if (key == "nodeHealth") {
+      s.node_health = value;
+    } else if (key == "remediations") {
+      s.remediations = value;
+    } else if (key == "conditions") {
+      s.conditions = value;
+    } else {
+      read = false;
+    }
+    if (!read) s.other[key] = value;
+  }
+  return s;
+}
+
+json CampaignStatus::ToJson() const {
+  json j = other.is_object() ? other : json::object();
+  if (phase) j[kPhase] = std::string(CampaignPhaseName(*phase));
+  if (observed_generation) j["observedGeneration"] = *observed_generation;
+  if (iteration) j["iteration"] = *iteration;
+  if (!message.empty()) j["message"] = message;
+  if (stop_reason) j["stopReason"] = std::string(CampaignStopReasonName(*stop_reason));
+  if (trials) j["trials"] = paratune::controllers::ToJson(*trials);
+  if (baseline) {
+    j["baseline"] = {{"trialName", baseline->trial_name}, {"objective", baseline->objective}};
+    if (!baseline->preflight.is_null()) j["baseline"]["preflight"] = baseline->preflight;
+  }
+  if (best) {
+    j["best"] = {{"trialName", best->trial_name},
+                 {"objective", best->objective},
+                 {"config", best->config},
+                 {"metrics", best->metrics},
+                 {"improvementOverBaseline", best->improvement_over_baseline}};
+  }
+  if (last_analysis) {
+    j["lastAnalysis"] = {{"bottleneck", last_analysis->bottleneck},
+                         {"healthState", last_analysis->health_state},
+                         {"summary", last_analysis->summary}};
+  }
+  if (accelerator_hours) {
+    json& ah = j["acceleratorHours"];
+    ah = {{"total", accelerator_hours->total},
+          {"perTrial", accelerator_hours->per_trial},
+          {"savedByEarlyStopping", accelerator_hours->saved_by_early_stopping}};
+    if (accelerator_hours->max) ah["max"] = *accelerator_hours->max;
+  }
+  if (!node_health.is_null()) j["nodeHealth"] = node_health;
+  if (!remediations.is_null()) j["remediations"] = remediations;
+  if (!conditions.is_null()) j["conditions"] = conditions;
+  DropEmptyStrings(&j);
+  return j;
+}
+
+bool CampaignStatus::Apply(const CampaignCondition& c, int64_t generation, const std::string& now) {
+  return SetCondition(&conditions, c.type, c.status, c.reason, c.message, generation, now);
+}
+
+void CampaignStatus::Apply(const CampaignStop& stop, int64_t generation, const std::string& now) {
+  const bool has_best = HasBest();
+  phase = has_best ? CampaignPhase::kSucceeded : CampaignPhase::kFailed;
+  stop_reason = stop.reason;
+  message = stop.message;
+  const std::string reason(CampaignStopReasonName(stop.reason));
+  Apply(CampaignCondition{kProgressing, false, reason, stop.message}, generation, now);
+  if (has_best) Apply(CampaignCondition{kConverged, true, reason, stop.message}, generation, now);
+}
+
+void CampaignStatus::Apply(const AcceleratorHoursDecision& d, int64_t generation,
+                           const std::string& now) {
+  accelerator_hours = d.hours;
+  if (trials) trials->early_stopped = d.early_stopped;
+  if (d.stop) Apply(*d.stop, generation, now);
+}
+
+void CampaignStatus::Apply(const NodeHealthDecision& d, int64_t generation,
+                           const std::string& now) {
+  node_health = d.node_health;
+  remediations = d.remediations;
+  Apply(d.ledger, generation, now);
+}
+
+bool CampaignStatus::ApplyInvalidSpec(const std::string& why, int64_t generation,
+                                      const std::string& now) {
+  bool changed = Apply(CampaignCondition{kSpecValid, false, "InvalidSpec", why}, generation, now);
+  changed |= Apply(
+      CampaignCondition{kProgressing, false, "InvalidSpec", "nothing runs until the spec is fixed"},
+      generation, now);
+  phase = CampaignPhase::kFailed;
+  observed_generation = generation;
+  message = why;
+  return changed;
+}
+
 CampaignPhase CampaignPhaseOf(const TuningSession& session, std::string* message,
-                              std::string* stop_reason) {
-  std::string ignored_msg, ignored_reason;
+                              std::optional<CampaignStopReason>* stop_reason) {
+  std::string ignored_msg;
+  std::optional<CampaignStopReason> ignored_reason;
   if (message == nullptr) message = &ignored_msg;
   if (stop_reason == nullptr) stop_reason = &ignored_reason;
   const int64_t open = OpenTrials(session);
@@ -123,58 +427,54 @@ CampaignPhase CampaignPhaseOf(const TuningSession& session, std::string* message
       *message = "waiting for the first proposal";
       return CampaignPhase::kRunning;
     }
-    *stop_reason = "SpaceExhausted";
+    *stop_reason = CampaignStopReason::kSpaceExhausted;
     *message = "no further configuration is worth a trial";
     return has_best ? CampaignPhase::kSucceeded : CampaignPhase::kFailed;
   }
-  *stop_reason = StopReasonName(stop->reason);
+  *stop_reason = CampaignStopReasonOf(stop->reason);
   *message = stop->message;
   if (stop->reason == StopReason::kMaxFailedTrials) return CampaignPhase::kFailed;
   return has_best ? CampaignPhase::kSucceeded : CampaignPhase::kFailed;
 }
 
-json BuildCampaignStatus(const json& campaign, const TuningSession& session,
-                         const std::string& now) {
+CampaignStatus BuildCampaignStatus(const json& campaign, const TuningSession& session,
+                                   const std::string& now) {
   const json old = ObjectField(campaign, "status");
   const int64_t generation = campaign["metadata"].value("generation", int64_t{0});
-  std::string message, reason;
-  const CampaignPhase phase = CampaignPhaseOf(session, &message, &reason);
+  CampaignStatus status;
+  const CampaignPhase phase = CampaignPhaseOf(session, &status.message, &status.stop_reason);
   const SessionSummary sum = session.Summary();
-  json status = {{"observedGeneration", generation},
-                 {"iteration", session.pool().LastIteration()},
-                 {"message", message},
-                 {"stopReason", reason},
-                 {"trials",
-                  {{"total", sum.counts.total},
-                   {"running", OpenTrials(session)},
-                   {"succeeded", sum.counts.succeeded},
-                   {"failed", sum.counts.failed},
-                   {"rejected", sum.counts.rejected},
-                   {"anomalous", sum.counts.anomalous},
-                   {"oomsAvoided", OomsAvoided(session, old)}}}};
-  SetCampaignPhase(&status, phase);
-  status["baseline"] = {
-      {"trialName", sum.baseline ? sum.baseline->name : ""},
-      {"objective", sum.baseline ? RoundTo(session.ObjectiveOf(*sum.baseline), 6) : 0.0}};
-  if (auto pre = RejectedBaselineOf(session)) status["baseline"]["preflight"] = pre->ToJson();
-  json best = {{"trialName", ""},
-               {"objective", 0.0},
-               {"config", json::object()},
-               {"metrics", json::object()},
-               {"improvementOverBaseline", 0.0}};
-  if (sum.best) {
-    best["trialName"] = sum.best->name;
-    best["objective"] = RoundTo(session.ObjectiveOf(*sum.best), 6);
-    best["config"] = ConfigToJson(sum.best->config);
-    if (sum.best->metrics) best["metrics"] = sum.best->metrics->ToJson();
-    best["improvementOverBaseline"] = RoundTo(sum.improvement_over_baseline, 6);
+  status.phase = phase;
+  status.observed_generation = generation;
+  status.iteration = session.pool().LastIteration();
+  CampaignTrialCounts& trials = status.trials.emplace();
+  trials.total = sum.counts.total;
+  trials.running = OpenTrials(session);
+  trials.succeeded = sum.counts.succeeded;
+  trials.failed = sum.counts.failed;
+  trials.rejected = sum.counts.rejected;
+  trials.anomalous = sum.counts.anomalous;
+  trials.ooms_avoided = OomsAvoided(session, old);
+  CampaignBaseline& baseline = status.baseline.emplace();
+  if (sum.baseline) {
+    baseline.trial_name = sum.baseline->name;
+    baseline.objective = RoundTo(session.ObjectiveOf(*sum.baseline), 6);
   }
-  status["best"] = best;
-  status["lastAnalysis"] = {{"bottleneck", sum.last_analysis.bottleneck},
-                            {"healthState", sum.last_analysis.health_state},
-                            {"summary", sum.last_analysis.summary}};
-  status["conditions"] = Conditions(old.value("conditions", json::array()), session, phase, reason,
-                                    message, generation, now);
+  if (auto pre = RejectedBaselineOf(session)) baseline.preflight = pre->ToJson();
+  CampaignBest& best = status.best.emplace();
+  if (sum.best) {
+    best.trial_name = sum.best->name;
+    best.objective = RoundTo(session.ObjectiveOf(*sum.best), 6);
+    best.config = ConfigToJson(sum.best->config);
+    if (sum.best->metrics) best.metrics = sum.best->metrics->ToJson();
+    best.improvement_over_baseline = RoundTo(sum.improvement_over_baseline, 6);
+  }
+  status.last_analysis = CampaignAnalysis{
+      sum.last_analysis.bottleneck, sum.last_analysis.health_state, sum.last_analysis.summary};
+  const std::string reason =
+      status.stop_reason ? std::string(CampaignStopReasonName(*status.stop_reason)) : "";
+  status.conditions = Conditions(old.value("conditions", json::array()), session, phase, reason,
+                                 status.message, generation, now);
   return status;
 }
 

@@ -300,18 +300,16 @@ Status ConfigMapPoolStore::RefuseTooLarge(const Json& campaign, size_t limit) {
   return Status::Invalid("message pool of " + kube::NameOf(campaign) + ": " + message);
 }
 
-void ConfigMapPoolStore::DecorateStatus(const Json& campaign, Json* status) const {
+std::optional<CampaignCondition> ConfigMapPoolStore::PoolCondition(const Json& campaign) const {
   const PoolCompaction level = cache_->GetCompaction(kube::UidOf(campaign));
-  if (level == PoolCompaction::kNone || !status->is_object()) return;
-  const int64_t generation = campaign["metadata"].value("generation", int64_t{0});
+  if (level == PoolCompaction::kNone) return std::nullopt;
   const std::string limit = std::to_string(opts_.shard_bytes * opts_.max_shards);
   const bool records = level == PoolCompaction::kRecords;
-  SetCondition(&(*status)["conditions"], kPoolCompacted, true,
-               records ? "RecordsCompacted" : "TextShortened",
-               "the message pool outgrew " + limit + " bytes: " +
-                   (records ? "older trials keep their configuration and results, not their prose"
-                            : "older LLM exchanges and failure evidence were shortened"),
-               generation, FormatRfc3339(opts_.clock->SystemNow()));
+  return CampaignCondition{
+      kPoolCompacted, true, records ? "RecordsCompacted" : "TextShortened",
+      "the message pool outgrew " + limit + " bytes: " +
+          (records ? "older trials keep their configuration and results, not their prose"
+                   : "older LLM exchanges and failure evidence were shortened")};
 }
 
 Result<std::string> ConfigMapPoolStore::Save(const Json& campaign, const MessagePool& pool,

@@ -7,11 +7,13 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "agents/trials/message_pool.h"
 #include "base/time_source.h"
+#include "controllers/campaign_status.h"
 #include "controllers/config_map_cache.h"
 #include "operator/kube_client.h"
 
@@ -48,11 +50,11 @@ class MessagePoolStore {
     (void)version;
     return false;
   }
-  // Adds what the store has to say about this campaign's pool to the status the reconciler is
-  // about to write (a condition). Default: nothing.
-  virtual void DecorateStatus(const kube::Json& campaign, kube::Json* status) const {
+  // What the store has to say about this campaign's pool in its status (a condition the
+  // reconciler applies). Default: nothing.
+  virtual std::optional<CampaignCondition> PoolCondition(const kube::Json& campaign) const {
     (void)campaign;
-    (void)status;
+    return std::nullopt;
   }
 };
 
@@ -104,7 +106,7 @@ class ConfigMapPoolStore : public MessagePoolStore {
   // Sets the PoolCompacted condition in `status` after a save of this campaign by this store had
   // to compact: True/TextShortened (LLM text, evidence) or True/RecordsCompacted (older trials'
   // prose). A full pool is False/PoolFull, set by Save itself.
-  void DecorateStatus(const kube::Json& campaign, kube::Json* status) const override;
+  std::optional<CampaignCondition> PoolCondition(const kube::Json& campaign) const override;
   // Holds in the cache of heads (opts.cache_heads: this process is the only writer). A held pool
   // the cache evicts is gone as if the process had restarted.
   bool Hold(const kube::Json& campaign, const MessagePool& pool,

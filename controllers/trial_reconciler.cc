@@ -7,6 +7,7 @@
 
 #include "agents/collectors/metric_collector.h"
 #include "agents/core/campaign.h"
+#include "agents/core/failure_category.h"
 #include "agents/health/anomaly.h"
 #include "agents/model/workload.h"
 #include "agents/session/tuning_session.h"
@@ -392,7 +393,7 @@ bool TrialRunReconciler::NeverAdmissible(const Context& ctx, const std::string& 
   FailureEvidence evidence;
   evidence.events.push_back(kueue_message);
   const FailureDiagnosis d = analyzer.Diagnose(evidence, ctx.spec.config, nullptr);
-  return d.category == "Unschedulable" && !d.retryable;
+  return d.Is(FailureCategory::kUnschedulable) && !d.retryable;
 }
 
 Result<kube::ReconcileResult> TrialRunReconciler::Fail(Context& ctx, const std::string& reason,
@@ -429,25 +430,25 @@ Result<kube::ReconcileResult> TrialRunReconciler::Fail(Context& ctx, const std::
   auto workload = ResolveWorkload(ctx.campaign);
   FailureDiagnosis d = knowledge->analyzer->Diagnose(evidence, ctx.spec.config,
                                                      workload.ok() ? &*workload : nullptr);
-  if (reason == "DeadlineExceeded" && (d.category.empty() || d.category == "Unknown")) {
-    d.category = "Timeout";
+  if (reason == "DeadlineExceeded" && d.Is(FailureCategory::kUnknown)) {
+    d.category = ToString(FailureCategory::kTimeout);
     d.summary = "the trial ran past spec.budget.trialTimeout (" + message + ")";
   }
-  if (reason == "Unschedulable" && (d.category.empty() || d.category == "Unknown")) {
-    d.category = "Unschedulable";
+  if (reason == "Unschedulable" && d.Is(FailureCategory::kUnknown)) {
+    d.category = ToString(FailureCategory::kUnschedulable);
     d.summary = "no node could run the trial's pods: " + message;
   }
   if (reason == "Unschedulable" && ctx.node_fit) {
     // The cluster's nodes, not the wording, say whether waiting can help.
     const PodFit& fit = *ctx.node_fit;
     if (fit.could_run == 0) {
-      d.category = "Unschedulable";
+      d.category = ToString(FailureCategory::kUnschedulable);
       d.retryable = false;
       d.confidence = std::max(d.confidence, 95);
       d.summary = fit.message + " (Confidence: " + std::to_string(d.confidence) + ")";
       d.evidence = fit.message + (d.evidence.empty() ? "" : "\n" + d.evidence);
       d.signature = "cluster-nodes";
-    } else if (d.category == "Unschedulable" && !d.retryable &&
+    } else if (d.Is(FailureCategory::kUnschedulable) && !d.retryable &&
                d.signature != "unschedulable-volume" &&  // volumes are not judged
                message.find("Insufficient ") != std::string::npos) {
       d.retryable = true;
@@ -456,7 +457,7 @@ Result<kube::ReconcileResult> TrialRunReconciler::Fail(Context& ctx, const std::
       d.signature = "cluster-nodes";
     }
   }
-  if (d.category.empty()) d.category = "Unknown";
+  if (d.category.empty()) d.category = ToString(FailureCategory::kUnknown);
   if (d.summary.empty()) d.summary = reason + (message.empty() ? "" : ": " + message);
   TrialRunStatus& status = ctx.status;
   status.phase = TrialRunPhase::kFailed;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "agents/core/campaign.h"
+#include "agents/core/failure_category.h"
 #include "base/status.h"
 
 namespace paratune {
@@ -75,21 +76,8 @@ struct TrialMetrics {
   double Objective(ObjectiveMetric m) const;
 };
 
-// Failure categories of contract section 5.
-inline constexpr const char* kFailureCategories[] = {"CudaOOM",
-                                                     "HostOOM",
-                                                     "InvalidParallelism",
-                                                     "TpuResourceExhausted",
-                                                     "CompileError",
-                                                     "CollectiveTimeout",
-                                                     "NodeFault",
-                                                     "Unschedulable",
-                                                     "ImagePull",
-                                                     "Timeout",
-                                                     "Unknown"};
-
 struct FailureDiagnosis {
-  std::string category;                 // one of kFailureCategories
+  std::string category;                 // a FailureCategory's wire name (ToString)
   std::vector<std::string> parameters;  // config keys most likely responsible
   std::string summary;     // "tp 4 and numAttentionHeads 14 caused ValueError (Confidence: 95)"
   int confidence = 0;      // 0..100
@@ -109,11 +97,15 @@ struct FailureDiagnosis {
   // the loop learns from it. Not when only words decided: right about half the time on held-out
   // logs, so no memory observation and no rule against configurations like the trial's.
   bool RanOutOfDeviceMemory() const {
-    return !ByWordsOnly() && (category == "CudaOOM" || category == "TpuResourceExhausted");
+    return !ByWordsOnly() &&
+           (Is(FailureCategory::kCudaOOM) || Is(FailureCategory::kTpuResourceExhausted));
   }
   bool RanOutOfMemory() const {
-    return RanOutOfDeviceMemory() || (!ByWordsOnly() && category == "HostOOM");
+    return RanOutOfDeviceMemory() || (!ByWordsOnly() && Is(FailureCategory::kHostOOM));
   }
+  // The category; kUnknown when `category` is "" or no category's name.
+  FailureCategory Category() const { return FailureCategoryOf(category); }
+  bool Is(FailureCategory c) const { return Category() == c; }
   nlohmann::json ToJson() const;
   static Result<FailureDiagnosis> FromJson(const nlohmann::json& j);
 };

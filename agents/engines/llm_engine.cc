@@ -194,7 +194,7 @@ void LlmEngine::DiagnoseNewFailures(const EngineContext& ctx) {
     std::string note;
     const FailureDiagnosis& builtin = *t.failure;
     if (out.value &&
-        (builtin.category == "Unknown" || out.value->confidence > builtin.confidence)) {
+        (builtin.Is(FailureCategory::kUnknown) || out.value->confidence > builtin.confidence)) {
       FailureDiagnosis d = *out.value;
       d.evidence = builtin.evidence;
       d.retryable = builtin.retryable;  // the retry decision was taken when the trial ended

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "agents/core/failure_category.h"
 #include "base/json_fields.h"
 #include "base/strings.h"
 
@@ -82,13 +83,14 @@ Result<NodeRecord> RecordFromJson(const nlohmann::json& j, const std::string& pa
 double TrialWeight(const TrialObservation& obs, const LedgerOptions& o, std::string* kind,
                    std::string* detail) {
   double conf = std::clamp(obs.failure_confidence, 0.0, 100.0) / 100.0;
-  if (obs.failure_category == "NodeFault") {
-    *kind = "NodeFault";
+  const FailureCategory category = FailureCategoryOf(obs.failure_category);
+  if (category == FailureCategory::kNodeFault) {
+    *kind = ToString(FailureCategory::kNodeFault);
     *detail = "failed with a node-level error (confidence " + std::to_string(int(conf * 100)) + ")";
     return o.node_fault_weight * conf;
   }
-  if (obs.failure_category == "CollectiveTimeout") {
-    *kind = "CollectiveTimeout";
+  if (category == FailureCategory::kCollectiveTimeout) {
+    *kind = ToString(FailureCategory::kCollectiveTimeout);
     *detail = "a collective timed out (confidence " + std::to_string(int(conf * 100)) + ")";
     return o.collective_timeout_weight * conf;
   }

@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "agents/core/failure_category.h"
 #include "agents/knowledge/attribution.h"
 #include "agents/knowledge/workload_fields.h"
 #include "agents/model/workload.h"
@@ -216,7 +217,7 @@ std::string LastErrorType(const std::vector<std::string>& lines, size_t* at) {
 
 FailureDiagnosis Unmatched(const DiagnosisInput& in, const std::vector<std::string>& lines) {
   FailureDiagnosis d;
-  d.category = "Unknown";
+  d.category = ToString(FailureCategory::kUnknown);
   d.confidence = 20;
   std::string error = "exit code " + std::to_string(in.exit_code);
   size_t at = 0;
@@ -254,8 +255,9 @@ bool NamesGpuNotTpu(const std::vector<std::string>& lines) {
 const FailureSignature* ForTheDevice(const KnowledgeBase& kb, const FailureSignature* sig,
                                      const DiagnosisInput& in,
                                      const std::vector<std::string>& lines) {
-  const bool tpu_oom = sig->category == "TpuResourceExhausted";
-  if (!tpu_oom && sig->category != "CudaOOM") return sig;
+  const FailureCategory category = FailureCategoryOf(sig->category);
+  const bool tpu_oom = category == FailureCategory::kTpuResourceExhausted;
+  if (!tpu_oom && category != FailureCategory::kCudaOOM) return sig;
   bool gpu = false;
   if (in.workload != nullptr && in.workload->accel != nullptr) {
     gpu = !in.workload->IsTpu();
@@ -331,7 +333,8 @@ std::optional<FailureDiagnosis> FromSimilar(const KnowledgeBase& kb, const std::
 std::optional<FailureDiagnosis> FromWords(const KnowledgeBase& kb, const std::string& query,
                                           const std::vector<std::string>& lines) {
   auto guess = kb.GuessCategoryFromWords(query);
-  if (!guess || guess->category == "Unknown" || guess->posterior < kWordsPosterior) {
+  if (!guess || FailureCategoryOf(guess->category) == FailureCategory::kUnknown ||
+      guess->posterior < kWordsPosterior) {
     return std::nullopt;
   }
   FailureDiagnosis d;
@@ -386,7 +389,8 @@ FailureDiagnosis Diagnostician::Diagnose(const DiagnosisInput& in) const {
   // A run that started and never progressed hung (worth one more run); one that progressed was
   // too slow, and a bare deadline (Kubernetes' report alone) is final, as the Job controller
   // treats it: neither is retryable.
-  if (sig.category == "Timeout" && ShowsStart(lines) && !ShowsProgress(lines)) {
+  if (FailureCategoryOf(sig.category) == FailureCategory::kTimeout && ShowsStart(lines) &&
+      !ShowsProgress(lines)) {
     d.retryable = true;
   }
   d.confidence = std::clamp(conf, 5, 99);
@@ -399,7 +403,7 @@ FailureDiagnosis Diagnostician::Diagnose(const DiagnosisInput& in) const {
   d.evidence = EvidenceLine(lines[cause.line]);
   if (type_line != cause.line) d.evidence += "\n" + EvidenceLine(lines[type_line]);
   d.summary = Summary(a, &sig, error, d.confidence);
-  if (sig.category == "CollectiveTimeout" && d.retryable) {
+  if (FailureCategoryOf(sig.category) == FailureCategory::kCollectiveTimeout && d.retryable) {
     const std::string recurs = RecurringCollectiveTimeout(lines);
     if (!recurs.empty()) {
       d.retryable = false;

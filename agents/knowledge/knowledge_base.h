@@ -34,7 +34,7 @@ enum class SignatureTier { kRoot = 0, kSecondary = 1, kSymptom = 2 };
 // do, and which parameters it implicates.
 struct FailureSignature {
   std::string key;       // "cuda-oom"; unique; a later definition with the same key replaces it
-  std::string category;  // one of kFailureCategories (agents/core/results.h)
+  std::string category;  // a FailureCategory name (agents/core/failure_category.h)
   SignatureTier tier = SignatureTier::kRoot;
   std::vector<std::string> contains;  // case-insensitive substrings; any one matches a line
   std::vector<std::string> regex;     // ECMAScript, case-insensitive; any one matches a line

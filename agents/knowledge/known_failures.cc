@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "agents/core/campaign.h"
+#include "agents/core/failure_category.h"
 #include "agents/core/results.h"
 #include "base/json_fields.h"
 #include "base/strings.h"
@@ -54,7 +55,7 @@ std::string PublicCorpusSplit(const std::string& url) {
 
 Status ParseCaseLabels(const JsonFields& f, LabelledCase* out) {
   LabelledCase& c = *out;
-  std::vector<std::string> categories(std::begin(kFailureCategories), std::end(kFailureCategories));
+  const std::vector<std::string> categories = FailureCategoryNames();
   PARATUNE_RETURN_IF_ERROR(f.ReadEnum("category", categories, &c.category));
   if (c.category.empty()) return Status::Invalid(f.Path("category") + ": required");
   c.parameters_labelled = f.Has("parameters");

@@ -9,7 +9,7 @@
 //
 //   cases:
 //   - url: https://github.com/...   # where the log comes from (required, https, unique)
-//     category: CudaOOM             # expected category (kFailureCategories)
+//     category: CudaOOM             # expected category (FailureCategory)
 //     retryable: false
 //     parameters: [tp]              # optional: implicated keys, most likely first
 //     config: {tp: 8}               # optional: the trial's configuration

@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "agents/core/campaign.h"
+#include "agents/core/failure_category.h"
 #include "agents/core/results.h"
 #include "base/json_fields.h"
 #include "base/strings.h"
@@ -108,7 +109,7 @@ Result<FailureSignature> ParseOne(const nlohmann::json& j, const std::string& pa
   FailureSignature sig;
   PARATUNE_RETURN_IF_ERROR(f.ReadString("key", &sig.key));
   if (sig.key.empty()) return Status::Invalid(f.Path("key") + ": required");
-  std::vector<std::string> categories(std::begin(kFailureCategories), std::end(kFailureCategories));
+  const std::vector<std::string> categories = FailureCategoryNames();
   PARATUNE_RETURN_IF_ERROR(f.ReadEnum("category", categories, &sig.category));
   if (sig.category.empty()) return Status::Invalid(f.Path("category") + ": required");
   PARATUNE_RETURN_IF_ERROR(ParseTier(f, &sig.tier));

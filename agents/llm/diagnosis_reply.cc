@@ -4,6 +4,7 @@
 #include <regex>
 #include <sstream>
 
+#include "agents/core/failure_category.h"
 #include "agents/llm/reply_parser.h"
 #include "base/json_fields.h"
 
@@ -12,17 +13,20 @@ namespace {
 
 using nlohmann::json;
 
-bool KnownCategory(const std::string& c) {
-  for (const char* k : kFailureCategories) {
-    if (c == k) return true;
-  }
-  return false;
-}
+bool KnownCategory(const std::string& c) { return ParseFailureCategory(c).has_value(); }
 
 // Categories that are not caused by the parameters.
 bool RetryableByDefault(const std::string& c) {
-  return c == "NodeFault" || c == "CollectiveTimeout" || c == "ImagePull" || c == "Unschedulable" ||
-         c == "Timeout";
+  switch (FailureCategoryOf(c)) {
+    case FailureCategory::kNodeFault:
+    case FailureCategory::kCollectiveTimeout:
+    case FailureCategory::kImagePull:
+    case FailureCategory::kUnschedulable:
+    case FailureCategory::kTimeout:
+      return true;
+    default:
+      return false;
+  }
 }
 
 // Every parameter name mentioned as a word in `text` (canonical or Megatron-style).
@@ -43,8 +47,8 @@ Result<FailureDiagnosis> Finish(FailureDiagnosis d, bool retryable_given) {
   if (!KnownCategory(d.category)) {
     // Fall back to a category word in the summary ("... caused CudaOOM ...").
     std::string found;
-    for (const char* k : kFailureCategories) {
-      if (d.summary.find(k) != std::string::npos) found = k;
+    for (FailureCategory c : kAllFailureCategories) {
+      if (d.summary.find(ToString(c)) != std::string::npos) found = ToString(c);
     }
     if (found.empty()) {
       return Status::Invalid(d.category.empty()

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "agents/core/failure_category.h"
 #include "agents/core/results.h"
 #include "agents/llm/redact.h"
 #include "base/strings.h"
@@ -117,7 +118,7 @@ json SchemaFor(Role role, const CampaignSpec& spec) {
       return Strict({{"config", ConfigSchema(spec)}});
     case Role::kDiagnostician: {
       json cats = json::array();
-      for (const char* c : kFailureCategories) cats.push_back(c);
+      for (FailureCategory c : kAllFailureCategories) cats.push_back(ToString(c));
       return Strict({{"summary", str},
                      {"category", {{"enum", cats}}},
                      {"parameters", {{"type", "array"}, {"items", str}}},

@@ -642,7 +642,7 @@ std::optional<StopDecision> TuningSession::ShouldStop() const {
     // A pod the scheduler can never place, as the cluster's Nodes or a signature say; a
     // category guessed from resembling logs does not end a campaign.
     if (t.phase != TrialPhase::kFailed || !t.failure || t.failure->retryable ||
-        t.failure->category != "Unschedulable" || t.failure->ByResemblance()) {
+        !t.failure->Is(FailureCategory::kUnschedulable) || t.failure->ByResemblance()) {
       continue;
     }
     return StopDecision{StopReason::kClusterCannotRun,

@@ -139,7 +139,7 @@ TrialRecord RecordFromMeasurement(const MeasuredTrial& t, double capacity_gib,
 bool PredictedToFit(const Config& c, const CalibratedPredictor& predictor,
                     const PlannerModel& model, const MessagePool& pool) {
   for (const auto& t : pool.trials()) {
-    if (t.phase == TrialPhase::kFailed && t.failure && t.failure->category == "CudaOOM" &&
+    if (t.phase == TrialPhase::kFailed && t.failure && t.failure->Is(FailureCategory::kCudaOOM) &&
         NeedsAtLeastAsMuchMemory(c, t.config)) {
       return false;
     }

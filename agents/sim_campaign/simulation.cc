@@ -5,6 +5,9 @@
 #include <map>
 #include <set>
 
+#include "agents/core/failure_category.h"
+#include "agents/session/baseline_preflight.h"
+#include "agents/sim/sim_placement.h"
 #include "agents/model/workload.h"
 #include "agents/session/baseline_preflight.h"
 #include "agents/sim/sim_placement.h"
@@ -65,8 +68,9 @@ void AttributeTrial(TuningSession& s, const TrialRecord& t, SimNodePool* nodes, 
   for (const auto& n : nodes->ledger().RecordTrial(obs, SimTime(index))) {
     (*suspect_after)[n] = t.name;
   }
+  const FailureCategory category = FailureCategoryOf(obs.failure_category);
   const bool node_failure =
-      obs.failure_category == "NodeFault" || obs.failure_category == "CollectiveTimeout";
+      category == FailureCategory::kNodeFault || category == FailureCategory::kCollectiveTimeout;
   if ((!t.anomaly && !node_failure) || !t.retry_of.empty()) return;
   std::vector<std::string> avoid = t.node_names;
   for (const auto& n : nodes->ledger().SuspectNames()) avoid.push_back(n);

@@ -154,6 +154,12 @@ size_t DiagnosticClaims::size() const {
   return held_.size();
 }
 
+NodeHealthDecision HealthContext::Decision() const {
+  return NodeHealthDecision{
+      node_health, remediations,
+      CampaignCondition{"NodeLedger", ledger_ok, ledger_reason, ledger_message}};
+}
+
 CampaignHealth::CampaignHealth(kube::KubeClient* client, NodeLedgerStore* ledger,
                                kube::ObjectReader* jobs, kube::ObjectReader* pods,
                                CampaignHealthOptions opts)

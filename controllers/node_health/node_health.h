@@ -37,6 +37,7 @@
 #include "agents/health/node_ledger.h"
 #include "agents/session/tuning_session.h"
 #include "base/time_source.h"
+#include "controllers/campaign_status.h"
 #include "controllers/node_health/diagnostic_jobs.h"
 #include "controllers/node_health/node_ledger_store.h"
 #include "operator/kube_client.h"
@@ -144,6 +145,8 @@ struct HealthContext {
   bool ledger_ok = true;
   std::string ledger_reason = "Stored";
   std::string ledger_message;
+  // The outputs as the campaign status takes them (CampaignStatus::Apply).
+  NodeHealthDecision Decision() const;
 };
 
 // type ("Normal"/"Warning"), reason, message: one Event on the campaign.

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "agents/core/campaign.h"
+#include "agents/core/failure_category.h"
 #include "base/json_fields.h"
 #include "base/yaml.h"
 
@@ -75,8 +76,7 @@ Result<std::map<std::string, SecondLabel>> LoadSecondLabelling(const std::string
   if (!j->is_object() || !j->contains("labels") || !(*j)["labels"].is_array()) {
     return Status::Invalid(path + ": labels: must be a list");
   }
-  const std::vector<std::string> categories(std::begin(kFailureCategories),
-                                            std::end(kFailureCategories));
+  const std::vector<std::string> categories = FailureCategoryNames();
   std::map<std::string, SecondLabel> out;
   const nlohmann::json& labels = (*j)["labels"];
   for (size_t i = 0; i < labels.size(); ++i) {

@@ -32,7 +32,7 @@ Result<std::vector<LabelledCase>> LoadPublicCorpus(const std::vector<std::string
 // second-labelling.yaml): made blind from the excerpt alone, to measure how far two labellers
 // agree and so what a diagnosis reading the same excerpt can be held to.
 struct SecondLabel {
-  std::string category;  // one of kFailureCategories
+  std::string category;  // a FailureCategory name
   bool retryable = false;
   bool cause_visible = true;  // false: the labeller judged the excerpt does not show the cause
 };

@@ -240,8 +240,9 @@ TEST(ConfigMapPoolStoreTest, TenThousandTrialsFitWithAVisibleCondition) {
     // The API server refuses a ConfigMap whose data exceeds 1 MiB.
     EXPECT_LT(cm["data"]["pool.json"].get<std::string>().size(), 1024u * 1024u) << kube::NameOf(cm);
   }
-  Json status = Json::object();
-  store.DecorateStatus(campaign, &status);
+  CampaignStatus typed;
+  if (auto c = store.PoolCondition(campaign)) typed.Apply(*c, 1, "2026-11-21T06:00:00Z");
+  Json status = typed.ToJson();
   ASSERT_TRUE(status["conditions"].is_array());
   EXPECT_EQ(status["conditions"][0]["type"], "PoolCompacted");
   EXPECT_EQ(status["conditions"][0]["status"], "True");

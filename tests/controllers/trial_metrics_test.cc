@@ -232,7 +232,9 @@ TEST(AcceleratorHoursTest, SumsTrialsAndStopsACampaignThatWouldExceedItsBudget) 
                  {"trials", {{"running", 0}}},
                  {"best", {{"trialName", "a"}}},
                  {"conditions", json::array()}};
-  ApplyAcceleratorHours(spec, h, why, 1, "2026-11-21T06:00:00Z", &status);
+  CampaignStatus typed = CampaignStatus::FromJson(status);
+  typed.Apply(DecideAcceleratorHours(spec, h, why, typed), 1, "2026-11-21T06:00:00Z");
+  status = typed.ToJson();
   EXPECT_EQ(status["phase"], "Succeeded");
   EXPECT_EQ(status["stopReason"], "AcceleratorHoursExhausted");
   EXPECT_DOUBLE_EQ(status["acceleratorHours"]["total"].get<double>(), 7.0);
@@ -243,11 +245,15 @@ TEST(AcceleratorHoursTest, SumsTrialsAndStopsACampaignThatWouldExceedItsBudget) 
                {"stopReason", "SpaceExhausted"},
                {"trials", {{"running", 0}}},
                {"best", {{"trialName", "a"}}}};
-  ApplyAcceleratorHours(spec, h, why, 1, "now", &idle);
+  typed = CampaignStatus::FromJson(idle);
+  typed.Apply(DecideAcceleratorHours(spec, h, why, typed), 1, "now");
+  idle = typed.ToJson();
   EXPECT_EQ(idle["stopReason"], "AcceleratorHoursExhausted");
   // While a trial runs, the campaign waits for it.
   json running = {{"phase", "Running"}, {"trials", {{"running", 1}}}};
-  ApplyAcceleratorHours(spec, h, why, 1, "now", &running);
+  typed = CampaignStatus::FromJson(running);
+  typed.Apply(DecideAcceleratorHours(spec, h, why, typed), 1, "now");
+  running = typed.ToJson();
   EXPECT_EQ(running["phase"], "Running");
 }
 

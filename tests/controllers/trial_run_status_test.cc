@@ -211,5 +211,42 @@ TEST(CampaignPhaseTest, EveryPhaseNameParsesBack) {
   EXPECT_FALSE(CampaignPhaseIn(json()).has_value());
 }
 
+TEST(CampaignStatusTest, ReadsAndWritesBackTheWireStatusUnchanged) {
+  const json in = json::parse(R"({
+    "phase": "Succeeded", "observedGeneration": 3, "iteration": 4,
+    "message": "target reached", "stopReason": "AcceleratorHoursExhausted",
+    "trials": {"total": 5, "running": 0, "succeeded": 3, "failed": 1, "rejected": 2,
+               "anomalous": 1, "oomsAvoided": 2, "earlyStopped": 1},
+    "baseline": {"trialName": "c-0", "objective": 0.31, "preflight": {"reason": "r"}},
+    "best": {"trialName": "c-2", "objective": 0.42, "config": {"tp": 2},
+             "metrics": {"mfu": 0.42}, "improvementOverBaseline": 0.35},
+    "lastAnalysis": {"bottleneck": "comm", "healthState": "Healthy", "summary": "s"},
+    "acceleratorHours": {"total": 7.5, "perTrial": {"c-0": 2.5}, "savedByEarlyStopping": 1,
+                         "max": 20},
+    "nodeHealth": {"suspectNodes": ["n1"]}, "remediations": [{"node": "n1"}],
+    "conditions": [{"type": "Progressing", "status": "False"}],
+    "futureField": {"x": 1}})");
+  CampaignStatus st = CampaignStatus::FromJson(in);
+  EXPECT_EQ(st.phase, CampaignPhase::kSucceeded);
+  EXPECT_EQ(st.stop_reason, CampaignStopReason::kAcceleratorHoursExhausted);
+  ASSERT_TRUE(st.trials.has_value());
+  EXPECT_EQ(st.trials->early_stopped, 1);
+  EXPECT_TRUE(st.HasBest());
+  EXPECT_EQ(st.ToJson(), in);
+  // A stop reason of another operator's, or a section of another shape, is kept as it was.
+  const json odd = {{"stopReason", "SomethingNew"}, {"trials", {{"total", "many"}}}};
+  EXPECT_EQ(CampaignStatus::FromJson(odd).ToJson(), odd);
+  EXPECT_FALSE(CampaignStatus::FromJson(odd).stop_reason.has_value());
+  EXPECT_EQ(CampaignStatus::FromJson(json()).ToJson(), json::object());
+  for (CampaignStopReason r :
+       {CampaignStopReason::kBudgetExhausted, CampaignStopReason::kTargetReached,
+        CampaignStopReason::kMaxFailedTrials, CampaignStopReason::kSearchConverged,
+        CampaignStopReason::kSpaceExhausted, CampaignStopReason::kClusterCannotRun,
+        CampaignStopReason::kAcceleratorHoursExhausted}) {
+    EXPECT_EQ(ParseCampaignStopReason(CampaignStopReasonName(r)), r);
+  }
+  EXPECT_EQ(CampaignStopReasonName(CampaignStopReasonOf(StopReason::kConverged)), "Converged");
+}
+
 }  // namespace
 }  // namespace paratune::controllers
