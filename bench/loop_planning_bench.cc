@@ -18,6 +18,7 @@
 #include "agents/predict/planning_cache.h"
 #include "agents/session/tuning_session.h"
 #include "agents/sim_campaign/simulation.h"
+#include "agents/trials/failure_analyzer.h"
 
 namespace paratune {
 namespace {
@@ -73,11 +74,20 @@ Result<MessagePool> PoolAfter(const CampaignSpec& spec, int trials) {
   return pool;
 }
 
+// The operator's one failure analyzer (the knowledge base, loaded once at start-up and handed
+// to every reconcile: controllers/campaign_reconciler.cc), so that a plan here costs what it
+// costs there.
+const std::shared_ptr<const FailureAnalyzer>& OperatorAnalyzer() {
+  static const std::shared_ptr<const FailureAnalyzer> analyzer = MakeEmbeddedFailureAnalyzer();
+  return analyzer;
+}
+
 // One reconcile's planning on a copy of `pool`: ms, or -1 when it failed.
 double PlanOnce(const CampaignSpec& spec, const MessagePool& pool, PlanningCache* cache) {
   MessagePool copy = pool;
   const auto start = Clock::now();
   SessionDeps deps;
+  deps.diagnostician = OperatorAnalyzer();
   if (cache != nullptr) {
     auto planned = cache->Get(spec, deps.options.max_space_points);
     if (!planned.ok()) return -1;
