@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "agents/engines/warm_start.h"
 #include "agents/predict/validator.h"
 #include "agents/session/baseline_preflight.h"
 #include "agents/session/past_optimization.h"

@@ -2,9 +2,7 @@
 
 #include <memory>
 
-#include "agents/engines/llm_engine.h"
 #include "agents/knowledge/knowledge_base.h"
-#include "agents/llm/openai_client.h"
 
 namespace paratune::controllers {
 

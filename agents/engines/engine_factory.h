@@ -16,10 +16,10 @@
 #include <string>
 
 #include "agents/core/campaign.h"
-#include "agents/llm/endpoint_policy.h"
 #include "agents/engines/llm_engine.h"
-#include "agents/trials/message_pool.h"
 #include "agents/engines/strategy_engine.h"
+#include "agents/llm/endpoint_policy.h"
+#include "agents/trials/message_pool.h"
 #include "base/status.h"
 #include "base/time_source.h"
 

@@ -3,8 +3,6 @@
 #include "agents/engines/baseline_engines.h"
 #include "agents/engines/builtin_engine.h"
 #include "base/strings.h"
-#include <map>
-#include <mutex>
 
 namespace paratune {
 

@@ -6,8 +6,6 @@
 #include <set>
 
 #include "agents/core/failure_category.h"
-#include "agents/session/baseline_preflight.h"
-#include "agents/sim/sim_placement.h"
 #include "agents/model/workload.h"
 #include "agents/session/baseline_preflight.h"
 #include "agents/sim/sim_placement.h"

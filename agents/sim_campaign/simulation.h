@@ -13,8 +13,8 @@
 #include <string>
 
 #include "agents/core/campaign.h"
-#include "agents/health/node_ledger.h"
 #include "agents/engines/engine_factory.h"
+#include "agents/health/node_ledger.h"
 #include "agents/session/tuning_session.h"
 #include "agents/trials/message_pool.h"
 

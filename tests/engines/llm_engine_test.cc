@@ -9,8 +9,8 @@
 #include <map>
 
 #include "agents/core/campaign.h"
-#include "agents/knowledge/knowledge_base.h"
 #include "agents/engines/engine_factory.h"
+#include "agents/knowledge/knowledge_base.h"
 #include "agents/session/tuning_session.h"
 #include "agents/sim_campaign/simulation.h"
 
