@@ -198,9 +198,27 @@ Result<std::unique_ptr<TuningSession>> TuningCampaignReconciler::CreateSession(C
 Status TuningCampaignReconciler::Advance(Context& ctx) {
   PARATUNE_RETURN_IF_ERROR(Ingest(ctx));
   PARATUNE_RETURN_IF_ERROR(CheckHealth(ctx));
-  PARATUNE_RETURN_IF_ERROR(ProposeAndPersist(ctx));
+  Status persisted = ProposeAndPersist(ctx);
+  if (!persisted.ok()) {
+    // A pool the store refused to save (PoolFull) is told in the status as it stood.
+    PARATUNE_RETURN_IF_ERROR(WritePoolCondition(ctx));
+    return persisted;
+  }
   PARATUNE_RETURN_IF_ERROR(LaunchOpenTrials(ctx));
   return WriteStatus(ctx);
+}
+
+Status TuningCampaignReconciler::WritePoolCondition(Context& ctx) {
+  const std::optional<CampaignCondition> pool = store_->PoolCondition(ctx.campaign);
+  if (!pool) return Status::Ok();
+  const Json old_status = ObjectField(ctx.campaign, "status");
+  CampaignStatus status = CampaignStatus::FromJson(old_status);
+  status.Apply(*pool, ctx.campaign["metadata"].value("generation", int64_t{0}), ctx.now);
+  Json updated = ctx.campaign;
+  updated["status"] = status.ToJson();
+  if (updated["status"] == old_status) return Status::Ok();
+  return PatchStatus(client_, res::kTuningCampaigns, updated, old_status, informers_.campaigns)
+      .status();
 }
 
 Status TuningCampaignReconciler::MarkInvalid(const Json& campaign, const Status& why) {

@@ -106,7 +106,11 @@ class TuningCampaignReconciler : public kube::Reconciler {
   // owner, plus one Warning Event. Sets the OutputPublished condition in `status`.
   Status PublishBest(Context& ctx, CampaignStatus* status);
   Status WriteStatus(Context& ctx);
-  // Ingest, CheckHealth, ProposeAndPersist, LaunchOpenTrials, WriteStatus.
+  // The status as it stood, with the pool store's condition applied: after a failed save (a pool
+  // the store refused is False/PoolFull), when nothing else of this reconcile is written.
+  Status WritePoolCondition(Context& ctx);
+  // Ingest, CheckHealth, ProposeAndPersist (on failure: WritePoolCondition), LaunchOpenTrials,
+  // WriteStatus.
   Status Advance(Context& ctx);
   void AnnounceLaunch(Context& ctx, const TrialRecord& t);
   // Logs the decision; a Warning becomes an Event at once, a Normal one is batched with the

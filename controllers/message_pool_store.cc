@@ -9,10 +9,7 @@
 #include <set>
 #include <vector>
 
-#include "base/time_source.h"
-#include "controllers/conditions.h"
 #include "controllers/job_renderer.h"
-#include "controllers/status_writer.h"
 
 namespace paratune::controllers {
 
@@ -180,7 +177,6 @@ struct ConfigMapPoolStore::Cache {
 ConfigMapPoolStore::ConfigMapPoolStore(kube::KubeClient* client, ConfigMapPoolStoreOptions opts)
     : client_(client), opts_(opts), cache_(std::make_unique<Cache>()) {
   cache_->limit = opts_.cache_bytes;
-  if (opts_.clock == nullptr) opts_.clock = RealTimeSource::Get();
 }
 
 ConfigMapPoolStore::~ConfigMapPoolStore() = default;
@@ -287,27 +283,26 @@ void ConfigMapPoolStore::DeleteChunks(const Json& campaign, const std::vector<st
   }
 }
 
-Status ConfigMapPoolStore::RefuseTooLarge(const Json& campaign, size_t limit) {
-  const std::string message = "the message pool exceeds " + std::to_string(limit) +
-                              " bytes even after compaction: no further trials are recorded";
-  const Json old_status = campaign.value("status", Json::object());
-  Json updated = campaign;
-  if (!updated["status"].is_object()) updated["status"] = Json::object();
-  const int64_t generation = campaign["metadata"].value("generation", int64_t{0});
-  SetCondition(&updated["status"]["conditions"], kPoolCompacted, false, "PoolFull", message,
-               generation, FormatRfc3339(opts_.clock->SystemNow()));
-  (void)PatchStatus(client_, res::kTuningCampaigns, updated, old_status);
-  return Status::Invalid("message pool of " + kube::NameOf(campaign) + ": " + message);
+namespace {
+
+std::string PoolFullMessage(size_t limit) {
+  return "the message pool exceeds " + std::to_string(limit) +
+         " bytes even after compaction: no further trials are recorded";
 }
+
+}  // namespace
 
 std::optional<CampaignCondition> ConfigMapPoolStore::PoolCondition(const Json& campaign) const {
   const PoolCompaction level = cache_->GetCompaction(kube::UidOf(campaign));
   if (level == PoolCompaction::kNone) return std::nullopt;
-  const std::string limit = std::to_string(opts_.shard_bytes * opts_.max_shards);
+  const size_t limit = opts_.shard_bytes * opts_.max_shards;
+  if (level == PoolCompaction::kTooLarge) {
+    return CampaignCondition{kPoolCompacted, false, "PoolFull", PoolFullMessage(limit)};
+  }
   const bool records = level == PoolCompaction::kRecords;
   return CampaignCondition{
       kPoolCompacted, true, records ? "RecordsCompacted" : "TextShortened",
-      "the message pool outgrew " + limit + " bytes: " +
+      "the message pool outgrew " + std::to_string(limit) + " bytes: " +
           (records ? "older trials keep their configuration and results, not their prose"
                    : "older LLM exchanges and failure evidence were shortened")};
 }
@@ -318,7 +313,13 @@ Result<std::string> ConfigMapPoolStore::Save(const Json& campaign, const Message
   Json j = pool.ToJson();
   const size_t limit = opts_.shard_bytes * opts_.max_shards;
   const PoolCompaction level = CompactPoolJsonLevel(&j, limit);
-  if (level == PoolCompaction::kTooLarge) return RefuseTooLarge(campaign, limit);
+  if (level == PoolCompaction::kTooLarge) {
+    // Refused, not truncated: PoolCondition says so, and retrying cannot make the pool smaller.
+    cache_->SetCompaction(uid, level);
+    return Status::Invalid("message pool of " + kube::NameOf(campaign) + ": " +
+                           PoolFullMessage(limit))
+        .AsTerminal();
+  }
   Version prev;
   if (!version.empty() && !DecodeVersion(version, &prev)) {
     return Status::Invalid("message pool version \"" + version + "\" is malformed");

@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "agents/trials/message_pool.h"
-#include "base/time_source.h"
 #include "controllers/campaign_status.h"
 #include "controllers/config_map_cache.h"
 #include "operator/kube_client.h"
@@ -63,8 +62,8 @@ struct ConfigMapPoolStoreOptions {
   // included). Chunks average about a quarter of it.
   size_t shard_bytes = 900 * 1024;
   // The pool is compacted to fit shard_bytes * max_shards bytes (see CompactPoolJsonLevel);
-  // beyond that it is refused: Save sets the campaign's PoolCompacted condition to
-  // False/PoolFull and fails with kInvalidArgument, which the controller does not retry.
+  // beyond that it is refused: Save fails with a terminal kInvalidArgument (the controller does
+  // not retry it) and PoolCondition says False/PoolFull, which the reconciler writes.
   size_t max_shards = 8;
   // Bytes of immutable chunks kept in memory (chunks are named by their content, so a cached
   // chunk is never stale): loading a large pool reads only its head.
@@ -78,9 +77,6 @@ struct ConfigMapPoolStoreOptions {
   // it has synced: an informer's list is current when it syncs, and a head it lags behind on
   // makes the next Save conflict (resourceVersion), never overwrite. Borrowed; null: GETs.
   const ConfigMapCache* configmaps = nullptr;
-  // The clock of the PoolCompacted condition's lastTransitionTime. Borrowed; null: the process
-  // clock.
-  TimeSource* clock = nullptr;
 };
 
 // How much CompactPoolJsonLevel had to take out.
@@ -103,9 +99,9 @@ class ConfigMapPoolStore : public MessagePoolStore {
   Result<LoadedPool> Load(const kube::Json& campaign) override;
   Result<std::string> Save(const kube::Json& campaign, const MessagePool& pool,
                            const std::string& version) override;
-  // Sets the PoolCompacted condition in `status` after a save of this campaign by this store had
-  // to compact: True/TextShortened (LLM text, evidence) or True/RecordsCompacted (older trials'
-  // prose). A full pool is False/PoolFull, set by Save itself.
+  // The PoolCompacted condition the reconciler writes after a save of this campaign by this store
+  // had to compact: True/TextShortened (LLM text, evidence) or True/RecordsCompacted (older trials'
+  // prose); False/PoolFull after a save it refused (the pool does not fit even compacted).
   std::optional<CampaignCondition> PoolCondition(const kube::Json& campaign) const override;
   // Holds in the cache of heads (opts.cache_heads: this process is the only writer). A held pool
   // the cache evicts is gone as if the process had restarted.
@@ -120,7 +116,6 @@ class ConfigMapPoolStore : public MessagePoolStore {
   Result<kube::Json> Read(const std::string& ns, const std::string& name);
   Result<std::string> ReadChunk(const std::string& ns, const std::string& name);
   Status WriteChunk(const kube::Json& campaign, const std::string& name, const std::string& data);
-  Status RefuseTooLarge(const kube::Json& campaign, size_t limit);
   void DeleteChunks(const kube::Json& campaign, const std::vector<std::string>& keep, bool legacy);
 
   kube::KubeClient* client_;

@@ -162,7 +162,6 @@ Result<std::unique_ptr<ControllerSet>> SetupControllers(kube::Manager* mgr,
                                                        site, set->analyzer);
   ConfigMapPoolStoreOptions pool_opts;
   pool_opts.configmaps = set->configmaps.get();
-  pool_opts.clock = mgr->time();
   set->store = std::make_unique<ConfigMapPoolStore>(client, pool_opts);
   const std::string probe_ns = !opts.watch_namespace.empty() ? opts.watch_namespace
                                : opts.namespaces.empty()     ? ""

@@ -92,16 +92,21 @@ TEST(ConfigMapPoolStoreTest, CompactsWhatWouldNotFit) {
   ASSERT_TRUE(loaded.ok());
   ASSERT_EQ(loaded->pool.trials().size(), 30u);  // trials are never dropped
   EXPECT_LT(loaded->pool.trials()[0].failure->evidence.size(), 20000u);
-  // A pool whose trials alone exceed the limit is refused, not truncated: a condition says so
-  // and the error is terminal (kInvalidArgument: the controller does not retry it forever).
+  // A pool whose trials alone exceed the limit is refused, not truncated: the store's condition
+  // says so (the reconciler writes it) and the error is terminal (no retry can shrink the pool).
   ConfigMapPoolStore tiny(&client, {/*shard_bytes=*/1024, /*max_shards=*/1});
-  EXPECT_EQ(tiny.Save(campaign, PoolWithTrials(40, 10), *v).status().code(),
-            StatusCode::kInvalidArgument);
-  const Json now = *client.Get(res::kTuningCampaigns, "ns", "llama");
-  const Json& cond = now["status"]["conditions"][0];
-  EXPECT_EQ(cond["type"], "PoolCompacted");
-  EXPECT_EQ(cond["status"], "False");
-  EXPECT_EQ(cond["reason"], "PoolFull");
+  EXPECT_FALSE(tiny.PoolCondition(campaign).has_value());
+  const Status refused = tiny.Save(campaign, PoolWithTrials(40, 10), *v).status();
+  EXPECT_EQ(refused.code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(refused.terminal());
+  const auto cond = tiny.PoolCondition(campaign);
+  ASSERT_TRUE(cond.has_value());
+  EXPECT_EQ(cond->type, "PoolCompacted");
+  EXPECT_FALSE(cond->status);
+  EXPECT_EQ(cond->reason, "PoolFull");
+  EXPECT_NE(cond->message.find("1024 bytes"), std::string::npos) << cond->message;
+  // The pool saved before the refusal is intact.
+  EXPECT_EQ(store.Load(campaign)->pool.trials().size(), 30u);
 }
 
 // A held pool costs no request until it is saved; Load gives it back (version "", so the save

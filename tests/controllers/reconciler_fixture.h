@@ -109,14 +109,15 @@ class FakeCluster {
   // `site_analyzer`: the site's failure analyzer (null: the keyword fallback, which knows no
   // queue or knowledge-base signatures).
   // `cordon`: --node-remediation (an approved CordonNode patches the Node).
+  // `pool`: the message pool store's options (its size limits).
   explicit FakeCluster(bool detect_anomalies = true, TimeSource* time = RealTimeSource::Get(),
                        std::shared_ptr<const FailureAnalyzer> site_analyzer = nullptr,
-                       bool cordon = true) {
+                       bool cordon = true, ConfigMapPoolStoreOptions pool = {}) {
     for (const auto* gvr : {&res::kTuningCampaigns, &res::kTrialRuns, &res::kJobs, &res::kPods}) {
       readers_.push_back(std::make_unique<kube::testing::ClientReader>(&client, *gvr));
     }
     recorder = std::make_unique<kube::EventRecorder>(&client, "paratune-operator", time);
-    store = std::make_unique<ConfigMapPoolStore>(&client);
+    store = std::make_unique<ConfigMapPoolStore>(&client, pool);
     analyzer = site_analyzer != nullptr
                    ? std::move(site_analyzer)
                    : std::shared_ptr<const FailureAnalyzer>(MakeFallbackFailureAnalyzer());

@@ -115,6 +115,29 @@ TEST(CampaignReconcilerTest, InvalidSpecCreatesNothingAndNamesTheField) {
   EXPECT_TRUE(c.List(res::kConfigMaps).empty());
 }
 
+// A pool that does not fit its ConfigMaps even compacted: the save is refused with a terminal
+// error (no retry can shrink it), the campaign's status says PoolCompacted=False/PoolFull, and
+// what the store held before stays loadable.
+TEST(CampaignReconcilerTest, APoolTooLargeToSaveIsToldInTheStatusAndNotRetried) {
+  ConfigMapPoolStoreOptions tiny;
+  tiny.shard_bytes = 256;
+  tiny.max_shards = 1;
+  FakeCluster c(/*detect_anomalies=*/false, RealTimeSource::Get(), nullptr, true, tiny);
+  ASSERT_TRUE(c.client.Create(res::kTuningCampaigns, "ns", Campaign("full", 4, 1)).ok());
+  Step(c, "full");  // the first round is held in memory, not saved: its trials run
+  ASSERT_FALSE(c.List(res::kTrialRuns).empty());
+  auto r = c.campaign_reconciler->Reconcile({"ns", "full"});  // the results must be saved
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(r.status().terminal()) << r.status().ToString();
+  const Json st = c.Get(res::kTuningCampaigns, "full")["status"];
+  const Json* pool = FindCondition(st["conditions"], "PoolCompacted");
+  ASSERT_NE(pool, nullptr) << st.dump();
+  EXPECT_EQ(pool->value("status", ""), "False");
+  EXPECT_EQ(pool->value("reason", ""), "PoolFull");
+  EXPECT_NE(pool->value("message", "").find("256 bytes"), std::string::npos) << pool->dump();
+}
+
 TEST(CampaignReconcilerTest, CrashBetweenPoolSaveAndCreateLosesAndDuplicatesNothing) {
   FakeCluster c(/*detect_anomalies=*/false);
   ASSERT_TRUE(c.client.Create(res::kTuningCampaigns, "ns", Campaign("llama", 3, 1)).ok());
