@@ -23,6 +23,7 @@
 #include "agents/collectors/metric_collector.h"
 #include "agents/core/campaign.h"
 #include "agents/model/workload.h"
+#include "agents/sim_campaign/sim_runner.h"
 #include "agents/sim_campaign/simulation.h"
 #include "agents/trials/early_stopping.h"
 #include "base/strings.h"

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "agents/trials/knowledge_failure_analyzer.h"
 #include "base/time_source.h"
 #include "controllers/campaign_knowledge.h"
 #include "controllers/message_pool_store.h"

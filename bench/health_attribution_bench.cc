@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "agents/core/campaign.h"
+#include "agents/sim_campaign/sim_runner.h"
 #include "agents/sim_campaign/simulation.h"
 
 namespace paratune {

@@ -17,8 +17,10 @@
 #include "agents/core/campaign.h"
 #include "agents/predict/planning_cache.h"
 #include "agents/session/tuning_session.h"
+#include "agents/sim_campaign/sim_runner.h"
 #include "agents/sim_campaign/simulation.h"
 #include "agents/trials/failure_analyzer.h"
+#include "agents/trials/knowledge_failure_analyzer.h"
 
 namespace paratune {
 namespace {

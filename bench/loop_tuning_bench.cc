@@ -15,6 +15,7 @@
 
 #include "agents/core/campaign.h"
 #include "agents/model/workload.h"
+#include "agents/sim_campaign/sim_runner.h"
 #include "agents/sim_campaign/simulation.h"
 #include "base/strings.h"
 

@@ -27,6 +27,7 @@
 #include "agents/engines/llm_engine.h"
 #include "agents/engines/warm_start.h"
 #include "agents/sim_campaign/replay.h"
+#include "agents/sim_campaign/sim_runner.h"
 #include "agents/sim_campaign/simulation.h"
 #include "base/strings.h"
 #include "cli/command.h"

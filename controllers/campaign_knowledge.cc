@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "agents/trials/knowledge_failure_analyzer.h"
 #include "base/json_fields.h"
 
 namespace paratune::controllers {

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "agents/trials/knowledge_failure_analyzer.h"
 #include "controllers/campaign_metrics.h"
 #include "controllers/node_health/diagnostic_jobs.h"
 #include "controllers/operator_engines.h"

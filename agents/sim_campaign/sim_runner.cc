@@ -1,9 +1,9 @@
-// The simulated cluster (agents/sim) as the loop's TrialRunner.
+#include "agents/sim_campaign/sim_runner.h"
+
 #include <memory>
 
 #include "agents/model/workload.h"
 #include "agents/sim/simulated_cluster.h"
-#include "agents/sim_campaign/simulation.h"
 #include "base/strings.h"
 
 namespace paratune {

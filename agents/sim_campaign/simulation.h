@@ -44,15 +44,6 @@ class TrialRunner {
   virtual std::function<bool(const Config&)> Measurable() const { return nullptr; }
 };
 
-// The simulated cluster (agents/sim) for `spec` with a hidden reality drawn from `seed`.
-// `node_faults` (agents/sim/node_faults.h text form, "" for none) are the cluster's hidden sick
-// nodes, played on the nodes RunOn names; kInvalidArgument naming --node-faults when malformed.
-// `reality`: "perturbed" (the model with perturbed constants) or "structural" (a reality whose
-// form differs from the model); kInvalidArgument naming --reality otherwise.
-Result<std::unique_ptr<TrialRunner>> MakeSimulatedClusterRunner(
-    const CampaignSpec& spec, uint64_t seed, const std::string& node_faults = "",
-    const std::string& reality = "perturbed");
-
 struct SimulationOptions {
   std::string strategy = "builtin";  // builtin | random | grid | greedy | llm | hybrid
   // Builds the engine named by `strategy` (MakeEngineFactory: the CLI's, with its LLM

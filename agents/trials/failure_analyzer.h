@@ -1,6 +1,7 @@
 // The loop's Diagnostician seam: failure evidence of one trial -> FailureDiagnosis. The real one
-// wraps agents/knowledge's Diagnostician over the embedded knowledge base; a small built-in
-// fallback covers the common signatures when no knowledge base is available.
+// wraps agents/knowledge's Diagnostician over the embedded knowledge base
+// (knowledge_failure_analyzer.h); a small built-in fallback covers the common signatures when no
+// knowledge base is available.
 #ifndef PARATUNE_AGENTS_TRIALS_FAILURE_ANALYZER_H_
 #define PARATUNE_AGENTS_TRIALS_FAILURE_ANALYZER_H_
 
@@ -15,7 +16,6 @@
 namespace paratune {
 
 struct Workload;
-class KnowledgeBase;
 
 // What a failed trial left behind (pod status, log tail, events).
 struct FailureEvidence {
@@ -37,21 +37,6 @@ class FailureAnalyzer {
 // A keyword-based analyzer for the common failures (CUDA/XLA out of memory, divisibility
 // assertions, collective timeouts, node faults). Used when the knowledge base is unavailable.
 std::unique_ptr<FailureAnalyzer> MakeFallbackFailureAnalyzer();
-
-// The agents/knowledge Diagnostician over the embedded knowledge base plus the documents of
-// `knowledge_dir` when not empty. Fails when the embedded knowledge is malformed (a bug) or a
-// site document is.
-Result<std::unique_ptr<FailureAnalyzer>> MakeKnowledgeFailureAnalyzer(
-    const std::string& knowledge_dir = "");
-// The Diagnostician over `kb` (shared: the analyzer keeps it alive).
-Result<std::unique_ptr<FailureAnalyzer>> MakeKnowledgeFailureAnalyzer(
-    std::shared_ptr<const KnowledgeBase> kb);
-
-// A new analyzer over the embedded knowledge; the keyword analyzer when that fails to load.
-// Loading the knowledge base, known failures included, costs tens of milliseconds: a program
-// makes one and hands it to every session it runs (SessionDeps::diagnostician), nothing keeps
-// one process-wide.
-std::shared_ptr<const FailureAnalyzer> MakeEmbeddedFailureAnalyzer();
 
 }  // namespace paratune
 

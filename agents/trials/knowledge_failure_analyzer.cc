@@ -1,8 +1,9 @@
+#include "agents/trials/knowledge_failure_analyzer.h"
+
 #include <memory>
 
 #include "agents/knowledge/diagnostician.h"
 #include "agents/knowledge/knowledge_base.h"
-#include "agents/trials/failure_analyzer.h"
 
 namespace paratune {
 

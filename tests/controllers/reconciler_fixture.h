@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "agents/trials/knowledge_failure_analyzer.h"
 #include "base/yaml.h"
 #include "controllers/campaign_reconciler.h"
 #include "controllers/message_pool_store.h"

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "agents/report/report.h"
+#include "agents/sim_campaign/sim_runner.h"
 #include "agents/sim_campaign/simulation.h"
 
 namespace paratune {

@@ -8,6 +8,7 @@
 
 #include "agents/model/workload.h"
 #include "agents/sim_campaign/replay.h"
+#include "agents/sim_campaign/sim_runner.h"
 #include "agents/sim_campaign/simulation.h"
 
 namespace paratune {

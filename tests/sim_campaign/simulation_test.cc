@@ -4,6 +4,7 @@
 
 #include "agents/knowledge/knowledge_base.h"
 #include "agents/report/report.h"
+#include "agents/sim_campaign/sim_runner.h"
 #include "tests/support/fake_model.h"
 
 namespace paratune {
