@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "agents/collectors/metric_collector.h"
+#include "agents/engines/engine_factory.h"
 #include "agents/trials/early_stopping.h"
 
 namespace paratune::cli {

@@ -459,7 +459,7 @@ CampaignStatus BuildCampaignStatus(const json& campaign, const TuningSession& se
     baseline.trial_name = sum.baseline->name;
     baseline.objective = RoundTo(session.ObjectiveOf(*sum.baseline), 6);
   }
-  if (auto pre = RejectedBaselineOf(session)) baseline.preflight = pre->ToJson();
+  if (auto pre = session.RejectedBaseline()) baseline.preflight = pre->ToJson();
   CampaignBest& best = status.best.emplace();
   if (sum.best) {
     best.trial_name = sum.best->name;

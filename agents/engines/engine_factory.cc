@@ -3,9 +3,12 @@
 #include <fstream>
 #include <sstream>
 
+#include "agents/engines/baseline_engines.h"
+#include "agents/engines/builtin_engine.h"
 #include "agents/knowledge/knowledge_base.h"
 #include "agents/llm/openai_client.h"
 #include "agents/llm/replay_client.h"
+#include "base/strings.h"
 
 namespace paratune {
 
@@ -87,6 +90,27 @@ CampaignSpec WithEngine(const CampaignSpec& spec, const std::string& name) {
   CampaignSpec out = spec;
   out.agents.engine = name;
   return out;
+}
+
+Result<std::unique_ptr<StrategyEngine>> CreateStrategyEngine(const std::string& name,
+                                                             const EngineOptions& options) {
+  if (name == "builtin") return std::unique_ptr<StrategyEngine>(new BuiltinEngine(options.seed));
+  if (name == "random") {
+    return std::unique_ptr<StrategyEngine>(new RandomSearchEngine(options.seed));
+  }
+  if (name == "grid") return std::unique_ptr<StrategyEngine>(new GridSearchEngine());
+  if (name == "greedy") return std::unique_ptr<StrategyEngine>(new GreedyEngine());
+  if (name == "llm" || name == "hybrid") {
+    return Status::Invalid("strategy: engine \"" + name +
+                           "\" needs a model client: build it with MakeEngineFactory "
+                           "(agents/engines/engine_factory.h)");
+  }
+  return Status::Invalid("strategy: unknown engine \"" + name +
+                         "\" (known: " + Join(StrategyEngineNames(), ", ") + ")");
+}
+
+std::vector<std::string> StrategyEngineNames() {
+  return {"builtin", "greedy", "grid", "hybrid", "llm", "random"};
 }
 
 }  // namespace paratune

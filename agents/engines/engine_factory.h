@@ -33,6 +33,13 @@ class KnowledgeBase;
 using EngineFactory = std::function<Result<std::unique_ptr<StrategyEngine>>(
     const CampaignSpec& spec, MessagePool* pool)>;
 
+// One of the built-in engines. kInvalidArgument listing the known names when `name` is unknown,
+// and for llm and hybrid (MakeEngineFactory builds those). Thread-safe.
+Result<std::unique_ptr<StrategyEngine>> CreateStrategyEngine(const std::string& name,
+                                                             const EngineOptions& options);
+// Every engine name MakeEngineFactory knows, sorted.
+std::vector<std::string> StrategyEngineNames();
+
 struct EngineFactoryOptions {
   uint64_t seed = 1;
   // The command line's --llm-* overrides, the replay file, the key to fall back on (the CLI's

@@ -3,9 +3,9 @@
 // (agents/engines/llm_engine.h). Engines are never trusted: every candidate still passes the
 // Validator in TuningSession.
 //
-// CreateStrategyEngine(name) makes the built-in ones (builtin, random, grid, greedy); the LLM
-// engines need a model client and come from MakeEngineFactory (agents/engines/engine_factory.h),
-// which makes every engine. No registry: the names are fixed.
+// Engines are made in agents/engines/engine_factory.h: CreateStrategyEngine(name) the built-in
+// ones (builtin, random, grid, greedy), MakeEngineFactory every engine, the LLM ones included.
+// No registry: the names are fixed.
 #ifndef PARATUNE_AGENTS_ENGINES_STRATEGY_ENGINE_H_
 #define PARATUNE_AGENTS_ENGINES_STRATEGY_ENGINE_H_
 
@@ -81,13 +81,6 @@ struct EngineOptions {
   uint64_t seed = 1;
   MessagePool* pool = nullptr;  // for engines that record exchanges (LLM); may be null
 };
-
-// One of the built-in engines. kInvalidArgument listing the known names when `name` is unknown,
-// and for llm and hybrid (MakeEngineFactory builds those). Thread-safe.
-Result<std::unique_ptr<StrategyEngine>> CreateStrategyEngine(const std::string& name,
-                                                             const EngineOptions& options);
-// Every engine name MakeEngineFactory knows, sorted.
-std::vector<std::string> StrategyEngineNames();
 
 }  // namespace paratune
 

@@ -6,7 +6,6 @@
 #include <tuple>
 #include <vector>
 
-#include "agents/session/tuning_session.h"
 #include "base/strings.h"
 
 namespace paratune {
@@ -136,16 +135,6 @@ bool BaselineRejected(const MessagePool& pool) {
     if (r.proposed_by == "baseline") return true;
   }
   return false;
-}
-
-std::optional<BaselinePreflight> RejectedBaselineOf(const TuningSession& session) {
-  const CampaignSpec& spec = session.spec();
-  if (!spec.baseline || !BaselineRejected(session.pool())) return std::nullopt;
-  const MessagePool empty;
-  const CalibrationState prior =
-      FitCalibration(session.space(), session.model(), empty, CalibrationState{});
-  const CalibratedPredictor predictor(&session.space(), spec.objective, prior, {});
-  return CheckBaseline(*spec.baseline, session.space(), session.model(), predictor);
 }
 
 }  // namespace paratune

@@ -21,8 +21,6 @@
 
 namespace paratune {
 
-class TuningSession;
-
 struct BaselinePreflight {
   bool rejected = false;
   Config config;           // the campaign's baseline
@@ -50,11 +48,6 @@ BaselinePreflight CheckBaseline(const Config& baseline, const SearchSpaceIndex& 
 
 // True when `pool` records the baseline's rejection (proposed_by "baseline").
 bool BaselineRejected(const MessagePool& pool);
-
-// The pre-flight verdict of a session whose baseline was rejected, recomputed exactly as the
-// session decided it when the campaign started (the prior calibration: no trial had run), or
-// nullopt when the campaign has no baseline or it was not rejected.
-std::optional<BaselinePreflight> RejectedBaselineOf(const TuningSession& session);
 
 }  // namespace paratune
 

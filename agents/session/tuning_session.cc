@@ -9,6 +9,7 @@
 #include "agents/model/model_flops.h"
 #include "agents/model/workload.h"
 #include "agents/session/baseline_preflight.h"
+#include "agents/trials/knowledge_failure_analyzer.h"
 #include "base/strings.h"
 
 namespace paratune {
@@ -701,5 +702,14 @@ const MessagePool& TuningSession::pool() const { return *impl_->pool; }
 const SearchSpaceIndex& TuningSession::space() const { return *impl_->space; }
 const PlannerModel& TuningSession::model() const { return *impl_->model; }
 std::string TuningSession::engine_name() const { return impl_->engine->name(); }
+
+std::optional<BaselinePreflight> TuningSession::RejectedBaseline() const {
+  const CampaignSpec& spec = this->spec();
+  if (!spec.baseline || !BaselineRejected(pool())) return std::nullopt;
+  const MessagePool empty;
+  const CalibrationState prior = FitCalibration(space(), model(), empty, CalibrationState{});
+  const CalibratedPredictor predictor(&space(), spec.objective, prior, {});
+  return CheckBaseline(*spec.baseline, space(), model(), predictor);
+}
 
 }  // namespace paratune

@@ -25,6 +25,7 @@
 #include "agents/predict/planner_model.h"
 #include "agents/predict/predictor.h"
 #include "agents/predict/validator.h"
+#include "agents/session/baseline_preflight.h"
 #include "agents/trials/failure_analyzer.h"
 #include "agents/trials/message_pool.h"
 #include "base/status.h"
@@ -187,6 +188,10 @@ class TuningSession {
   // Why the campaign should stop now, or nullopt to continue.
   std::optional<StopDecision> ShouldStop() const;
   SessionSummary Summary() const;
+  // The pre-flight verdict of the baseline when pre-flight rejected it, recomputed exactly as
+  // the session decided it when the campaign started (the prior calibration: no trial had run),
+  // or nullopt when the campaign has no baseline or it was not rejected.
+  std::optional<BaselinePreflight> RejectedBaseline() const;
 
   // Objective of a successful trial (0 when none).
   double ObjectiveOf(const TrialRecord& t) const;

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "agents/core/failure_category.h"
+#include "agents/engines/engine_factory.h"
 #include "agents/model/workload.h"
 #include "agents/session/baseline_preflight.h"
 #include "agents/sim/sim_placement.h"
@@ -175,7 +176,7 @@ nlohmann::json SimulationJson(const TuningSession& session, const std::optional<
   j["stopReason"] = stop ? StopReasonName(stop->reason) : "";
   j["stopMessage"] = stop ? stop->message : "";
   j["pool"] = pool.ToJson();
-  if (auto pre = RejectedBaselineOf(session)) j["baselinePreflight"] = pre->ToJson();
+  if (auto pre = session.RejectedBaseline()) j["baselinePreflight"] = pre->ToJson();
   return j;
 }
 

@@ -66,7 +66,7 @@ TEST(BaselinePreflightTest, BaselineBreakingAConstraintIsReplacedByTheNearestVal
   EXPECT_EQ(s.plans[0].proposal.proposed_by, "baseline");
   ASSERT_EQ(s.pool.rejected().size(), 1u);
   EXPECT_EQ(s.pool.rejected()[0].proposed_by, "baseline");
-  auto pre = RejectedBaselineOf(*s.session);
+  auto pre = s.session->RejectedBaseline();
   ASSERT_TRUE(pre.has_value());
   EXPECT_FALSE(pre->constraint.empty());
   EXPECT_NE(pre->reason.find(pre->constraint), std::string::npos);
@@ -80,7 +80,7 @@ TEST(BaselinePreflightTest, BaselineFarBeyondMemoryIsNotLaunched) {
   Started s;
   Start(spec, &s);
   ASSERT_EQ(s.plans.size(), 1u);
-  auto pre = RejectedBaselineOf(*s.session);
+  auto pre = s.session->RejectedBaseline();
   ASSERT_TRUE(pre.has_value());
   EXPECT_TRUE(pre->constraint.empty());
   EXPECT_GT(pre->predicted_peak_gib - std::max(pre->uncertainty_gib, pre->interval_gib),
@@ -107,7 +107,7 @@ TEST(BaselinePreflightTest, BaselinePredictedToFitIsLaunchedAsGiven) {
   ASSERT_EQ(s.plans.size(), 1u);
   EXPECT_EQ(s.plans[0].config, *spec.baseline);
   EXPECT_TRUE(s.pool.rejected().empty());
-  EXPECT_FALSE(RejectedBaselineOf(*s.session).has_value());
+  EXPECT_FALSE(s.session->RejectedBaseline().has_value());
   nlohmann::json run = SimulationJson(*s.session, std::nullopt, std::nullopt);
   EXPECT_FALSE(run.contains("baselinePreflight"));
 }
@@ -145,7 +145,7 @@ TEST(BaselinePreflightTest, MarginalBaselineIsLaunchedAndADominatedOneIsRefusedA
   ASSERT_EQ(s.plans.size(), 1u);
   EXPECT_EQ(s.plans[0].config, *spec.baseline) << marginal;
   EXPECT_TRUE(s.pool.rejected().empty());
-  EXPECT_FALSE(RejectedBaselineOf(*s.session).has_value());
+  EXPECT_FALSE(s.session->RejectedBaseline().has_value());
 
   // It ran out of memory: the same tp with a larger micro-batch is dominated and refused.
   MessagePool pool;

@@ -4,7 +4,9 @@
 
 #include <random>
 
+#include "agents/engines/engine_factory.h"
 #include "agents/session/tuning_session.h"
+#include "agents/sim_campaign/sim_runner.h"
 #include "agents/sim_campaign/simulation.h"
 #include "tests/support/fake_model.h"
 

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <set>
 
+#include "agents/engines/engine_factory.h"
 #include "tests/support/fake_model.h"
 
 namespace paratune {
