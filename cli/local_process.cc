@@ -1,14 +1,12 @@
 #include "cli/local_process.h"
 
-#include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
 #include <sstream>
+
+#include "base/process_spawn.h"
 
 extern char** environ;
 
@@ -51,49 +49,23 @@ std::optional<std::string> FindExecutable(const std::string& name, const std::st
   return std::nullopt;
 }
 
-// posix_spawn rather than fork (the way hack/kubelet-sim starts containers): no copy of the
-// parent's page tables, and the process group, signal mask and default dispositions are set
-// before exec. SIGINT and SIGPIPE are reset to their defaults: an ignored signal survives exec.
+// Started by SpawnInNewProcessGroup (base/process_spawn.h, as hack/kubelet-sim starts
+// containers): its own process group, so Signal and Poll reach whatever it started.
 Result<std::unique_ptr<LocalProcess>> LocalProcess::Start(const ProcessSpec& spec) {
   if (spec.argv.empty()) return Status::Invalid("command: empty (no program to run)");
-  const std::vector<std::string> env = ChildEnvironment(spec.env);
-  auto exe = FindExecutable(spec.argv[0], PathOf(env));
+  SpawnSpec child;
+  child.env = ChildEnvironment(spec.env);
+  auto exe = FindExecutable(spec.argv[0], PathOf(child.env));
   if (!exe) {
     return Status::NotFound("command: \"" + spec.argv[0] + "\" is not an executable in PATH");
   }
-  const int log = open(spec.log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (log < 0) {
-    return Status::Internal("log " + spec.log_path + ": " + std::strerror(errno));
-  }
-  std::vector<char*> cargv, cenv;
-  for (const std::string& a : spec.argv) cargv.push_back(const_cast<char*>(a.c_str()));
-  cargv.push_back(nullptr);
-  for (const std::string& e : env) cenv.push_back(const_cast<char*>(e.c_str()));
-  cenv.push_back(nullptr);
-  posix_spawn_file_actions_t files;
-  posix_spawnattr_t attr;
-  posix_spawn_file_actions_init(&files);
-  posix_spawnattr_init(&attr);
-  posix_spawn_file_actions_addopen(&files, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&files, log, 1);
-  posix_spawn_file_actions_adddup2(&files, log, 2);
-  if (!spec.dir.empty()) posix_spawn_file_actions_addchdir_np(&files, spec.dir.c_str());
-  sigset_t none, defaults;
-  sigemptyset(&none);
-  sigemptyset(&defaults);
-  for (int s : {SIGINT, SIGTERM, SIGPIPE, SIGHUP}) sigaddset(&defaults, s);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setpgroup(&attr, 0);
-  posix_spawnattr_setflags(&attr,
-                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  pid_t pid = -1;
-  const int err = posix_spawn(&pid, exe->c_str(), &files, &attr, cargv.data(), cenv.data());
-  posix_spawn_file_actions_destroy(&files);
-  posix_spawnattr_destroy(&attr);
-  close(log);
-  if (err != 0) return Status::Internal("exec " + *exe + ": " + std::strerror(err));
-  return std::unique_ptr<LocalProcess>(new LocalProcess(pid));
+  child.argv = spec.argv;
+  child.argv[0] = *exe;
+  child.dir = spec.dir;
+  child.log_path = spec.log_path;
+  auto pid = SpawnInNewProcessGroup(child);
+  if (!pid.ok()) return pid.status();
+  return std::unique_ptr<LocalProcess>(new LocalProcess(*pid));
 }
 
 LocalProcess::~LocalProcess() {

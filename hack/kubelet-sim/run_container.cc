@@ -1,17 +1,15 @@
 // PodRunner::RunContainer: one container as a local process, its status reported as the kubelet
 // would.
-#include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <spdlog/spdlog.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "base/process_spawn.h"
 #include "hack/kubelet-sim/pod_runner.h"
 
 namespace paratune::kubelet {
@@ -28,50 +26,25 @@ std::string ReadFile(const std::string& path, size_t max) {
   return s;
 }
 
-// The container's process: its own process group, no blocked signals and SIGPIPE at its default
-// (the kubelet-sim ignores it; an ignored signal survives exec), stdin /dev/null, stdout and
-// stderr the log, `dir` its working directory. posix_spawn (glibc: clone with CLONE_VM|CLONE_VFORK)
-// rather than fork: a fork copies the page tables of this many-threaded process for every
-// container, which at hundreds of pods cost the simulated kubelet more CPU than the API server's
-// share of the trials. -1 when it could not start (the reason is then in the log).
+// The container's process (SpawnInNewProcessGroup: its own process group, stdin /dev/null, stdout
+// and stderr the log, `dir` its working directory) with PATH, HOME, LANG and TMPDIR of this
+// process and the container's env. -1 when it could not start (the reason is then in the log).
 pid_t Spawn(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
             const std::string& dir, const std::string& log) {
-  std::vector<std::string> env_strings;
+  SpawnSpec spec;
   for (const char* keep : {"PATH", "HOME", "LANG", "TMPDIR"}) {
-    if (const char* v = getenv(keep)) env_strings.push_back(std::string(keep) + "=" + v);
+    if (const char* v = getenv(keep)) spec.env.push_back(std::string(keep) + "=" + v);
   }
-  for (const auto& [k, v] : env) env_strings.push_back(k + "=" + v);
-  std::vector<char*> cargv, cenv;
-  for (const std::string& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
-  cargv.push_back(nullptr);
-  for (const std::string& e : env_strings) cenv.push_back(const_cast<char*>(e.c_str()));
-  cenv.push_back(nullptr);
-  posix_spawn_file_actions_t files;
-  posix_spawnattr_t attr;
-  posix_spawn_file_actions_init(&files);
-  posix_spawnattr_init(&attr);
-  posix_spawn_file_actions_addopen(&files, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&files, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&files, 1, 2);
-  posix_spawn_file_actions_addchdir_np(&files, dir.c_str());
-  sigset_t none, pipe;
-  sigemptyset(&none);
-  sigemptyset(&pipe);
-  sigaddset(&pipe, SIGPIPE);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setsigdefault(&attr, &pipe);
-  posix_spawnattr_setpgroup(&attr, 0);
-  posix_spawnattr_setflags(&attr,
-                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  pid_t pid = -1;
-  const int err = posix_spawn(&pid, cargv[0], &files, &attr, cargv.data(), cenv.data());
-  posix_spawn_file_actions_destroy(&files);
-  posix_spawnattr_destroy(&attr);
-  if (err != 0) {
-    std::ofstream(log, std::ios::app) << "exec " << cargv[0] << ": " << strerror(err) << "\n";
+  for (const auto& [k, v] : env) spec.env.push_back(k + "=" + v);
+  spec.argv = argv;
+  spec.dir = dir;
+  spec.log_path = log;
+  auto pid = SpawnInNewProcessGroup(spec);
+  if (!pid.ok()) {
+    std::ofstream(log, std::ios::app) << pid.status().message() << "\n";
     return -1;
   }
-  return pid;
+  return *pid;
 }
 }  // namespace
 
