@@ -189,7 +189,7 @@ TEST(TuneLocalTest, TrainsARealModelOnTheCpuWithTorch) {
   replace("vocabSize: 151936", "vocabSize: 512");
   replace("seqLength: 4096", "seqLength: 128");
   replace("globalBatchSize: 16", "globalBatchSize: 8");
-  replace("maxTrials: 4", "maxTrials: 3");
+  replace("maxTrials: 4", "maxTrials: 2");  // the baseline and one proposal: each imports torch
   replace("[python3, workloads/hf-llama/train.py]",
           "[" + python + ", " + PARATUNE_SOURCE_DIR + "/workloads/hf-llama/train.py]");
   replace("args: [\"--steps\", \"4\"]", "args: [\"--steps\", \"3\"]");
@@ -199,7 +199,7 @@ TEST(TuneLocalTest, TrainsARealModelOnTheCpuWithTorch) {
                           " --local --devices none --out " + (dir / "out").string() + " -o json");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto j = nlohmann::json::parse(r.output);
-  ASSERT_EQ(j["trials"].size(), 3u) << r.output;
+  ASSERT_EQ(j["trials"].size(), 2u) << r.output;
   ASSERT_TRUE(j["best"].is_object()) << r.output;
   const auto& m = j["best"]["metrics"];
   EXPECT_GT(m["stepTimeSeconds"].get<double>(), 0);
