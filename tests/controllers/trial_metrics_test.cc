@@ -166,6 +166,77 @@ TEST(TrialMetricsTest, FallsBackToEveryPodWithinTheReadBudgetAndSaysWhichItRead)
       << none.status().message();
 }
 
+TEST(TrialMetricsTest, MemoryIsCompletedInTheSamePassOverTheLogs) {
+  // Megatron's read order is t-2, t-0, t-1: rank 0's memory lines are read before the steps.
+  const TrialPods pods = ReadTrialPods({Pod("t-0", 0), Pod("t-1", 1), Pod("t-2", 2)});
+  std::vector<std::string> read;
+  auto reader = [&read](const TrialPod& pod) {
+    read.push_back(pod.name);
+    if (pod.name == "t-0") return std::string(kMemoryLine);
+    return pod.name == "t-1" ? MegatronSteps(9000, 400) : std::string("noise\n");
+  };
+  auto r = ReadTrialMetrics(pods, "megatron-lm", {}, reader, 8);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->source.pod, "t-1");
+  EXPECT_EQ(r->source.memory_pod, "t-0");
+  EXPECT_NEAR(r->collected.metrics.peak_memory_gib, 60.0, 1e-9);
+  EXPECT_EQ(read, (std::vector<std::string>{"t-2", "t-0", "t-1"}));
+  // A source with memory lines of its own: no other log is read.
+  read.clear();
+  auto own = ReadTrialMetrics(
+      pods, "megatron-lm", {},
+      [&read](const TrialPod& pod) {
+        read.push_back(pod.name);
+        return MegatronSteps(9000, 400) + kMemoryLine;
+      },
+      8);
+  ASSERT_TRUE(own.ok());
+  EXPECT_EQ(own->source.pod, "t-2");
+  EXPECT_EQ(own->source.memory_pod, "");
+  EXPECT_EQ(read, (std::vector<std::string>{"t-2"}));
+}
+
+TEST(TrialEvidenceTest, AFailedPodsEvidenceWinsAndTimesAreReadOnce) {
+  json lead = Pod("t-0", 0, "done");
+  lead["status"]["startTime"] = "2026-11-21T05:00:00Z";
+  lead["status"]["containerStatuses"][0]["state"]["terminated"]["finishedAt"] =
+      "2026-11-21T05:30:00Z";
+  lead["spec"]["nodeName"] = "node-b";
+  json failed = Pod("t-1", 1, "boom");
+  failed["status"]["phase"] = "Failed";
+  failed["status"]["startTime"] = "2026-11-21T05:10:00Z";
+  failed["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"] = 137;
+  failed["status"]["containerStatuses"][0]["state"]["terminated"]["reason"] = "OOMKilled";
+  failed["status"]["containerStatuses"][0]["state"]["terminated"]["finishedAt"] =
+      "2026-11-21T06:00:00Z";
+  failed["spec"]["nodeName"] = "node-a";
+  json pending = Pod("t-2", 2);
+  pending["status"] = {{"phase", "Pending"},
+                       {"conditions",
+                        {{{"type", "PodScheduled"},
+                          {"status", "False"},
+                          {"reason", "Unschedulable"},
+                          {"message", "0/3 nodes are available"},
+                          {"lastTransitionTime", "2026-11-21T05:55:00Z"}}}}};
+  const TrialPods pods = ReadTrialPods({lead, failed, pending});
+  EXPECT_EQ(pods.evidence.name, "t-1");
+  EXPECT_EQ(pods.evidence.pod_reason, "OOMKilled");
+  EXPECT_EQ(pods.evidence.exit_code, 137);
+  EXPECT_EQ(pods.evidence.termination_message, "boom");
+  EXPECT_EQ(pods.node_names, (std::vector<std::string>{"node-a", "node-b"}));
+  EXPECT_TRUE(pods.any_finished);
+  EXPECT_FALSE(pods.any_running);
+  SystemTime now;
+  ASSERT_TRUE(ParseRfc3339("2026-11-21T06:05:00Z", &now));
+  // The pending pod never started: the wall time runs from 05:00 to the last finish, 06:00.
+  EXPECT_DOUBLE_EQ(WallSeconds(pods, now), 3600);
+  std::string why;
+  size_t which = 99;
+  EXPECT_EQ(UnschedulableFor(pods, now, &why, &which), Millis(600000));
+  EXPECT_EQ(why, "0/3 nodes are available");
+  EXPECT_EQ(which, 2u);
+}
+
 std::vector<double> Steps(double mean, double rel_noise, int n) {
   std::vector<double> out;
   for (int i = 0; i < n; ++i) out.push_back(mean * (1 + rel_noise * ((i % 2) ? 1 : -1)));
