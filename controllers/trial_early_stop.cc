@@ -26,8 +26,7 @@ constexpr size_t kPollLogReads = 2;
 Status TrialRunReconciler::DeleteWorkload(const Context& ctx, const std::string& kind,
                                           const std::string& name) {
   const auto& gvr = WorkloadResource(kind);
-  Status s = client_->Delete(gvr, kube::NamespaceOf(ctx.trial), name,
-                             kube::DeleteOptions{"Background", {}, "", ""});
+  Status s = client_->Delete(gvr, ctx.key.ns, name, kube::DeleteOptions{"Background", {}, "", ""});
   return s.ok() || s.code() == StatusCode::kNotFound ? Status::Ok() : s;
 }
 
@@ -38,12 +37,12 @@ Result<bool> TrialRunReconciler::MaybeStopEarly(Context& ctx, const Json& worklo
   const double best_objective = best.contains("objective") && best["objective"].is_number()
                                     ? best["objective"].get<double>()
                                     : 0.0;
-  if (best_trial.empty() || best_trial == kube::NameOf(ctx.trial) || best_objective <= 0) {
+  if (best_trial.empty() || best_trial == ctx.key.name || best_objective <= 0) {
     return false;
   }
   auto read = ReadTrialMetrics(
       ctx.pods, ctx.campaign.metrics_collector, CollectorContextFor(ctx.campaign, ctx.spec.config),
-      [this](const Json& pod) { return PodLog(pod); }, kPollLogReads,
+      [this](const TrialPod& pod) { return PodLog(pod); }, kPollLogReads,
       /*use_termination_messages=*/false);
   if (!read.ok()) return false;  // nothing logged yet: look again later
   const TrialMetrics& m = read->collected.metrics;
@@ -63,13 +62,9 @@ Result<bool> TrialRunReconciler::MaybeStopEarly(Context& ctx, const Json& worklo
   status.metrics_source = read->source.ToJson();
   status.metric_sources = read->collected.sources;
   status.early_stop = evidence;
-  status.completion_time = ctx.now;
-  status.accelerator_hours = AcceleratorHoursOf(ctx.campaign.hardware.TotalDevices(),
-                                                PodsWallSeconds(ctx.pods, time_->SystemNow()));
-  SetCondition(&status.conditions, kCompleted, true, "EarlyStopped", d.summary, 0, ctx.now);
-  PARATUNE_RETURN_IF_ERROR(WriteStatus(ctx));
-  spdlog::info("trial {}/{}: stopped early: {}", kube::NamespaceOf(ctx.trial),
-               kube::NameOf(ctx.trial), d.summary);
+  auto finished = Finish(ctx, "EarlyStopped", d.summary);
+  if (!finished.ok()) return finished.status();
+  spdlog::info("trial {}/{}: stopped early: {}", ctx.key.ns, ctx.key.name, d.summary);
   if (recorder_ != nullptr) {
     recorder_->Event(ctx.trial, "Normal", "EarlyStopped",
                      d.summary + " (best: " + best_trial + ")");

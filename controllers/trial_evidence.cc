@@ -1,6 +1,7 @@
 #include "controllers/trial_evidence.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "base/json_fields.h"
 
@@ -10,19 +11,39 @@ namespace {
 
 using nlohmann::json;
 
-bool IsLead(const json& pod) {
-  const json& ann = ValueField(ValueField(pod, "metadata"), "annotations");
-  std::string index = StringField(ann, "batch.kubernetes.io/job-completion-index");
-  return index.empty() || index == "0";
+constexpr const char* kIndexKey = "batch.kubernetes.io/job-completion-index";
+
+// A completion index as a rank: -1 unless it is 1 to 9 decimal digits.
+int64_t RankOf(const std::string& index) {
+  if (index.empty() || index.size() > 9 ||
+      !std::all_of(index.begin(), index.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return -1;
+  }
+  return std::atoll(index.c_str());
 }
 
-// Fills evidence from the pod's first terminated (or waiting) container. Returns true when the
-// pod shows a failure.
-bool ReadContainer(const json& pod, PodEvidence* out) {
+// Everything of one pod that the trial's reading uses: its JSON first, then the times it holds.
+TrialPod ReadPod(const json& pod) {
+  TrialPod p;
+  const json& meta = ValueField(pod, "metadata");
+  const json& spec = ValueField(pod, "spec");
   const json& status = ValueField(pod, "status");
-  const json& statuses = ValueField(status, "containerStatuses");
-  bool failed = StringField(status, "phase") == "Failed";
+  p.name = StringField(meta, "name");
+  p.ns = StringField(meta, "namespace");
+  const std::string index = StringField(ValueField(meta, "annotations"), kIndexKey);
+  const std::string index_label = StringField(ValueField(meta, "labels"), kIndexKey);
+  const json& containers = ValueField(spec, "containers");
+  if (containers.is_array() && !containers.empty()) {
+    p.container = StringField(containers[0], "name");
+  }
+  p.node_name = StringField(spec, "nodeName");
+  p.phase = StringField(status, "phase");
+  const std::string started = StringField(status, "startTime");
+  // The first terminated (or waiting) container says whether the pod failed.
+  bool failed = p.phase == "Failed";
   std::string pod_reason = StringField(status, "reason");  // Evicted, DeadlineExceeded...
+  const json& statuses = ValueField(status, "containerStatuses");
+  std::vector<std::string> finished;
   if (statuses.is_array()) {
     for (const auto& cs : statuses) {
       const json& state = ValueField(cs, "state");
@@ -31,8 +52,8 @@ bool ReadContainer(const json& pod, PodEvidence* out) {
       if (term.is_object()) {
         int code =
             ValueField(term, "exitCode").is_number() ? ValueField(term, "exitCode").get<int>() : 0;
-        out->termination_message = StringField(term, "message");
-        out->exit_code = code;
+        p.termination_message = StringField(term, "message");
+        p.exit_code = code;
         if (code != 0 || StringField(term, "reason") == "OOMKilled") {
           pod_reason = StringField(term, "reason");
           failed = true;
@@ -48,9 +69,34 @@ bool ReadContainer(const json& pod, PodEvidence* out) {
         }
       }
     }
+    for (const auto& cs : statuses) {
+      finished.push_back(
+          StringField(ValueField(ValueField(cs, "state"), "terminated"), "finishedAt"));
+    }
   }
-  if (failed) out->pod_reason = pod_reason.empty() ? "Error" : pod_reason;
-  return failed;
+  std::vector<std::pair<std::string, std::string>> unschedulable;  // since, message
+  const json& conditions = ValueField(status, "conditions");
+  if (p.phase == "Pending" && conditions.is_array()) {
+    for (const auto& c : conditions) {
+      if (StringField(c, "type") == "PodScheduled" && StringField(c, "status") == "False" &&
+          StringField(c, "reason") == "Unschedulable") {
+        unschedulable.emplace_back(StringField(c, "lastTransitionTime"), StringField(c, "message"));
+      }
+    }
+  }
+  p.failed = failed;
+  if (failed) p.pod_reason = pod_reason.empty() ? "Error" : pod_reason;
+  p.lead = index.empty() || index == "0";
+  p.rank = RankOf(index.empty() ? index_label : index);
+  SystemTime t;
+  if (ParseRfc3339(started, &t)) p.start_time = t;
+  for (const std::string& f : finished) {
+    if (ParseRfc3339(f, &t) && (!p.finished_at || t > *p.finished_at)) p.finished_at = t;
+  }
+  for (auto& [since, message] : unschedulable) {
+    if (ParseRfc3339(since, &t)) p.unschedulable.emplace_back(t, std::move(message));
+  }
+  return p;
 }
 
 }  // namespace
@@ -76,81 +122,40 @@ WorkloadState ReadWorkloadState(const json& workload) {
   return s;
 }
 
-PodEvidence ReadPods(const std::vector<json>& pods) {
-  PodEvidence out;
-  const json* lead = nullptr;
-  for (const auto& pod : pods) {
-    std::string node = StringField(ValueField(pod, "spec"), "nodeName");
-    if (!node.empty() &&
-        std::find(out.node_names.begin(), out.node_names.end(), node) == out.node_names.end()) {
-      out.node_names.push_back(node);
+TrialPods ReadTrialPods(const std::vector<json>& pods) {
+  TrialPods out;
+  out.pods.reserve(pods.size());
+  for (const auto& pod : pods) out.pods.push_back(ReadPod(pod));
+  const TrialPod* lead = nullptr;
+  const TrialPod* failed = nullptr;
+  for (const TrialPod& p : out.pods) {
+    if (!p.node_name.empty() && std::find(out.node_names.begin(), out.node_names.end(),
+                                          p.node_name) == out.node_names.end()) {
+      out.node_names.push_back(p.node_name);
     }
-    const std::string phase = StringField(ValueField(pod, "status"), "phase");
-    out.any_running |= phase == "Running";
-    out.any_finished |= phase == "Succeeded" || phase == "Failed";
-    SystemTime t;
-    if (ParseRfc3339(StringField(ValueField(pod, "status"), "startTime"), &t)) {
-      if (!out.start_time || t < *out.start_time) out.start_time = t;
+    out.any_running |= p.phase == "Running";
+    out.any_finished |= p.phase == "Succeeded" || p.phase == "Failed";
+    if (p.start_time && (!out.start_time || *p.start_time < *out.start_time)) {
+      out.start_time = p.start_time;
     }
-    if (lead == nullptr || (IsLead(pod) && !IsLead(*lead))) lead = &pod;
+    if (lead == nullptr || (p.lead && !lead->lead)) lead = &p;
+    if (failed == nullptr && p.failed) failed = &p;
   }
   std::sort(out.node_names.begin(), out.node_names.end());
   // A failed pod's evidence wins over the lead's.
-  for (const auto& pod : pods) {
-    PodEvidence probe;
-    if (ReadContainer(pod, &probe)) {
-      probe.node_names = out.node_names;
-      probe.any_running = out.any_running;
-      probe.any_finished = out.any_finished;
-      probe.start_time = out.start_time;
-      probe.failed_pod = StringField(ValueField(pod, "metadata"), "name");
-      lead = &pod;
-      out = probe;
-      break;
-    }
-  }
-  if (lead != nullptr) {
-    if (out.failed_pod.empty()) {
-      ReadContainer(*lead, &out);
-      out.failed_pod = StringField(ValueField(*lead, "metadata"), "name");
-    }
-    const json& containers = ValueField(ValueField(*lead, "spec"), "containers");
-    if (containers.is_array() && !containers.empty())
-      out.container = StringField(containers[0], "name");
-  }
+  if (failed != nullptr) lead = failed;
+  if (lead != nullptr) out.evidence = *lead;
   return out;
 }
 
-std::string TerminationMessageOf(const json& pod) {
-  const json& statuses = ValueField(ValueField(pod, "status"), "containerStatuses");
-  if (!statuses.is_array()) return "";
-  for (const auto& cs : statuses) {
-    const json& term = ValueField(ValueField(cs, "state"), "terminated");
-    if (term.is_object()) return StringField(term, "message");
-  }
-  return "";
-}
-
-double PodsWallSeconds(const std::vector<json>& pods, SystemTime now) {
+double WallSeconds(const TrialPods& pods, SystemTime now) {
   std::optional<SystemTime> start, end;
   bool running = false;
-  for (const auto& pod : pods) {
-    SystemTime t;
-    if (!ParseRfc3339(StringField(ValueField(pod, "status"), "startTime"), &t)) continue;
-    if (!start || t < *start) start = t;
-    bool finished = false;
-    const json& statuses = ValueField(ValueField(pod, "status"), "containerStatuses");
-    if (statuses.is_array()) {
-      for (const auto& cs : statuses) {
-        SystemTime f;
-        if (ParseRfc3339(
-                StringField(ValueField(ValueField(cs, "state"), "terminated"), "finishedAt"), &f)) {
-          finished = true;
-          if (!end || f > *end) end = f;
-        }
-      }
-    }
-    running |= !finished;
+  for (const TrialPod& p : pods.pods) {
+    if (!p.start_time) continue;
+    if (!start || *p.start_time < *start) start = p.start_time;
+    if (p.finished_at && (!end || *p.finished_at > *end)) end = p.finished_at;
+    running |= !p.finished_at;
   }
   if (!start) return 0;
   const SystemTime stop = running || !end ? now : *end;
@@ -158,25 +163,16 @@ double PodsWallSeconds(const std::vector<json>& pods, SystemTime now) {
   return s > 0 ? s : 0;
 }
 
-Millis UnschedulableFor(const std::vector<json>& pods, SystemTime now, std::string* message,
-                        const json** which) {
+Millis UnschedulableFor(const TrialPods& pods, SystemTime now, std::string* message,
+                        size_t* which) {
   Millis longest{0};
-  for (const auto& pod : pods) {
-    if (StringField(ValueField(pod, "status"), "phase") != "Pending") continue;
-    const json& conditions = ValueField(ValueField(pod, "status"), "conditions");
-    if (!conditions.is_array()) continue;
-    for (const auto& c : conditions) {
-      if (StringField(c, "type") != "PodScheduled" || StringField(c, "status") != "False" ||
-          StringField(c, "reason") != "Unschedulable") {
-        continue;
-      }
-      SystemTime since;
-      if (!ParseRfc3339(StringField(c, "lastTransitionTime"), &since)) continue;
+  for (size_t i = 0; i < pods.pods.size(); ++i) {
+    for (const auto& [since, said] : pods.pods[i].unschedulable) {
       auto d = std::chrono::duration_cast<Millis>(now - since);
       if (d >= longest) {
         longest = d;
-        *message = StringField(c, "message");
-        if (which != nullptr) *which = &pod;
+        *message = said;
+        if (which != nullptr) *which = i;
       }
     }
   }

@@ -1,12 +1,15 @@
 // Reading a trial's Job and pods: whether the Job finished, what its pods left behind
 // (termination messages, terminated reasons, exit codes), where they ran, and whether they are
-// stuck unschedulable. Pure functions on wire JSON; thread-safe.
+// stuck unschedulable. The pods' JSON is read once into TrialPods; everything after reads the
+// typed view. Pure functions; thread-safe.
 #ifndef PARATUNE_CONTROLLERS_TRIAL_EVIDENCE_H_
 #define PARATUNE_CONTROLLERS_TRIAL_EVIDENCE_H_
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/time_source.h"
@@ -23,35 +26,55 @@ struct WorkloadState {
 // The state of a batch/v1 Job or a JobSet from its status conditions.
 WorkloadState ReadWorkloadState(const nlohmann::json& workload);
 
-// What the pods of a trial show. The "lead" pod is completion index 0 (or the first pod).
-struct PodEvidence {
-  std::string termination_message;  // the lead container's (JSON, or the log tail on error)
-  std::string pod_reason;           // OOMKilled, Error, Evicted, ImagePullBackOff, ...
-  int exit_code = 0;
-  std::string failed_pod;  // the pod the evidence comes from
-  std::string container;   // its first container's name
-  std::vector<std::string> node_names;
+// One pod of a trial, read from its wire JSON once (ReadTrialPods): all that the reconciler and
+// the metrics reading use of it.
+struct TrialPod {
+  std::string name;
+  std::string ns;
+  std::string container;  // its first container's name (the trial's: its log is the one read)
+  std::string node_name;  // "" until scheduled
+  std::string phase;      // Kubernetes' pod phase (Pending, Running, Succeeded, Failed)
+  // Its node rank: the Indexed Job completion index (annotation, or the label Kubernetes 1.28+
+  // also sets), -1 when it has none (a single-pod Job).
+  int64_t rank = -1;
+  bool lead = false;  // completion index annotation 0, or none: the trial's lead pod
+  // Its first terminated container (JSON, or the log tail on error), "" when none terminated.
+  std::string termination_message;
+  int exit_code = 0;  // that container's
+  // The pod shows a failure: phase Failed, a non-zero exit or OOMKilled, an image or container
+  // configuration that cannot start.
+  bool failed = false;
+  std::string pod_reason;  // when failed: OOMKilled, Error, Evicted, ImagePullBackOff, ...
+  std::optional<SystemTime> start_time;
+  std::optional<SystemTime> finished_at;  // its containers' latest finish, when one finished
+  // Its PodScheduled=False/Unschedulable conditions while Pending: since when, and the
+  // scheduler's message.
+  std::vector<std::pair<SystemTime, std::string>> unschedulable;
+};
+
+// What the pods of a trial show, read in one pass over their JSON.
+struct TrialPods {
+  std::vector<TrialPod> pods;           // in the order given
+  std::vector<std::string> node_names;  // sorted, distinct
   bool any_running = false;
   bool any_finished = false;             // a pod in phase Succeeded or Failed
   std::optional<SystemTime> start_time;  // earliest pod start
+  // The pod the failure evidence comes from: the first failed pod, else the lead pod (the first
+  // with completion index 0, else the first pod). Empty when there are no pods.
+  TrialPod evidence;
 };
 
-// Reads the trial's pods (any order). Prefers a failed pod for the failure evidence and the
-// lead pod otherwise.
-PodEvidence ReadPods(const std::vector<nlohmann::json>& pods);
-
-// The message of the pod's first terminated container ("" when none has terminated or it wrote
-// none).
-std::string TerminationMessageOf(const nlohmann::json& pod);
+// Reads the trial's pods (any order).
+TrialPods ReadTrialPods(const std::vector<nlohmann::json>& pods);
 
 // How long the trial's pods held their devices, in seconds: from the earliest pod start to the
 // latest container finish, or to `now` while a pod has not finished (0 when no pod started).
-double PodsWallSeconds(const std::vector<nlohmann::json>& pods, SystemTime now);
+double WallSeconds(const TrialPods& pods, SystemTime now);
 
 // The longest time a pod has been Pending with PodScheduled=False/Unschedulable, as of `now`
-// (zero when none is), the scheduler's message and (when `pod` is given) that pod.
-Millis UnschedulableFor(const std::vector<nlohmann::json>& pods, SystemTime now,
-                        std::string* message, const nlohmann::json** pod = nullptr);
+// (zero when none is), the scheduler's message and (when `which` is given) that pod's index.
+Millis UnschedulableFor(const TrialPods& pods, SystemTime now, std::string* message,
+                        size_t* which = nullptr);
 
 }  // namespace paratune::controllers
 

@@ -1,9 +1,9 @@
 #include "controllers/trial_metrics.h"
 
 #include <map>
+#include <optional>
 
 #include "controllers/collectors/log_sources.h"
-#include "controllers/trial_evidence.h"
 
 namespace paratune::controllers {
 
@@ -11,20 +11,14 @@ namespace {
 
 using nlohmann::json;
 
-std::string NameOf(const json& pod) {
-  const json& meta = pod.value("metadata", json::object());
-  return meta.is_object() ? meta.value("name", "") : "";
-}
-
-std::string Describe(const json& pod) {
-  const int64_t rank = PodRank(pod);
-  return NameOf(pod) + (rank >= 0 ? " (rank " + std::to_string(rank) + ")" : "");
+std::string Describe(const TrialPod& pod) {
+  return pod.name + (pod.rank >= 0 ? " (rank " + std::to_string(pod.rank) + ")" : "");
 }
 
 // Reads each pod's log at most once.
 class LogCache {
  public:
-  LogCache(const std::vector<json>& pods, const PodLogReader& read, size_t max_reads)
+  LogCache(const std::vector<TrialPod>& pods, const PodLogReader& read, size_t max_reads)
       : pods_(pods), read_(read), max_reads_(max_reads) {}
   // Null when the read budget is spent.
   const std::string* Get(size_t i) {
@@ -40,30 +34,11 @@ class LogCache {
   }
 
  private:
-  const std::vector<json>& pods_;
+  const std::vector<TrialPod>& pods_;
   const PodLogReader& read_;
   size_t max_reads_;
   std::map<size_t, std::string> logs_;
 };
-
-// Fills a missing peak memory from the memory lines of the other pods' logs (within budget).
-void CompleteMemory(const std::vector<json>& pods, const std::vector<size_t>& order,
-                    const std::string& collector, size_t source, LogCache* logs,
-                    TrialMetricsReading* out) {
-  TrialMetrics& m = out->collected.metrics;
-  if (m.peak_memory_gib > 0) return;
-  for (size_t i : order) {
-    if (i == source) continue;
-    const std::string* log = logs->Get(i);
-    if (log == nullptr) return;
-    collectors::LoggedMemory mem = collectors::MemoryFromLog(collector, *log);
-    if (mem.peak_gib <= 0) continue;
-    m.peak_memory_gib = mem.peak_gib;
-    if (m.avg_memory_gib <= 0) m.avg_memory_gib = mem.avg_gib;
-    out->source.memory_pod = NameOf(pods[i]);
-    return;
-  }
-}
 
 }  // namespace
 
@@ -74,45 +49,66 @@ json MetricsSource::ToJson() const {
   return j;
 }
 
-Result<TrialMetricsReading> ReadTrialMetrics(const std::vector<json>& pods,
-                                             const std::string& collector,
+Result<TrialMetricsReading> ReadTrialMetrics(const TrialPods& trial, const std::string& collector,
                                              const collectors::CollectorContext& ctx,
                                              const PodLogReader& read_log, size_t max_log_reads,
                                              bool use_termination_messages) {
-  const std::vector<size_t> order = PodReadOrder(pods, collector);
+  const std::vector<TrialPod>& pods = trial.pods;
+  const MetricsRank convention = MetricsRankFor(collector);
+  std::vector<int64_t> ranks;
+  for (const TrialPod& pod : pods) ranks.push_back(pod.rank);
+  const std::vector<size_t> order = PodReadOrder(ranks, convention);
   LogCache logs(pods, read_log, max_log_reads);
   TrialMetricsReading out;
-  out.source.convention = MetricsRankName(MetricsRankFor(collector));
+  out.source.convention = MetricsRankName(convention);
   for (size_t i : use_termination_messages ? order : std::vector<size_t>{}) {
-    const std::string message = TerminationMessageOf(pods[i]);
-    auto parsed = collectors::ParseTerminationMessage(message);
+    const TrialPod& pod = pods[i];
+    auto parsed = collectors::ParseTerminationMessage(pod.termination_message);
     if (!parsed.ok() && parsed.status().code() == StatusCode::kNotFound) continue;
-    if (!parsed.ok()) return parsed.status().WithPrefix("pod " + NameOf(pods[i]));
     // Step times: the message's own list, else the log of the rank that prints steps.
-    const std::string* log = order.empty() ? nullptr : logs.Get(order.front());
-    auto collected = collectors::CollectTrialMetricsWithStepTimes(collector, message,
-                                                                  log != nullptr ? *log : "", ctx);
-    if (!collected.ok()) return collected.status().WithPrefix("pod " + NameOf(pods[i]));
+    const std::string* log = parsed.ok() ? logs.Get(order.front()) : nullptr;
+    auto collected = parsed.ok()
+                         ? collectors::CollectTrialMetricsWithStepTimes(
+                               collector, pod.termination_message, log != nullptr ? *log : "", ctx)
+                         : Result<collectors::CollectedMetrics>(parsed.status());
+    if (!collected.ok()) return collected.status().WithPrefix("pod " + pod.name);
     out.collected = std::move(*collected);
-    out.source.pod = NameOf(pods[i]);
-    out.source.rank = PodRank(pods[i]);
+    out.source.pod = pod.name;
+    out.source.rank = pod.rank;
     out.source.from = "terminationMessage";
     return out;
   }
+  // One pass over the logs in read order: the first with step lines is the source, and the
+  // first other one with memory lines completes a source that has none.
+  std::optional<size_t> source;
+  std::optional<size_t> memory_pod;
+  collectors::LoggedMemory memory;
   for (size_t i : order) {
     const std::string* log = logs.Get(i);
     if (log == nullptr) break;
-    auto collected = collectors::CollectLogWithStepTimes(collector, *log, ctx);
-    if (!collected.ok()) {
-      if (collected.status().code() == StatusCode::kInvalidArgument) return collected.status();
-      continue;
+    collectors::LogReading reading = collectors::ReadLog(collector, *log, ctx);
+    if (!source && reading.collected.ok()) {
+      source = i;
+      out.collected = std::move(*reading.collected);
+      out.log = *log;
+    } else if (!source && reading.collected.status().code() == StatusCode::kInvalidArgument) {
+      return reading.collected.status();
+    } else if (!memory_pod && reading.memory.peak_gib > 0) {
+      memory_pod = i;
+      memory = reading.memory;
     }
-    out.collected = std::move(*collected);
-    out.source.pod = NameOf(pods[i]);
-    out.source.rank = PodRank(pods[i]);
+    if (source && (out.collected.metrics.peak_memory_gib > 0 || memory_pod)) break;
+  }
+  if (source) {
+    out.source.pod = pods[*source].name;
+    out.source.rank = pods[*source].rank;
     out.source.from = "log";
-    out.log = *log;
-    CompleteMemory(pods, order, collector, i, &logs, &out);
+    TrialMetrics& m = out.collected.metrics;
+    if (m.peak_memory_gib <= 0 && memory_pod) {
+      m.peak_memory_gib = memory.peak_gib;
+      if (m.avg_memory_gib <= 0) m.avg_memory_gib = memory.avg_gib;
+      out.source.memory_pod = pods[*memory_pod].name;
+    }
     return out;
   }
   if (pods.empty()) return Status::NotFound("the trial has no pods");

@@ -3,8 +3,9 @@
 // PodReadOrder (the framework's metrics rank first, then every other pod) until one holds step
 // lines the campaign's collector recognises. Megatron-LM prints memory on data-parallel rank 0
 // and throughput on the last rank, so a log with step lines but no memory line is completed
-// from the memory lines of the other logs read. Log I/O is injected; thread-safe when the
-// reader is.
+// from the memory lines of the first other log that has them, in the same pass over the logs.
+// Reads the typed pods (trial_evidence.h), never their JSON. Log I/O is injected; thread-safe
+// when the reader is.
 #ifndef PARATUNE_CONTROLLERS_TRIAL_METRICS_H_
 #define PARATUNE_CONTROLLERS_TRIAL_METRICS_H_
 
@@ -16,6 +17,7 @@
 
 #include "agents/collectors/metric_collector.h"
 #include "base/status.h"
+#include "controllers/trial_evidence.h"
 
 namespace paratune::controllers {
 
@@ -37,14 +39,13 @@ struct TrialMetricsReading {
 };
 
 // Returns the (bounded) log of one pod; "" when it cannot be read.
-using PodLogReader = std::function<std::string(const nlohmann::json& pod)>;
+using PodLogReader = std::function<std::string(const TrialPod& pod)>;
 
 // Reads the metrics. `max_log_reads` bounds the number of pod logs read (the framework's pod
 // first). kNotFound (naming the pods whose logs were read) when no source has metrics;
 // kInvalidArgument when a termination message carries a malformed "metrics" object.
 // `use_termination_messages` false: logs only (a running trial has none).
-Result<TrialMetricsReading> ReadTrialMetrics(const std::vector<nlohmann::json>& pods,
-                                             const std::string& collector,
+Result<TrialMetricsReading> ReadTrialMetrics(const TrialPods& pods, const std::string& collector,
                                              const collectors::CollectorContext& ctx,
                                              const PodLogReader& read_log, size_t max_log_reads,
                                              bool use_termination_messages = true);

@@ -55,6 +55,7 @@ Result<kube::ReconcileResult> TrialRunReconciler::Reconcile(const kube::ObjectKe
   kube::ObjectPtr cached = informers_.trials->Get(key);
   if (!cached) return kube::ReconcileResult{};  // deleted: owner references clean up
   Context ctx;
+  ctx.key = key;
   ctx.trial = *cached;
   ctx.original_status = ObjectField(ctx.trial, "status");
   auto status = TrialRunStatusOf(ctx.trial);
@@ -88,8 +89,9 @@ Result<kube::ReconcileResult> TrialRunReconciler::Reconcile(const kube::ObjectKe
   ctx.campaign_status = ObjectField(*campaign, "status");
   ctx.campaign_object = campaign;
   for (const auto& pod : informers_.pods->ByIndex(kPodsByTrial, key.String())) {
-    ctx.pods.push_back(*pod);
+    ctx.pod_objects.push_back(*pod);
   }
+  ctx.pods = ReadTrialPods(ctx.pod_objects);
   auto workload = GetWorkload(ctx);
   if (!workload.ok()) {
     if (workload.status().code() != StatusCode::kNotFound) return workload.status();
@@ -105,8 +107,8 @@ const kube::GroupVersionResource& WorkloadResource(const std::string& kind) {
 }
 
 Result<Json> TrialRunReconciler::GetWorkload(const Context& ctx) {
-  const std::string ns = kube::NamespaceOf(ctx.trial);
-  const std::string name = kube::NameOf(ctx.trial);
+  const std::string ns = ctx.key.ns;
+  const std::string name = ctx.key.name;
   const std::string kind = TrialWorkloadKind(ctx.campaign, opts_.jobset_available);
   if (kind != "Job") return client_->Get(WorkloadResource(kind), ns, name);
   kube::ObjectPtr job = informers_.jobs->Get({ns, name});
@@ -119,8 +121,8 @@ Result<Json> TrialRunReconciler::GetWorkload(const Context& ctx) {
 Result<kube::ReconcileResult> TrialRunReconciler::Launch(Context& ctx) {
   TrialJobInput in;
   in.campaign = &ctx.campaign;
-  in.namespace_ = kube::NamespaceOf(ctx.trial);
-  in.trial_name = kube::NameOf(ctx.trial);
+  in.namespace_ = ctx.key.ns;
+  in.trial_name = ctx.key.name;
   in.trial_uid = kube::UidOf(ctx.trial);
   in.iteration = ctx.spec.iteration;
   in.config = ctx.spec.config;
@@ -198,14 +200,14 @@ Result<kube::ReconcileResult> TrialRunReconciler::Launch(Context& ctx) {
 void TrialRunReconciler::NoteJobCreated(Context& ctx, const std::string& kind,
                                         const std::string& when) {
   if (FindCondition(ctx.status.conditions, kJobCreated) != nullptr) return;
-  const std::string name = ctx.status.job_name.value_or(kube::NameOf(ctx.trial));
+  const std::string name = ctx.status.job_name.value_or(ctx.key.name);
   SetCondition(&ctx.status.conditions, kJobCreated, true, "Created", kind + " " + name + " created",
                0, when.empty() ? ctx.now : when);
 }
 
 Result<kube::ReconcileResult> TrialRunReconciler::Observe(Context& ctx, const Json& workload) {
   WorkloadState state = ReadWorkloadState(workload);
-  PodEvidence pods = ReadPods(ctx.pods);
+  const TrialPods& pods = ctx.pods;
   TrialRunStatus& status = ctx.status;
   status.job_name = kube::NameOf(workload);
   NoteJobCreated(ctx, workload.value("kind", "Job"),
@@ -264,15 +266,15 @@ Result<kube::ReconcileResult> TrialRunReconciler::Observe(Context& ctx, const Js
                     workload.value("kind", "Job") + " was deleted");
   }
   std::string why;
-  const Json* stuck_pod = nullptr;
+  size_t stuck_pod = ctx.pod_objects.size();  // none
   Millis stuck = UnschedulableFor(ctx.pods, time_->SystemNow(), &why, &stuck_pod);
-  if (stuck >= opts_.infeasible_after && stuck_pod != nullptr) {
-    ctx.node_fit = JudgeAgainstNodes(*stuck_pod);
+  if (stuck >= opts_.infeasible_after && stuck_pod < ctx.pod_objects.size()) {
+    ctx.node_fit = JudgeAgainstNodes(ctx.pod_objects[stuck_pod]);
     if (ctx.node_fit && ctx.node_fit->could_run == 0) {
       // Unless the cluster autoscaler is adding a node for it (a node pool scaled to zero has
       // no Node object to judge).
       bool scaling_up = false;
-      for (const auto& e : PodEvents(*stuck_pod)) {
+      for (const auto& e : PodEvents(ctx.pods.pods[stuck_pod])) {
         scaling_up |= e.rfind("TriggeredScaleUp:", 0) == 0;
       }
       if (!scaling_up) {
@@ -354,40 +356,56 @@ Millis TrialRunReconciler::DeadlineIn(const Context& ctx, const Json& workload) 
 }
 
 Result<kube::ReconcileResult> TrialRunReconciler::Succeed(Context& ctx) {
-  if (ctx.pods.empty()) return kube::ReconcileResult{false, Millis(2000)};
+  if (ctx.pods.pods.empty()) return kube::ReconcileResult{false, Millis(2000)};
   const collectors::CollectorContext cctx = CollectorContextFor(ctx.campaign, ctx.spec.config);
   auto read = ReadTrialMetrics(
       ctx.pods, ctx.campaign.metrics_collector, cctx,
-      [this](const Json& pod) { return PodLog(pod); }, opts_.max_log_reads);
+      [this](const TrialPod& pod) { return PodLog(pod); }, opts_.max_log_reads);
   if (!read.ok()) {
     return Fail(ctx, "NoMetrics",
                 "the trial succeeded but reported no metrics: " + read.status().message());
   }
-  const collectors::CollectedMetrics* collected = &read->collected;
-  const std::vector<double>& step_times = collected->step_times;
-  const TrialMetrics* metrics = &collected->metrics;
+  const collectors::CollectedMetrics& collected = read->collected;
+  const ObjectiveMetric objective = ctx.campaign.objective.metric;
+  // A log that lacks the objective (issue 35): no objective rather than a 0, the
+  // ObjectiveMissing condition, and a Warning Event on the campaign naming what the log lacked.
+  const std::string missing = collectors::MissingObjectiveReason(ctx.campaign.metrics_collector,
+                                                                 collected, objective, cctx);
+  const std::string objective_name = ObjectiveMetricName(objective);
+  // Logged step times that drift or spike (contract section 10), on the pods' nodes.
+  auto anomaly =
+      health::DetectStepTimeAnomaly(collected.step_times, {}, collected.warmup_intervals);
+  const std::string anomaly_kind = anomaly ? health::AnomalyKindName(anomaly->kind) : "";
+  if (anomaly) anomaly->node_names = ctx.pods.node_names;
   TrialRunStatus& status = ctx.status;
   status.phase = TrialRunPhase::kSucceeded;
-  status.metrics = metrics->ToJson();
-  status.objective = metrics->Objective(ctx.campaign.objective.metric);
+  status.metrics = collected.metrics.ToJson();
+  status.objective = missing.empty() ? std::optional<double>(collected.metrics.Objective(objective))
+                                     : std::nullopt;
   status.metrics_source = read->source.ToJson();
-  status.metric_sources = collected->sources;
-  RecordMissingObjective(ctx, *collected, cctx);
-  DetectStepTimeAnomaly(ctx, step_times, collected->warmup_intervals);
-  status.completion_time = ctx.now;
-  status.accelerator_hours = AcceleratorHoursOf(ctx.campaign.hardware.TotalDevices(),
-                                                PodsWallSeconds(ctx.pods, time_->SystemNow()));
-  SetCondition(&status.conditions, kCompleted, true, "Succeeded", "the trial finished", 0, ctx.now);
-  spdlog::info("trial {}/{}: succeeded, {} = {} (from the {} of pod {})",
-               kube::NamespaceOf(ctx.trial), kube::NameOf(ctx.trial),
-               ObjectiveMetricName(ctx.campaign.objective.metric), *status.objective,
-               read->source.from, read->source.pod);
-  PARATUNE_RETURN_IF_ERROR(WriteStatus(ctx));
-  return kube::ReconcileResult{};
+  status.metric_sources = collected.sources;
+  if (anomaly) status.anomaly = anomaly->ToJson();
+  if (!missing.empty()) {
+    SetCondition(&status.conditions, kObjectiveMissing, true, kObjectiveMissing, missing, 0,
+                 ctx.now);
+    ctx.events.push_back(
+        {true, "Warning", reasons::kObjectiveMissing,
+         Utf8Head(ctx.key.name + " succeeded without its " + objective_name + ": " + missing, 1000,
+                  "...")});
+  }
+  if (anomaly) {
+    spdlog::warn("trial {}/{}: anomaly {}: {}", ctx.key.ns, ctx.key.name, anomaly_kind,
+                 anomaly->summary);
+    ctx.events.push_back(
+        {false, "Warning", reasons::kAnomalyDetected, anomaly_kind + ": " + anomaly->summary});
+  }
+  spdlog::info("trial {}/{}: succeeded, {} = {} (from the {} of pod {})", ctx.key.ns, ctx.key.name,
+               objective_name, status.objective.value_or(0), read->source.from, read->source.pod);
+  return Finish(ctx, "Succeeded", "the trial finished");
 }
 
 bool TrialRunReconciler::NeverAdmissible(const Context& ctx, const std::string& kueue_message) {
-  auto knowledge = knowledge_->For(kube::NamespaceOf(ctx.trial), ctx.campaign);
+  auto knowledge = knowledge_->For(ctx.key.ns, ctx.campaign);
   const FailureAnalyzer& analyzer =
       knowledge.ok() ? *knowledge->analyzer : *knowledge_->Site().analyzer;
   FailureEvidence evidence;
@@ -398,21 +416,19 @@ bool TrialRunReconciler::NeverAdmissible(const Context& ctx, const std::string& 
 
 Result<kube::ReconcileResult> TrialRunReconciler::Fail(Context& ctx, const std::string& reason,
                                                        const std::string& message) {
-  PodEvidence pods = ReadPods(ctx.pods);
+  const TrialPod& pod = ctx.pods.evidence;
   FailureEvidence evidence;
-  evidence.pod_reason = pods.pod_reason.empty() ? reason : pods.pod_reason;
-  evidence.exit_code = pods.exit_code;
+  evidence.pod_reason = pod.pod_reason.empty() ? reason : pod.pod_reason;
+  evidence.exit_code = pod.exit_code;
   std::string log;
-  for (const auto& pod : ctx.pods) {
-    if (kube::NameOf(pod) == pods.failed_pod) {
-      log = PodLog(pod);
-      evidence.events = PodEvents(pod);
-    }
+  if (!ctx.pods.pods.empty()) {
+    log = PodLog(pod);
+    evidence.events = PodEvents(pod);
   }
-  evidence.log = log.empty() ? pods.termination_message : log;
+  evidence.log = log.empty() ? pod.termination_message : log;
   if (!message.empty()) evidence.events.push_back(reason + ": " + message);
   // The campaign's knowledge ConfigMaps (its namespace) beside the site's.
-  auto knowledge = knowledge_->For(kube::NamespaceOf(ctx.trial), ctx.campaign);
+  auto knowledge = knowledge_->For(ctx.key.ns, ctx.campaign);
   if (!knowledge.ok() && knowledge.status().code() == StatusCode::kPermissionDenied) {
     // Not allowed to read them (the operator's RBAC): the site's knowledge diagnoses, and the
     // user is told; retrying would hold the trial's end for ever.
@@ -423,9 +439,7 @@ Result<kube::ReconcileResult> TrialRunReconciler::Fail(Context& ctx, const std::
   }
   if (!knowledge.ok()) return knowledge.status();  // transient: retried
   for (const auto& w : knowledge->warnings) {
-    if (recorder_ == nullptr) break;
-    recorder_->Event(ctx.campaign_object ? *ctx.campaign_object : ctx.trial, "Warning",
-                     reasons::kKnowledgeSkipped, Utf8Head(w, 1000, "..."));
+    ctx.events.push_back({true, "Warning", reasons::kKnowledgeSkipped, Utf8Head(w, 1000, "...")});
   }
   auto workload = ResolveWorkload(ctx.campaign);
   FailureDiagnosis d = knowledge->analyzer->Diagnose(evidence, ctx.spec.config,
@@ -465,15 +479,20 @@ Result<kube::ReconcileResult> TrialRunReconciler::Fail(Context& ctx, const std::
   status.failure["evidence"] = Utf8Tail(d.evidence, kMaxObservedText);
   status.observed = {{"podReason", evidence.pod_reason},
                      {"exitCode", evidence.exit_code},
-                     {"terminationMessage", Utf8Tail(pods.termination_message, kMaxObservedText)},
+                     {"terminationMessage", Utf8Tail(pod.termination_message, kMaxObservedText)},
                      {"logTail", Utf8Tail(log, kMaxObservedText)},
                      {"events", evidence.events}};
+  spdlog::warn("trial {}/{}: failed ({}): {}", ctx.key.ns, ctx.key.name, d.category, d.summary);
+  return Finish(ctx, "Failed", d.summary);
+}
+
+Result<kube::ReconcileResult> TrialRunReconciler::Finish(Context& ctx, const std::string& reason,
+                                                         const std::string& message) {
+  TrialRunStatus& status = ctx.status;
   status.completion_time = ctx.now;
   status.accelerator_hours = AcceleratorHoursOf(ctx.campaign.hardware.TotalDevices(),
-                                                PodsWallSeconds(ctx.pods, time_->SystemNow()));
-  SetCondition(&status.conditions, kCompleted, true, "Failed", d.summary, 0, ctx.now);
-  spdlog::warn("trial {}/{}: failed ({}): {}", kube::NamespaceOf(ctx.trial),
-               kube::NameOf(ctx.trial), d.category, d.summary);
+                                                WallSeconds(ctx.pods, time_->SystemNow()));
+  SetCondition(&status.conditions, kCompleted, true, reason, message, 0, ctx.now);
   PARATUNE_RETURN_IF_ERROR(WriteStatus(ctx));
   return kube::ReconcileResult{};
 }
@@ -486,57 +505,19 @@ std::vector<std::string> TrialRunReconciler::AvoidList(const Context& ctx) {
     if (suspects.ok()) {
       avoid.insert(suspects->begin(), suspects->end());
     } else {
-      spdlog::warn("trial {}/{}: node ledger unavailable, launching without it: {}",
-                   kube::NamespaceOf(ctx.trial), kube::NameOf(ctx.trial),
-                   suspects.status().message());
+      spdlog::warn("trial {}/{}: node ledger unavailable, launching without it: {}", ctx.key.ns,
+                   ctx.key.name, suspects.status().message());
     }
   }
   return {avoid.begin(), avoid.end()};
 }
 
-// A succeeded trial whose log lacks the objective (issue 35): no objective rather than a 0, the
-// ObjectiveMissing condition, and a Warning Event on the campaign naming what the log lacked.
-void TrialRunReconciler::RecordMissingObjective(Context& ctx,
-                                                const collectors::CollectedMetrics& collected,
-                                                const collectors::CollectorContext& cctx) {
-  const std::string why = collectors::MissingObjectiveReason(
-      ctx.campaign.metrics_collector, collected, ctx.campaign.objective.metric, cctx);
-  if (why.empty()) return;
-  ctx.status.objective.reset();
-  SetCondition(&ctx.status.conditions, kObjectiveMissing, true, kObjectiveMissing, why, 0, ctx.now);
-  if (recorder_ != nullptr) {
-    recorder_->Event(ctx.campaign_object ? *ctx.campaign_object : ctx.trial, "Warning",
-                     reasons::kObjectiveMissing,
-                     Utf8Head(kube::NameOf(ctx.trial) + " succeeded without its " +
-                                  ObjectiveMetricName(ctx.campaign.objective.metric) + ": " + why,
-                              1000, "..."));
-  }
-}
-
-void TrialRunReconciler::DetectStepTimeAnomaly(Context& ctx, const std::vector<double>& step_times,
-                                               size_t warmup_intervals) {
-  auto anomaly = health::DetectStepTimeAnomaly(step_times, {}, warmup_intervals);
-  if (!anomaly) return;
-  PodEvidence pods = ReadPods(ctx.pods);
-  anomaly->node_names = pods.node_names;
-  ctx.status.anomaly = anomaly->ToJson();
-  spdlog::warn("trial {}/{}: anomaly {}: {}", kube::NamespaceOf(ctx.trial), kube::NameOf(ctx.trial),
-               health::AnomalyKindName(anomaly->kind), anomaly->summary);
-  if (recorder_ != nullptr) {
-    recorder_->Event(ctx.trial, "Warning", reasons::kAnomalyDetected,
-                     std::string(health::AnomalyKindName(anomaly->kind)) + ": " + anomaly->summary);
-  }
-}
-
-std::string TrialRunReconciler::PodLog(const Json& pod) {
+std::string TrialRunReconciler::PodLog(const TrialPod& pod) {
   kube::PodLogOptions opts;
-  const Json& containers = pod.value("spec", Json::object()).value("containers", Json::array());
-  if (containers.is_array() && !containers.empty() && containers[0].is_object()) {
-    opts.container = containers[0].value("name", "");
-  }
+  opts.container = pod.container;
   opts.tail_lines = opts_.log_tail_lines;
   opts.limit_bytes = opts_.log_limit_bytes;
-  auto log = client_->GetPodLog(kube::NamespaceOf(pod), kube::NameOf(pod), opts);
+  auto log = client_->GetPodLog(pod.ns, pod.name, opts);
   if (!log.ok()) return std::string();
   return BoundedLog(std::move(*log), static_cast<size_t>(std::max<int64_t>(0, opts.limit_bytes)));
 }
@@ -554,10 +535,10 @@ std::optional<PodFit> TrialRunReconciler::JudgeAgainstNodes(const Json& pod) {
   return JudgePodFit(pod, **nodes);
 }
 
-std::vector<std::string> TrialRunReconciler::PodEvents(const Json& pod) {
+std::vector<std::string> TrialRunReconciler::PodEvents(const TrialPod& pod) {
   kube::ListOptions opts;
-  opts.field_selector = "involvedObject.name=" + kube::NameOf(pod);
-  auto list = client_->List(res::kEvents, kube::NamespaceOf(pod), opts);
+  opts.field_selector = "involvedObject.name=" + pod.name;
+  auto list = client_->List(res::kEvents, pod.ns, opts);
   std::vector<std::string> out;
   if (!list.ok()) return out;
   for (const auto& e : list->items) {
@@ -568,6 +549,12 @@ std::vector<std::string> TrialRunReconciler::PodEvents(const Json& pod) {
 }
 
 Status TrialRunReconciler::WriteStatus(Context& ctx) {
+  for (const Context::PendingEvent& e : ctx.events) {
+    if (recorder_ == nullptr) break;
+    recorder_->Event(e.on_campaign && ctx.campaign_object ? *ctx.campaign_object : ctx.trial,
+                     e.type, e.reason, e.message);
+  }
+  ctx.events.clear();
   Json status = ToJson(ctx.status);
   DropEmptyStrings(&status);
   if (status == ctx.original_status) return Status::Ok();

@@ -50,6 +50,7 @@
 #include "base/time_source.h"
 #include "controllers/campaign_knowledge.h"
 #include "controllers/node_fit.h"
+#include "controllers/trial_evidence.h"
 #include "controllers/trial_run_spec.h"
 #include "controllers/trial_run_status.h"
 #include "operator/controller.h"
@@ -137,23 +138,26 @@ class TrialRunReconciler : public kube::Reconciler {
   // Sets the JobCreated condition unless it is there (`when`: the workload's creation).
   static void NoteJobCreated(Context& ctx, const std::string& kind, const std::string& when);
   // The bounded, UTF-8 safe log of the trial container of `pod`.
-  std::string PodLog(const kube::Json& pod);
+  std::string PodLog(const TrialPod& pod);
   Result<kube::ReconcileResult> Fail(Context& ctx, const std::string& reason,
                                      const std::string& message);
   // True when the campaign's diagnosis of Kueue's QuotaReserved message is Unschedulable and
   // not retryable (waiting cannot get the trial admitted).
   bool NeverAdmissible(const Context& ctx, const std::string& kueue_message);
   Result<kube::Json> GetWorkload(const Context& ctx);
-  std::vector<std::string> PodEvents(const kube::Json& pod);
+  std::vector<std::string> PodEvents(const TrialPod& pod);
   // `pod` judged against the cluster's nodes (nothing without them: no ClusterNodes, Forbidden,
   // a list that failed).
   std::optional<PodFit> JudgeAgainstNodes(const kube::Json& pod);
+  // Ends the trial (its phase and outcome already set): completionTime, acceleratorHours (devices
+  // x its pods' wall time), the Completed condition with `reason` and `message`; then
+  // WriteStatus. Done: nothing to requeue.
+  Result<kube::ReconcileResult> Finish(Context& ctx, const std::string& reason,
+                                       const std::string& message);
+  // Records the Events this reconcile decided (Context::events), then writes its status (one
+  // patch; none when it is unchanged).
   Status WriteStatus(Context& ctx);
   std::vector<std::string> AvoidList(const Context& ctx);
-  void DetectStepTimeAnomaly(Context& ctx, const std::vector<double>& step_times,
-                             size_t warmup_intervals);
-  void RecordMissingObjective(Context& ctx, const collectors::CollectedMetrics& collected,
-                              const collectors::CollectorContext& cctx);
 
   kube::KubeClient* client_;
   TrialInformers informers_;
@@ -165,6 +169,14 @@ class TrialRunReconciler : public kube::Reconciler {
 
 // Everything one reconcile of one trial knows.
 struct TrialRunReconciler::Context {
+  // An Event this reconcile decided, recorded with its status write (WriteStatus).
+  struct PendingEvent {
+    bool on_campaign = false;  // on the TuningCampaign (when cached), else on the TrialRun
+    std::string type;          // "Normal" or "Warning"
+    std::string reason;
+    std::string message;
+  };
+  kube::ObjectKey key;              // the TrialRun's namespace and name
   kube::Json trial;                 // the cached TrialRun (a copy; WriteStatus sets its status)
   kube::Json original_status;       // its status as read (the base of the status patch)
   TrialRunStatus original;          // the same, typed
@@ -172,10 +184,12 @@ struct TrialRunReconciler::Context {
   kube::Json campaign_status;       // the campaign's status (best objective for early stopping)
   kube::ObjectPtr campaign_object;  // the cached TuningCampaign (Events about all its trials)
   CampaignSpec campaign;
-  TrialRunSpec spec;  // the TrialRun's spec, typed
-  std::vector<kube::Json> pods;
+  TrialRunSpec spec;                    // the TrialRun's spec, typed
+  std::vector<kube::Json> pod_objects;  // the trial's pods as cached (judged against the nodes)
+  TrialPods pods;                       // the same, read once (trial_evidence.h)
   std::string now;
   std::optional<PodFit> node_fit;  // an Unschedulable pod judged against the cluster's nodes
+  std::vector<PendingEvent> events;
 };
 
 // JobSet API (jobset.x-k8s.io/v1alpha2 jobsets), used when discovery finds it.

@@ -5,6 +5,8 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "agents/collectors/log_lines.h"
+
 namespace paratune::collectors::internal {
 
 namespace {
@@ -383,8 +385,6 @@ bool ParseFrameworkLine(const std::string& collector, std::string_view line, int
   return true;
 }
 
-}  // namespace
-
 bool ParseLine(const std::string& collector, std::string_view line, int64_t rank, ParsedLog* out) {
   const size_t before = out->samples.size();
   if (!ParseFrameworkLine(collector, line, rank, out)) return false;
@@ -400,24 +400,19 @@ void FinishLog(ParsedLog* out) {
   out->pending = false;
 }
 
-int64_t LastWarmupStep(const std::string& collector, const ParsedLog& parsed,
-                       const std::vector<int64_t>& steps) {
-  constexpr int64_t kNone = std::numeric_limits<int64_t>::min();
-  if (steps.empty()) return kNone;
-  if (collector == "maxtext") return 1;
-  if (collector == "torchtitan") return 1;
-  if (collector == "hf-trainer") {
-    return steps.front() <= 1 ? std::max<int64_t>(2, steps.back() / 10) : kNone;
+}  // namespace
+
+Result<ParsedLog> ParseLog(const std::string& collector, std::string_view log) {
+  ParsedLog parsed;
+  if (!ParseLine(collector, "", -1, &parsed)) {
+    std::string known;
+    for (const auto& n : CollectorNames()) known += (known.empty() ? "" : ", ") + n;
+    return Status::Invalid("spec.metrics.collector: unknown collector \"" + collector +
+                           "\" (known: " + known + ")");
   }
-  if (collector == "json") return steps.front() <= 1 ? 1 : 0;
-  if (parsed.nemo_steps) return 1;
-  // Megatron: the log interval is the smallest gap between two logged iterations.
-  int64_t interval = 0;
-  for (size_t i = 1; i < steps.size(); ++i) {
-    const int64_t gap = steps[i] - steps[i - 1];
-    if (gap > 0 && (interval == 0 || gap < interval)) interval = gap;
-  }
-  return std::max<int64_t>(1, interval);
+  for (const CleanLine& line : CleanLines(log)) ParseLine(collector, line.text, line.rank, &parsed);
+  FinishLog(&parsed);
+  return parsed;
 }
 
 }  // namespace paratune::collectors::internal

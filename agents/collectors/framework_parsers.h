@@ -1,7 +1,8 @@
 // The per-framework line parsers behind metric_collector.h: each reads one cleaned line (colour
 // codes and launcher rank prefixes removed, log_lines.h) into step samples, memory readings and
-// the run summary. Every format is cited from the framework source that prints it. Internal to
-// agents/collectors.
+// the run summary. Every format is cited from the framework source that prints it. The first
+// stage of a log's reading (metric_collector.cc): lines -> samples -> one sample per step ->
+// derived metrics. Internal to agents/collectors.
 #ifndef PARATUNE_AGENTS_COLLECTORS_FRAMEWORK_PARSERS_H_
 #define PARATUNE_AGENTS_COLLECTORS_FRAMEWORK_PARSERS_H_
 
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "agents/collectors/metric_collector.h"
+#include "base/status.h"
 
 namespace paratune::collectors::internal {
 
@@ -51,23 +53,9 @@ struct ParsedLog {
   StepSample pending_sample;
 };
 
-// Parses `line` (already cleaned) of the rank `rank` (-1 unknown) with the collector's rules.
-// False for an unknown collector.
-bool ParseLine(const std::string& collector, std::string_view line, int64_t rank, ParsedLog* out);
-// Ends the log: flushes a pending sample.
-void FinishLog(ParsedLog* out);
-
-// The last step number that is the framework's warm-up (steps numbered up to it are dropped;
-// INT64_MIN: none), from the step numbers read (`steps`, ascending, distinct), so an excerpt
-// that starts mid-run drops nothing. Megatron-LM (and Megatron-Bridge's iteration lines):
-// iteration 1, or the first logged interval when the log interval is known from two lines (it
-// includes initialisation); NeMo's global_step 0 and 1; MaxText's steps 0 and 1 (step 0
-// compiles; step 1 is timed before the asynchronous dispatch of step 0 has finished, a far too
-// short "step"); torchtitan's step 1 (it compiles when torch.compile is on); the Hugging Face
-// progress bar's first tenth (its rate is a moving average over the steps so far); JSON lines:
-// step 0 and the first step logged.
-int64_t LastWarmupStep(const std::string& collector, const ParsedLog& parsed,
-                       const std::vector<int64_t>& steps);
+// Parses a whole log with the collector's rules, line by line (each line cleaned first:
+// log_lines.h). kInvalidArgument naming the known collectors for an unknown one.
+Result<ParsedLog> ParseLog(const std::string& collector, std::string_view log);
 
 }  // namespace paratune::collectors::internal
 

@@ -83,14 +83,16 @@ CleanLine Clean(std::string_view raw) {
   return out;
 }
 
-void ForEachLine(std::string_view log, const std::function<void(std::string_view)>& fn) {
+std::vector<CleanLine> CleanLines(std::string_view log) {
+  std::vector<CleanLine> out;
   size_t start = 0;
   while (start < log.size()) {
     size_t end = log.find_first_of("\r\n", start);
     if (end == std::string_view::npos) end = log.size();
-    if (end > start) fn(log.substr(start, end - start));
+    if (end > start) out.push_back(Clean(log.substr(start, end - start)));
     start = end + 1;
   }
+  return out;
 }
 
 bool NumberAfter(std::string_view line, std::string_view label, double* out) {

@@ -3,9 +3,10 @@
 #ifndef PARATUNE_AGENTS_COLLECTORS_LOG_LINES_H_
 #define PARATUNE_AGENTS_COLLECTORS_LOG_LINES_H_
 
-#include <functional>
+#include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace paratune::collectors {
 
@@ -22,9 +23,9 @@ struct CleanLine {
 // only at the start of the line (after colour codes).
 CleanLine Clean(std::string_view raw);
 
-// Calls fn on every line of `log`; a carriage return also ends a line (tqdm redraws its progress
-// bar with '\r', so one physical line holds every update of the bar).
-void ForEachLine(std::string_view log, const std::function<void(std::string_view)>& fn);
+// Every non-empty line of `log`, cleaned; a carriage return also ends a line (tqdm redraws its
+// progress bar with '\r', so one physical line holds every update of the bar).
+std::vector<CleanLine> CleanLines(std::string_view log);
 
 }  // namespace paratune::collectors
 

@@ -8,7 +8,6 @@
 #include <optional>
 
 #include "agents/collectors/framework_parsers.h"
-#include "agents/collectors/log_lines.h"
 #include "agents/collectors/metric_derivation.h"
 
 namespace paratune::collectors {
@@ -31,22 +30,6 @@ double Mean(const std::vector<StepSample>& samples, double StepSample::*field) {
     }
   }
   return mean;
-}
-
-Result<ParsedLog> ParseLines(const std::string& collector, std::string_view log) {
-  ParsedLog parsed;
-  if (!internal::ParseLine(collector, "", -1, &parsed)) {
-    std::string known;
-    for (const auto& n : CollectorNames()) known += (known.empty() ? "" : ", ") + n;
-    return Status::Invalid("spec.metrics.collector: unknown collector \"" + collector +
-                           "\" (known: " + known + ")");
-  }
-  ForEachLine(log, [&](std::string_view raw) {
-    CleanLine line = Clean(raw);
-    internal::ParseLine(collector, line.text, line.rank, &parsed);
-  });
-  internal::FinishLog(&parsed);
-  return parsed;
 }
 
 // The mean of the positive values of `field` over `group` (0 when none).
@@ -97,6 +80,35 @@ std::vector<StepSample> OnePerStep(const std::vector<StepSample>& samples, StepC
     out.push_back(s);
   }
   return out;
+}
+
+// The last step number that is the framework's warm-up (steps numbered up to it are dropped;
+// INT64_MIN: none), from the step numbers read (`steps`, ascending, distinct), so an excerpt
+// that starts mid-run drops nothing. Megatron-LM (and Megatron-Bridge's iteration lines):
+// iteration 1, or the first logged interval when the log interval is known from two lines (it
+// includes initialisation); NeMo's global_step 0 and 1; MaxText's steps 0 and 1 (step 0
+// compiles; step 1 is timed before the asynchronous dispatch of step 0 has finished, a far too
+// short "step"); torchtitan's step 1 (it compiles when torch.compile is on); the Hugging Face
+// progress bar's first tenth (its rate is a moving average over the steps so far); JSON lines:
+// step 0 and the first step logged.
+int64_t LastWarmupStep(const std::string& collector, const ParsedLog& parsed,
+                       const std::vector<int64_t>& steps) {
+  constexpr int64_t kNone = std::numeric_limits<int64_t>::min();
+  if (steps.empty()) return kNone;
+  if (collector == "maxtext") return 1;
+  if (collector == "torchtitan") return 1;
+  if (collector == "hf-trainer") {
+    return steps.front() <= 1 ? std::max<int64_t>(2, steps.back() / 10) : kNone;
+  }
+  if (collector == "json") return steps.front() <= 1 ? 1 : 0;
+  if (parsed.nemo_steps) return 1;
+  // Megatron: the log interval is the smallest gap between two logged iterations.
+  int64_t interval = 0;
+  for (size_t i = 1; i < steps.size(); ++i) {
+    const int64_t gap = steps[i] - steps[i - 1];
+    if (gap > 0 && (interval == 0 || gap < interval)) interval = gap;
+  }
+  return std::max<int64_t>(1, interval);
 }
 
 // Steps within this many of a validation / evaluation / checkpoint line are not judged by the
@@ -193,6 +205,117 @@ CollectorContext WithLoggedShape(const CollectorContext& campaign, const ParsedL
   return ctx;
 }
 
+// The steps of a parsed log: one sample per step, the warm-up dropped, their means and step
+// times; then what the log lacks, derived (metric_derivation.h).
+Result<CollectedMetrics> CollectSteps(const std::string& collector, const ParsedLog& parsed,
+                                      const CollectorContext& campaign) {
+  const CollectorContext ctx = WithLoggedShape(campaign, parsed);
+  CollectedMetrics out;
+  out.steps.other_lines = parsed.other_lines;
+  std::vector<StepSample> steps = OnePerStep(parsed.samples, &out.steps);
+  if (steps.empty()) {
+    if (auto s = SummarySample(parsed, ctx)) steps.push_back(*s);
+  }
+  if (steps.empty()) return Status::NotFound("log: no " + collector + " step lines");
+  std::vector<int64_t> numbers;
+  for (const auto& s : steps) numbers.push_back(s.step);
+  int64_t last_warmup = LastWarmupStep(collector, parsed, numbers);
+  std::vector<StepSample> steady;
+  int64_t previous = std::numeric_limits<int64_t>::min();
+  for (const auto& s : steps) {
+    if (s.step > last_warmup) {
+      steady.push_back(s);
+    } else {
+      previous = s.step;
+    }
+  }
+  if (previous != std::numeric_limits<int64_t>::min() && StillWarmingUp(steady)) {
+    last_warmup = steady.front().step;
+    steady.erase(steady.begin());
+  }
+  if (steady.empty()) {
+    // A log of warm-up only still says something: its last step, marked as such.
+    steady.push_back(steps.back());
+    out.warnings.push_back("only warm-up steps were logged: the figures are step " +
+                           std::to_string(steps.back().step) + "'s, warm-up included");
+  }
+  out.steps.read = static_cast<int64_t>(steps.size());
+  out.steps.warmup_dropped = static_cast<int64_t>(steps.size() - steady.size());
+  out.metrics = MeansOf(parsed, steps, steady);
+  // A tqdm bar's rate is already a moving average (tqdm's default smoothing 0.3, which the
+  // Trainer's ProgressCallback keeps): its latest update is the bar's own estimate of the current
+  // step time, and a mean of successive averages would weigh the older steps again.
+  if (collector == "hf-trainer" && steady.back().series > 0 &&
+      steady.back().step_time_seconds > 0) {
+    out.metrics.step_time_seconds = steady.back().step_time_seconds;
+  }
+  for (const auto& s : steps) {
+    const double t = StepTimeOf(s, ctx);
+    if (t <= 0 || AfterPause(parsed, s.step)) continue;
+    out.step_times.push_back(t);
+    if (s.step <= last_warmup) ++out.warmup_intervals;
+  }
+  for (const auto& s : steady) {
+    const double t = StepTimeOf(s, ctx);
+    if (t > 0) out.steady_step_times.push_back(t);
+  }
+  const size_t before = out.step_times.size();
+  out.step_times = LastStepTimes(std::move(out.step_times));
+  const size_t cut = before - out.step_times.size();
+  out.warmup_intervals = cut >= out.warmup_intervals ? 0 : out.warmup_intervals - cut;
+  out.steady_step_times = LastStepTimes(std::move(out.steady_step_times));
+  const bool counts_recompute = std::any_of(
+      steady.begin(), steady.end(), [](const StepSample& s) { return s.tflops_counts_recompute; });
+  internal::MarkSources(out.metrics, kSourceLog, &out.sources);
+  const bool logged_time = out.metrics.step_time_seconds > 0;
+  internal::DeriveMissing(ctx, steady.back().global_batch_size, counts_recompute, &out);
+  // A step time derived from tokens/s is the mean of the steps' own times (total time / steps),
+  // not the batch over the mean tokens/s, which a slow step would barely move.
+  if (!logged_time && out.metrics.step_time_seconds > 0 && !out.steady_step_times.empty() &&
+      out.steady_step_times.size() == steady.size()) {
+    double sum = 0;
+    for (double t : out.steady_step_times) sum += t;
+    out.metrics.step_time_seconds = sum / static_cast<double>(out.steady_step_times.size());
+  }
+  return out;
+}
+
+// What the memory lines of a parsed log say (its step lines' memory included).
+LoggedMemory MemoryOf(const ParsedLog& parsed) {
+  LoggedMemory out;
+  out.peak_gib = parsed.memory.peak_gib;
+  out.avg_gib = parsed.memory.avg_count > 0 ? parsed.memory.avg_gib / parsed.memory.avg_count : 0;
+  for (const auto& s : parsed.samples) out.peak_gib = std::max(out.peak_gib, s.memory_gib);
+  if (!std::isfinite(out.peak_gib)) out.peak_gib = 0;
+  if (!std::isfinite(out.avg_gib)) out.avg_gib = 0;
+  return out;
+}
+
+// The optional "stepTimesSeconds" array of a termination message; empty when absent.
+Result<std::vector<double>> MessageStepTimes(std::string_view message) {
+  size_t brace = message.find('{');
+  if (brace == std::string_view::npos) return std::vector<double>{};
+  nlohmann::json j = nlohmann::json::parse(message.substr(brace), nullptr, false);
+  if (!j.is_object() || !j.contains("stepTimesSeconds")) return std::vector<double>{};
+  const nlohmann::json& a = j["stepTimesSeconds"];
+  if (!a.is_array()) {
+    return Status::Invalid("termination message: stepTimesSeconds: want an array of seconds");
+  }
+  std::vector<double> out;
+  for (const auto& v : a) {
+    if (!v.is_number() || !(v.get<double>() > 0) || v.get<double>() > 1e7) {
+      return Status::Invalid(
+          "termination message: stepTimesSeconds: every entry must be a number of seconds in "
+          "(0, 1e7]");
+    }
+    out.push_back(v.get<double>());
+  }
+  if (out.size() > kMaxStepTimes) {
+    out.erase(out.begin(), out.end() - static_cast<std::ptrdiff_t>(kMaxStepTimes));
+  }
+  return out;
+}
+
 }  // namespace
 
 const std::vector<std::string>& CollectorNames() {
@@ -223,92 +346,61 @@ Result<TrialMetrics> ParseTerminationMessage(std::string_view message) {
   return m;
 }
 
+LogReading ReadLog(const std::string& collector, std::string_view log,
+                   const CollectorContext& ctx) {
+  auto parsed = internal::ParseLog(collector, log);
+  if (!parsed.ok()) return {parsed.status(), {}};
+  const LoggedMemory memory = MemoryOf(*parsed);
+  return {CollectSteps(collector, *parsed, ctx), memory};
+}
+
 Result<CollectedMetrics> CollectLogWithStepTimes(const std::string& collector, std::string_view log,
-                                                 const CollectorContext& campaign) {
-  auto parsed = ParseLines(collector, log);
-  if (!parsed.ok()) return parsed.status();
-  const CollectorContext ctx = WithLoggedShape(campaign, *parsed);
+                                                 const CollectorContext& ctx) {
+  return ReadLog(collector, log, ctx).collected;
+}
+
+Result<CollectedMetrics> CollectTrialMetricsWithStepTimes(const std::string& collector,
+                                                          std::string_view termination_message,
+                                                          std::string_view log,
+                                                          const CollectorContext& ctx) {
+  auto from_message = ParseTerminationMessage(termination_message);
+  auto listed = MessageStepTimes(termination_message);
+  if (!from_message.ok() && from_message.status().code() != StatusCode::kNotFound) {
+    return from_message.status();
+  }
+  if (from_message.ok() && !listed.ok()) return listed.status();
+  // The log: the metrics' source when the message has none (a FallbackToLogsOnError message is
+  // the log tail: parsed too when there is no full log), else the step times' when the message
+  // lists none.
+  Result<CollectedMetrics> from_log = Status::NotFound("log: not read");
+  if (!from_message.ok() || listed->empty()) {
+    from_log = CollectLogWithStepTimes(
+        collector, !from_message.ok() && log.empty() ? termination_message : log, ctx);
+  }
+  if (!from_message.ok()) return from_log;
   CollectedMetrics out;
-  out.steps.other_lines = parsed->other_lines;
-  std::vector<StepSample> steps = OnePerStep(parsed->samples, &out.steps);
-  if (steps.empty()) {
-    if (auto s = SummarySample(*parsed, ctx)) steps.push_back(*s);
+  out.metrics = *from_message;
+  if (!listed->empty()) {
+    // No step numbers: drop the first fifth (at least one of two or more) as SteadyState does.
+    const size_t skip = listed->size() < 2 ? 0 : std::max<size_t>(1, listed->size() / 5);
+    out.steady_step_times.assign(listed->begin() + static_cast<std::ptrdiff_t>(skip),
+                                 listed->end());
+    out.warmup_intervals = skip;
+    out.step_times = std::move(*listed);
+  } else if (from_log.ok()) {
+    out.step_times = std::move(from_log->step_times);
+    out.steady_step_times = std::move(from_log->steady_step_times);
+    out.warmup_intervals = from_log->warmup_intervals;
+    out.steps = from_log->steps;
   }
-  if (steps.empty()) return Status::NotFound("log: no " + collector + " step lines");
-  std::vector<int64_t> numbers;
-  for (const auto& s : steps) numbers.push_back(s.step);
-  int64_t last_warmup = internal::LastWarmupStep(collector, *parsed, numbers);
-  std::vector<StepSample> steady;
-  int64_t previous = std::numeric_limits<int64_t>::min();
-  for (const auto& s : steps) {
-    if (s.step > last_warmup) {
-      steady.push_back(s);
-    } else {
-      previous = s.step;
-    }
-  }
-  if (previous != std::numeric_limits<int64_t>::min() && StillWarmingUp(steady)) {
-    last_warmup = steady.front().step;
-    steady.erase(steady.begin());
-  }
-  if (steady.empty()) {
-    // A log of warm-up only still says something: its last step, marked as such.
-    steady.push_back(steps.back());
-    out.warnings.push_back("only warm-up steps were logged: the figures are step " +
-                           std::to_string(steps.back().step) + "'s, warm-up included");
-  }
-  out.steps.read = static_cast<int64_t>(steps.size());
-  out.steps.warmup_dropped = static_cast<int64_t>(steps.size() - steady.size());
-  out.metrics = MeansOf(*parsed, steps, steady);
-  // A tqdm bar's rate is already a moving average (tqdm's default smoothing 0.3, which the
-  // Trainer's ProgressCallback keeps): its latest update is the bar's own estimate of the current
-  // step time, and a mean of successive averages would weigh the older steps again.
-  if (collector == "hf-trainer" && steady.back().series > 0 &&
-      steady.back().step_time_seconds > 0) {
-    out.metrics.step_time_seconds = steady.back().step_time_seconds;
-  }
-  for (const auto& s : steps) {
-    const double t = StepTimeOf(s, ctx);
-    if (t <= 0 || AfterPause(*parsed, s.step)) continue;
-    out.step_times.push_back(t);
-    if (s.step <= last_warmup) ++out.warmup_intervals;
-  }
-  for (const auto& s : steady) {
-    const double t = StepTimeOf(s, ctx);
-    if (t > 0) out.steady_step_times.push_back(t);
-  }
-  const size_t before = out.step_times.size();
-  out.step_times = LastStepTimes(std::move(out.step_times));
-  const size_t cut = before - out.step_times.size();
-  out.warmup_intervals = cut >= out.warmup_intervals ? 0 : out.warmup_intervals - cut;
-  out.steady_step_times = LastStepTimes(std::move(out.steady_step_times));
-  const bool counts_recompute = std::any_of(
-      steady.begin(), steady.end(), [](const StepSample& s) { return s.tflops_counts_recompute; });
-  internal::MarkSources(out.metrics, kSourceLog, &out.sources);
-  const bool logged_time = out.metrics.step_time_seconds > 0;
-  internal::DeriveMissing(ctx, steady.back().global_batch_size, counts_recompute, &out);
-  // A step time derived from tokens/s is the mean of the steps' own times (total time / steps),
-  // not the batch over the mean tokens/s, which a slow step would barely move.
-  if (!logged_time && out.metrics.step_time_seconds > 0 && !out.steady_step_times.empty() &&
-      out.steady_step_times.size() == steady.size()) {
-    double sum = 0;
-    for (double t : out.steady_step_times) sum += t;
-    out.metrics.step_time_seconds = sum / static_cast<double>(out.steady_step_times.size());
-  }
+  internal::MarkSources(out.metrics, kSourceTerminationMessage, &out.sources);
+  internal::DeriveMissing(ctx, 0, false, &out);
   return out;
 }
 
 LoggedMemory MemoryFromLog(const std::string& collector, std::string_view log) {
-  LoggedMemory out;
-  auto parsed = ParseLines(collector, log);
-  if (!parsed.ok()) return out;
-  out.peak_gib = parsed->memory.peak_gib;
-  out.avg_gib =
-      parsed->memory.avg_count > 0 ? parsed->memory.avg_gib / parsed->memory.avg_count : 0;
-  for (const auto& s : parsed->samples) out.peak_gib = std::max(out.peak_gib, s.memory_gib);
-  if (!std::isfinite(out.peak_gib)) out.peak_gib = 0;
-  if (!std::isfinite(out.avg_gib)) out.avg_gib = 0;
-  return out;
+  auto parsed = internal::ParseLog(collector, log);
+  return parsed.ok() ? MemoryOf(*parsed) : LoggedMemory{};
 }
 
 Result<TrialMetrics> CollectFromLog(const std::string& collector, std::string_view log,

@@ -5,7 +5,10 @@
 // step number whatever the number of ranks printing it, ignore validation lines, drop the
 // framework's warm-up steps by step number, and average the rest. Metrics the log lacks are
 // derived from the ones it has and the campaign (one definition per objective: model FLOPs,
-// never counting recomputation), and each metric's source is recorded.
+// never counting recomputation), and each metric's source is recorded. A log goes one way
+// through the stages: its lines cleaned (log_lines.h) and parsed into samples by the
+// framework's rules (framework_parsers.h), one sample per step with the warm-up dropped (here),
+// the missing metrics derived (metric_derivation.h).
 // Pure functions: no I/O, thread-safe.
 #ifndef PARATUNE_AGENTS_COLLECTORS_METRIC_COLLECTOR_H_
 #define PARATUNE_AGENTS_COLLECTORS_METRIC_COLLECTOR_H_
@@ -132,6 +135,14 @@ struct LoggedMemory {
   double avg_gib = 0;
 };
 LoggedMemory MemoryFromLog(const std::string& collector, std::string_view log);
+
+// One reading of a log: its metrics (CollectLogWithStepTimes) and its memory lines
+// (MemoryFromLog), from one parse.
+struct LogReading {
+  Result<CollectedMetrics> collected;
+  LoggedMemory memory;
+};
+LogReading ReadLog(const std::string& collector, std::string_view log, const CollectorContext& ctx);
 
 // The samples that count: drops the warm-up (the first fifth of the steps, at least one when
 // there are two or more, and any step numbered 0). For logs without a framework's warm-up rule

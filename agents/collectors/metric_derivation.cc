@@ -1,7 +1,6 @@
 #include "agents/collectors/metric_derivation.h"
 
 #include <cmath>
-#include <nlohmann/json.hpp>
 
 #include "base/strings.h"
 
@@ -103,72 +102,6 @@ void DeriveMissing(const CollectorContext& ctx, int64_t logged_gbs, bool counts_
 }
 
 }  // namespace internal
-
-namespace {
-
-// The optional "stepTimesSeconds" array of a termination message; empty when absent.
-Result<std::vector<double>> MessageStepTimes(std::string_view message) {
-  size_t brace = message.find('{');
-  if (brace == std::string_view::npos) return std::vector<double>{};
-  nlohmann::json j = nlohmann::json::parse(message.substr(brace), nullptr, false);
-  if (!j.is_object() || !j.contains("stepTimesSeconds")) return std::vector<double>{};
-  const nlohmann::json& a = j["stepTimesSeconds"];
-  if (!a.is_array()) {
-    return Status::Invalid("termination message: stepTimesSeconds: want an array of seconds");
-  }
-  std::vector<double> out;
-  for (const auto& v : a) {
-    if (!v.is_number() || !(v.get<double>() > 0) || v.get<double>() > 1e7) {
-      return Status::Invalid(
-          "termination message: stepTimesSeconds: every entry must be a number of seconds in "
-          "(0, 1e7]");
-    }
-    out.push_back(v.get<double>());
-  }
-  if (out.size() > kMaxStepTimes) {
-    out.erase(out.begin(), out.end() - static_cast<std::ptrdiff_t>(kMaxStepTimes));
-  }
-  return out;
-}
-
-}  // namespace
-
-Result<CollectedMetrics> CollectTrialMetricsWithStepTimes(const std::string& collector,
-                                                          std::string_view termination_message,
-                                                          std::string_view log,
-                                                          const CollectorContext& ctx) {
-  auto from_message = ParseTerminationMessage(termination_message);
-  if (!from_message.ok() && from_message.status().code() != StatusCode::kNotFound) {
-    return from_message.status();
-  }
-  if (!from_message.ok()) {
-    // A FallbackToLogsOnError message is the log tail: parse it too when there is no full log.
-    return CollectLogWithStepTimes(collector, log.empty() ? termination_message : log, ctx);
-  }
-  CollectedMetrics out;
-  out.metrics = *from_message;
-  internal::MarkSources(out.metrics, kSourceTerminationMessage, &out.sources);
-  internal::DeriveMissing(ctx, 0, false, &out);
-  auto listed = MessageStepTimes(termination_message);
-  if (!listed.ok()) return listed.status();
-  if (!listed->empty()) {
-    // No step numbers: drop the first fifth (at least one of two or more) as SteadyState does.
-    const size_t skip = listed->size() < 2 ? 0 : std::max<size_t>(1, listed->size() / 5);
-    out.steady_step_times.assign(listed->begin() + static_cast<std::ptrdiff_t>(skip),
-                                 listed->end());
-    out.warmup_intervals = skip;
-    out.step_times = std::move(*listed);
-    return out;
-  }
-  auto from_log = CollectLogWithStepTimes(collector, log, ctx);
-  if (from_log.ok()) {
-    out.step_times = std::move(from_log->step_times);
-    out.steady_step_times = std::move(from_log->steady_step_times);
-    out.warmup_intervals = from_log->warmup_intervals;
-    out.steps = from_log->steps;
-  }
-  return out;
-}
 
 std::string MissingObjectiveReason(const std::string& collector, const CollectedMetrics& c,
                                    ObjectiveMetric objective, const CollectorContext& ctx) {

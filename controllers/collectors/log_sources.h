@@ -17,12 +17,11 @@
 //   - `json` (a custom trainer) may log anywhere.
 // The collector reads the framework's pod first, then every other pod (a custom launcher may
 // route rank logs differently), and takes a termination message from any pod.
-// Pure functions on wire JSON; thread-safe.
+// Pure functions; thread-safe.
 #ifndef PARATUNE_CONTROLLERS_COLLECTORS_LOG_SOURCES_H_
 #define PARATUNE_CONTROLLERS_COLLECTORS_LOG_SOURCES_H_
 
 #include <cstdint>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -42,15 +41,11 @@ MetricsRank MetricsRankFor(const std::string& collector);
 // "last", "first", "any".
 const char* MetricsRankName(MetricsRank r);
 
-// The pod's node rank: its Indexed Job completion index (annotation, or the label Kubernetes
-// 1.28+ also sets), -1 when it has none (a single-pod Job).
-int64_t PodRank(const nlohmann::json& pod);
-
-// Indices into `pods` in the order their logs should be read for metrics: the pod the
-// collector's framework prints throughput on first (for kLast the highest rank, for kFirst rank
-// 0 or the only pod), then the others by ascending rank. Every index appears once.
-std::vector<size_t> PodReadOrder(const std::vector<nlohmann::json>& pods,
-                                 const std::string& collector);
+// Indices of a trial's pods, given their node ranks (completion indices, -1 none), in the order
+// their logs should be read for metrics: the pod the collector's framework prints throughput on
+// first (for kLast the highest rank, for kFirst rank 0 or the only pod), then the others by
+// ascending rank. Every index appears once.
+std::vector<size_t> PodReadOrder(const std::vector<int64_t>& ranks, MetricsRank convention);
 
 // A log as the pod log API returned it under `limit_bytes` (limitBytes keeps the head of the
 // tailed text): when the text reached the limit, the last, possibly cut, line is dropped so a

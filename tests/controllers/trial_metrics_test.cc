@@ -14,6 +14,7 @@
 #include "base/utf8.h"
 #include "controllers/accelerator_hours.h"
 #include "controllers/collectors/log_sources.h"
+#include "controllers/trial_evidence.h"
 
 namespace paratune::controllers {
 namespace {
@@ -53,15 +54,29 @@ const char* kMemoryLine =
     "| reserved: 62000.00 | max reserved: 62000.00\n";
 
 TEST(LogSourcesTest, ReadOrderPutsTheFrameworksMetricsRankFirst) {
-  std::vector<json> pods = {Pod("t-1", 1), Pod("t-0", 0), Pod("t-3", 3), Pod("t-2", 2)};
-  EXPECT_EQ(PodReadOrder(pods, "megatron-lm"), (std::vector<size_t>{2, 1, 0, 3}));
-  EXPECT_EQ(PodReadOrder(pods, "maxtext"), (std::vector<size_t>{1, 0, 3, 2}));
-  EXPECT_EQ(PodReadOrder(pods, "torchtitan"), (std::vector<size_t>{1, 0, 3, 2}));
-  EXPECT_EQ(PodReadOrder(pods, "json"), (std::vector<size_t>{1, 0, 3, 2}));
-  EXPECT_EQ(PodRank(Pod("single", -1)), -1);
+  const std::vector<int64_t> ranks = {1, 0, 3, 2};
+  EXPECT_EQ(PodReadOrder(ranks, MetricsRankFor("megatron-lm")), (std::vector<size_t>{2, 1, 0, 3}));
+  EXPECT_EQ(PodReadOrder(ranks, MetricsRankFor("maxtext")), (std::vector<size_t>{1, 0, 3, 2}));
+  EXPECT_EQ(PodReadOrder(ranks, MetricsRankFor("torchtitan")), (std::vector<size_t>{1, 0, 3, 2}));
+  EXPECT_EQ(PodReadOrder(ranks, MetricsRankFor("json")), (std::vector<size_t>{1, 0, 3, 2}));
+}
+
+TEST(TrialEvidenceTest, APodsRankIsItsCompletionIndexAnnotationOrLabel) {
   json labelled = Pod("l", -1);
   labelled["metadata"]["labels"] = {{"batch.kubernetes.io/job-completion-index", "5"}};
-  EXPECT_EQ(PodRank(labelled), 5);
+  json odd = Pod("odd", -1);
+  odd["metadata"]["annotations"] = {{"batch.kubernetes.io/job-completion-index", "x1"}};
+  const TrialPods pods = ReadTrialPods({Pod("single", -1), labelled, Pod("t-3", 3), odd});
+  EXPECT_EQ(pods.pods[0].rank, -1);
+  EXPECT_EQ(pods.pods[1].rank, 5);
+  EXPECT_EQ(pods.pods[2].rank, 3);
+  EXPECT_EQ(pods.pods[3].rank, -1);
+  // The lead pod: completion index 0, or no index annotation (a label does not count).
+  EXPECT_TRUE(pods.pods[0].lead);
+  EXPECT_TRUE(pods.pods[1].lead);
+  EXPECT_FALSE(pods.pods[2].lead);
+  EXPECT_EQ(pods.pods[0].container, "t");
+  EXPECT_EQ(pods.evidence.name, "single");
 }
 
 TEST(LogSourcesTest, BoundedReadsNeverParseACutLineOrSplitACharacter) {
@@ -86,10 +101,10 @@ TEST(LogSourcesTest, BoundedReadsNeverParseACutLineOrSplitACharacter) {
 }
 
 TEST(TrialMetricsTest, MegatronMetricsComeFromTheLastRankAndMemoryFromRankZero) {
-  std::vector<json> pods = {Pod("t-0", 0), Pod("t-1", 1)};
+  const TrialPods pods = ReadTrialPods({Pod("t-0", 0), Pod("t-1", 1)});
   std::vector<std::string> read;
-  auto reader = [&read](const json& pod) {
-    const std::string name = pod["metadata"]["name"];
+  auto reader = [&read](const TrialPod& pod) {
+    const std::string name = pod.name;
     read.push_back(name);
     // As Megatron-LM prints: memory on data-parallel rank 0, iterations on the last rank.
     return name == "t-0" ? std::string("training ...\n") + kMemoryLine : MegatronSteps(9000, 400);
@@ -112,7 +127,7 @@ TEST(TrialMetricsTest, MegatronMetricsComeFromTheLastRankAndMemoryFromRankZero) 
 TEST(TrialMetricsTest, ATerminationMessageFromAnyPodWins) {
   std::vector<json> pods = {Pod("t-0", 0), Pod("t-1", 1, R"({"metrics": {"mfu": 0.5}})")};
   auto r = ReadTrialMetrics(
-      pods, "maxtext", {}, [](const json&) { return std::string(); }, 8);
+      ReadTrialPods(pods), "maxtext", {}, [](const TrialPod&) { return std::string(); }, 8);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->source.pod, "t-1");
   EXPECT_EQ(r->source.from, "terminationMessage");
@@ -120,18 +135,18 @@ TEST(TrialMetricsTest, ATerminationMessageFromAnyPodWins) {
   // A malformed metrics object is an error naming the pod, not a silent fallback.
   pods[1] = Pod("t-1", 1, R"({"metrics": {"mfu": "high"}})");
   auto bad = ReadTrialMetrics(
-      pods, "maxtext", {}, [](const json&) { return std::string(); }, 8);
+      ReadTrialPods(pods), "maxtext", {}, [](const TrialPod&) { return std::string(); }, 8);
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("t-1"), std::string::npos);
 }
 
 TEST(TrialMetricsTest, FallsBackToEveryPodWithinTheReadBudgetAndSaysWhichItRead) {
-  std::vector<json> pods = {Pod("t-0", 0), Pod("t-1", 1), Pod("t-2", 2)};
+  const TrialPods pods = ReadTrialPods({Pod("t-0", 0), Pod("t-1", 1), Pod("t-2", 2)});
   int reads = 0;
   // A custom launcher that logs the steps on rank 1: read after rank 2 (the Megatron default).
-  auto reader = [&reads](const json& pod) {
+  auto reader = [&reads](const TrialPod& pod) {
     ++reads;
-    return pod["metadata"]["name"] == "t-1" ? MegatronSteps(9000, 400) : std::string("noise\n");
+    return pod.name == "t-1" ? MegatronSteps(9000, 400) : std::string("noise\n");
   };
   auto r = ReadTrialMetrics(pods, "megatron-lm", {}, reader, 8);
   ASSERT_TRUE(r.ok());
@@ -139,7 +154,7 @@ TEST(TrialMetricsTest, FallsBackToEveryPodWithinTheReadBudgetAndSaysWhichItRead)
   reads = 0;
   auto none = ReadTrialMetrics(
       pods, "megatron-lm", {},
-      [&reads](const json&) {
+      [&reads](const TrialPod&) {
         ++reads;
         return std::string("nothing\n");
       },
@@ -149,6 +164,77 @@ TEST(TrialMetricsTest, FallsBackToEveryPodWithinTheReadBudgetAndSaysWhichItRead)
   EXPECT_EQ(reads, 2);  // bounded
   EXPECT_NE(none.status().message().find("t-2 (rank 2)"), std::string::npos)
       << none.status().message();
+}
+
+TEST(TrialMetricsTest, MemoryIsCompletedInTheSamePassOverTheLogs) {
+  // Megatron's read order is t-2, t-0, t-1: rank 0's memory lines are read before the steps.
+  const TrialPods pods = ReadTrialPods({Pod("t-0", 0), Pod("t-1", 1), Pod("t-2", 2)});
+  std::vector<std::string> read;
+  auto reader = [&read](const TrialPod& pod) {
+    read.push_back(pod.name);
+    if (pod.name == "t-0") return std::string(kMemoryLine);
+    return pod.name == "t-1" ? MegatronSteps(9000, 400) : std::string("noise\n");
+  };
+  auto r = ReadTrialMetrics(pods, "megatron-lm", {}, reader, 8);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->source.pod, "t-1");
+  EXPECT_EQ(r->source.memory_pod, "t-0");
+  EXPECT_NEAR(r->collected.metrics.peak_memory_gib, 60.0, 1e-9);
+  EXPECT_EQ(read, (std::vector<std::string>{"t-2", "t-0", "t-1"}));
+  // A source with memory lines of its own: no other log is read.
+  read.clear();
+  auto own = ReadTrialMetrics(
+      pods, "megatron-lm", {},
+      [&read](const TrialPod& pod) {
+        read.push_back(pod.name);
+        return MegatronSteps(9000, 400) + kMemoryLine;
+      },
+      8);
+  ASSERT_TRUE(own.ok());
+  EXPECT_EQ(own->source.pod, "t-2");
+  EXPECT_EQ(own->source.memory_pod, "");
+  EXPECT_EQ(read, (std::vector<std::string>{"t-2"}));
+}
+
+TEST(TrialEvidenceTest, AFailedPodsEvidenceWinsAndTimesAreReadOnce) {
+  json lead = Pod("t-0", 0, "done");
+  lead["status"]["startTime"] = "2026-11-21T05:00:00Z";
+  lead["status"]["containerStatuses"][0]["state"]["terminated"]["finishedAt"] =
+      "2026-11-21T05:30:00Z";
+  lead["spec"]["nodeName"] = "node-b";
+  json failed = Pod("t-1", 1, "boom");
+  failed["status"]["phase"] = "Failed";
+  failed["status"]["startTime"] = "2026-11-21T05:10:00Z";
+  failed["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"] = 137;
+  failed["status"]["containerStatuses"][0]["state"]["terminated"]["reason"] = "OOMKilled";
+  failed["status"]["containerStatuses"][0]["state"]["terminated"]["finishedAt"] =
+      "2026-11-21T06:00:00Z";
+  failed["spec"]["nodeName"] = "node-a";
+  json pending = Pod("t-2", 2);
+  pending["status"] = {{"phase", "Pending"},
+                       {"conditions",
+                        {{{"type", "PodScheduled"},
+                          {"status", "False"},
+                          {"reason", "Unschedulable"},
+                          {"message", "0/3 nodes are available"},
+                          {"lastTransitionTime", "2026-11-21T05:55:00Z"}}}}};
+  const TrialPods pods = ReadTrialPods({lead, failed, pending});
+  EXPECT_EQ(pods.evidence.name, "t-1");
+  EXPECT_EQ(pods.evidence.pod_reason, "OOMKilled");
+  EXPECT_EQ(pods.evidence.exit_code, 137);
+  EXPECT_EQ(pods.evidence.termination_message, "boom");
+  EXPECT_EQ(pods.node_names, (std::vector<std::string>{"node-a", "node-b"}));
+  EXPECT_TRUE(pods.any_finished);
+  EXPECT_FALSE(pods.any_running);
+  SystemTime now;
+  ASSERT_TRUE(ParseRfc3339("2026-11-21T06:05:00Z", &now));
+  // The pending pod never started: the wall time runs from 05:00 to the last finish, 06:00.
+  EXPECT_DOUBLE_EQ(WallSeconds(pods, now), 3600);
+  std::string why;
+  size_t which = 99;
+  EXPECT_EQ(UnschedulableFor(pods, now, &why, &which), Millis(600000));
+  EXPECT_EQ(why, "0/3 nodes are available");
+  EXPECT_EQ(which, 2u);
 }
 
 std::vector<double> Steps(double mean, double rel_noise, int n) {
