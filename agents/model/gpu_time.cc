@@ -10,8 +10,8 @@ namespace paratune::internal {
 namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-// PyTorch SDPA's FlashAttention-2 vs cuDNN / FlashAttention-3 on Hopper (see CostOfLayer).
-constexpr double kSdpaFlash2Factor = 0.6;
+// FlashAttention-2 vs cuDNN / FlashAttention-3 on Hopper (see CostOfLayer).
+constexpr double kFlash2Factor = 0.6;
 
 struct Bandwidths {
   double tp, cp, ep, dp, pp;  // bytes/s achieved by each group's collectives
@@ -72,15 +72,19 @@ LayerCost CostOfLayer(const Workload& w, const ParallelPlan& p, const Calibratio
   LayerCost c;
   const double a = static_cast<double>(m.num_attention_heads);
   if (w.flash_attention) {
-    // torchtitan's attention is PyTorch SDPA's FlashAttention-2 kernel, which on Hopper runs at
-    // about 0.6 of cuDNN's / FlashAttention-3's rate (Shah et al., FlashAttention-3, 2024, Figs.
-    // 5-6: FA2 ~330-370 vs cuDNN ~580-620 TFLOP/s forward, ~300 vs ~500 backward, head dim 128).
-    // Hopper and later (fp8-capable) only: FA2 does not use their new instructions; on A100 it
-    // reaches the rate the model assumes. The transformers profile's fitted constants already
-    // hold its SDPA rate.
-    const double sdpa =
-        ProfileOf(w) == Profile::kTorchtitan && w.accel->fp8_tflops > 0 ? kSdpaFlash2Factor : 1.0;
-    c.attention = 0.5 * attn_flops / (peak16 * eff * k.attention_factor * sdpa);
+    // FlashAttention-2 (PyTorch SDPA's flash backend under torchtitan; Transformer Engine before
+    // v1.8, see Workload::flash_attention_2) runs on Hopper at about 0.6 of cuDNN's /
+    // FlashAttention-3's rate (Shah et al., FlashAttention-3, 2024, Figs. 5-6: FA2 ~330-370 vs
+    // cuDNN ~580-620 TFLOP/s forward, ~300 vs ~500 backward, head dim 128). Hopper and later
+    // (fp8-capable) only: FA2 does not use their new instructions; on A100 it reaches the rate
+    // the model assumes. The transformers profile's fitted constants already hold its SDPA rate.
+    const bool fa2 = ProfileOf(w) == Profile::kTorchtitan || w.flash_attention_2;
+    const double sdpa = fa2 && w.accel->fp8_tflops > 0 ? kFlash2Factor : 1.0;
+    // Each head's tiles are the same whatever tp is (tp only splits the heads), so the kernel's
+    // efficiency is that of the unsharded width, not h / tp as for the sharded GEMMs.
+    const double attn_eff = GemmEfficiency(k, tokens, h) * cal.compute_efficiency *
+                            w.accel->kernel_efficiency * (eager ? k.transformers_gemm_factor : 1.0);
+    c.attention = 0.5 * attn_flops / (peak16 * attn_eff * k.attention_factor * sdpa);
   } else {
     // Unfused: score GEMMs plus softmax/dropout passes over the s x s scores.
     c.attention = attn_flops / (peak16 * eff * k.unfused_attention_factor) +

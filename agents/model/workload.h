@@ -23,6 +23,12 @@ struct Workload {
   // Transformer Engine, MaxText splash/flash, PyTorch SDPA) keeps no s x s score tensors. False
   // models the unfused kernels of the Korthikanti et al. and SC'21 measurements.
   bool flash_attention = true;
+  // The flash kernel is FlashAttention-2 (Dao, 2023) rather than a Hopper-native one (cuDNN fused
+  // attention, FlashAttention-3): PyTorch SDPA's flash backend (the torchtitan profile always),
+  // and Transformer Engine before v1.8, whose DotProductAttention ranks "FlashAttention >
+  // FusedAttention (cuDNN)" when flash-attn is installed (TE v1.8 gives cuDNN preference on
+  // Hopper). Only matters on Hopper and later (docs/model.md "Effects for other stacks").
+  bool flash_attention_2 = false;
 
   bool IsTpu() const { return accel != nullptr && accel->tpu; }
   int64_t DevicesPerNode() const;

@@ -106,6 +106,10 @@ Status FillRow(const std::string& source, const YAML::Node& n, const std::string
     SetBool(&c, "overlapGradReduce", true);
     SetBool(&c, "overlapParamGather", true);
     if (tp > 1) SetBool(&c, "tpCommOverlap", true);
+    // Their containers' Transformer Engine predates v1.8 (NeMo 24.03.01; NeMo's Dockerfile.ci at
+    // the 24.07 table's commit pins TE 7d576ed2, v1.8~19), whose DotProductAttention picks
+    // FlashAttention-2 before cuDNN's fused attention: see Workload::flash_attention_2.
+    w.flash_attention_2 = true;
   }
   if (Get<bool>(n, "compile", false)) SetBool(&c, "torchCompile", true);
   r->tokens_per_second_per_device = Get<double>(n, "tok_s_gpu", 0);
