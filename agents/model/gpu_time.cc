@@ -126,16 +126,16 @@ LayerCost CostOfLayer(const Workload& w, const ParallelPlan& p, const Calibratio
     c.attention = attn_flops / (peak16 * eff * k.unfused_attention_factor) +
                   8.0 * a * seq * tokens / tp / hbm;
   }
-  // Fused elementwise kernels (Transformer Engine, MaxText/XLA, torch.compile) move fewer bytes
-  // than eager PyTorch's op-by-op norms, activations and residual adds: torchtitan without
-  // torch.compile runs them one op at a time (models/llama3/model: RMSNorm, the rotary complex
-  // multiply in fp32, F.silu(w1 x) * w3 x), counted op by op like the transformers profile.
-  const bool eager_titan =
-      ProfileOf(w) == Profile::kTorchtitan && !p.torch_compile && !w.te_kernels;
+  // Fused elementwise kernels (Transformer Engine, MaxText/XLA) move fewer bytes than eager
+  // PyTorch's op-by-op norms, activations and residual adds (the transformers profile's count).
+  // torchtitan's own blocks are counted from its code, eager or compiled
+  // (TorchtitanElementwiseBytes); with Transformer Engine's kernels (AutoModel) as fused.
   double elem = (w.flash_attention ? k.elementwise_bytes_fused : k.elementwise_bytes) * tokens * h /
                 (p.sequence_parallel ? tp : 1.0) / hbm;
-  if (eager || eager_titan) {
+  if (eager) {
     elem = k.transformers_elementwise_factor * TransformersElementwiseBytes(m, p) * tokens / hbm;
+  } else if (ProfileOf(w) == Profile::kTorchtitan && !w.te_kernels) {
+    elem = TorchtitanElementwiseBytes(m, p, moe) * tokens / hbm;
   }
   if (moe) {
     // The routed copies' own traffic, which no fused dense kernel covers: permuting a token into
