@@ -95,6 +95,37 @@ double TorchtitanOpSacBytes(const ModelShape& m, const LayerActivationInput& in)
   return 2.0 * in.s * in.b * (2.0 * h / tsp + (2.0 * q + kv + f) / t);
 }
 
+double TorchtitanElementwiseBytes(const ModelShape& m, const ParallelPlan& p, bool moe_layer) {
+  // Forward bytes read + written per token per layer by a torchtitan Llama block's non-matmul
+  // ops (torchtitan@9dec370, the commit of the llama3_h100_202412 benchmarks:
+  // models/llama/model.py, models/norms.py), bf16 activations under FSDP2's param_dtype (no
+  // autocast casts, unlike the transformers profile). The routed MoE copies are counted apart.
+  const double t = static_cast<double>(p.tp);
+  const double tsp = p.sequence_parallel ? t : 1.0;
+  const double h = static_cast<double>(m.hidden_size);
+  const double q = static_cast<double>(m.num_attention_heads * m.HeadDim());
+  const double kv = static_cast<double>(m.num_query_groups * m.HeadDim());
+  const bool gqa = m.num_query_groups < m.num_attention_heads;
+  const double f =
+      static_cast<double>(moe_layer ? m.moe_shared_ffn_hidden_size : m.ffn_hidden_size);
+  const double act_eager = m.swiglu ? 10.0 : 6.0, act_fused = m.swiglu ? 6.0 : 4.0;
+  if (p.torch_compile) {
+    // torch.compile per TransformerBlock (parallelize_llama.py apply_compile): Inductor fuses
+    // each chain of pointwise and reduction ops between two matmuls / SDPA into one kernel that
+    // reads its inputs and writes its outputs once: attention_norm (4h), the residual add fused
+    // with ffn_norm (8h), the block's last add (6h); RoPE with repeat_kv's expansion of k and v
+    // to q's width (8q + 4kv; 4q + 4kv without GQA); SDPA's output transpose (4q); SwiGLU's
+    // silu(w1 x) * w3 x (6f; GeLU 4f).
+    return 18.0 * h / tsp + ((gqa ? 12.0 : 8.0) * q + 4.0 * kv + act_fused * f) / t;
+  }
+  // Eager, op by op: RMSNorm = x.float(), pow, mean, x * rsqrt, type_as, * weight (36h each,
+  // two); two bf16 residual adds (6h each); apply_rotary_emb on q and k = .float(), complex
+  // multiply, type_as (20 bytes per element); repeat_kv's expand + reshape copies of k and v
+  // (4q + 4kv with GQA); SDPA's output transpose(1, 2).contiguous() (4q); F.silu(w1 x) * w3 x
+  // (10f; GeLU 6f).
+  return 84.0 * h / tsp + ((gqa ? 28.0 : 24.0) * q + (gqa ? 24.0 : 20.0) * kv + act_eager * f) / t;
+}
+
 Profile ProfileOf(const Workload& w) {
   const std::string& f = w.training.framework;
   if (f == "transformers") return Profile::kTransformers;

@@ -2,6 +2,7 @@
 // pipeline stages. docs/model.md derives each term.
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "agents/model/model_internal.h"
 
@@ -10,8 +11,8 @@ namespace paratune::internal {
 namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-// PyTorch SDPA's FlashAttention-2 vs cuDNN / FlashAttention-3 on Hopper (see CostOfLayer).
-constexpr double kSdpaFlash2Factor = 0.6;
+// FlashAttention-2 vs cuDNN / FlashAttention-3 on Hopper (see CostOfLayer).
+constexpr double kFlash2Factor = 0.6;
 
 struct Bandwidths {
   double tp, cp, ep, dp, pp;  // bytes/s achieved by each group's collectives
@@ -32,6 +33,41 @@ Bandwidths GroupBandwidths(const Workload& w, const ParallelPlan& p, const Calib
   b.dp = pick(p.tp * p.cp * p.dp);
   b.pp = (one_node || w.devices / p.pp < dpn) ? up : out;
   return b;
+}
+
+// Expected number of distinct groups (ranks or nodes; `groups` equal blocks of consecutive
+// experts) that one token's top-k experts fall in. Random routing: each group is missed with
+// probability C(E - E/g, k) / C(E, k). Contiguous (AutoModel's FakeBalancedGate, token t takes
+// experts t k .. t k + k - 1 mod E): averaged over the start offsets t k mod E.
+double DistinctExpertGroups(int64_t experts, int64_t top_k, int64_t groups, bool contiguous) {
+  if (experts <= 0 || top_k <= 0 || groups <= 1) return 1.0;
+  const int64_t per = std::max<int64_t>(1, experts / groups);
+  if (contiguous) {
+    double sum = 0;
+    int64_t n = 0;
+    int64_t start = 0;
+    do {
+      std::vector<bool> hit(static_cast<size_t>(groups), false);
+      int64_t distinct = 0;
+      for (int64_t i = 0; i < top_k; ++i) {
+        const int64_t g = std::min(groups - 1, ((start + i) % experts) / per);
+        if (!hit[static_cast<size_t>(g)]) {
+          hit[static_cast<size_t>(g)] = true;
+          ++distinct;
+        }
+      }
+      sum += static_cast<double>(distinct);
+      ++n;
+      start = (start + top_k) % experts;
+    } while (start != 0 && n < experts);
+    return sum / static_cast<double>(n);
+  }
+  double miss = 1.0;
+  for (int64_t i = 0; i < top_k; ++i) {
+    miss *=
+        std::max(0.0, static_cast<double>(experts - per - i)) / static_cast<double>(experts - i);
+  }
+  return static_cast<double>(groups) * (1.0 - miss);
 }
 
 // One micro-batch on one stage: time by category.
@@ -72,29 +108,44 @@ LayerCost CostOfLayer(const Workload& w, const ParallelPlan& p, const Calibratio
   LayerCost c;
   const double a = static_cast<double>(m.num_attention_heads);
   if (w.flash_attention) {
-    // torchtitan's attention is PyTorch SDPA's FlashAttention-2 kernel, which on Hopper runs at
-    // about 0.6 of cuDNN's / FlashAttention-3's rate (Shah et al., FlashAttention-3, 2024, Figs.
-    // 5-6: FA2 ~330-370 vs cuDNN ~580-620 TFLOP/s forward, ~300 vs ~500 backward, head dim 128).
-    // Hopper and later (fp8-capable) only: FA2 does not use their new instructions; on A100 it
-    // reaches the rate the model assumes. The transformers profile's fitted constants already
-    // hold its SDPA rate.
-    const double sdpa =
-        ProfileOf(w) == Profile::kTorchtitan && w.accel->fp8_tflops > 0 ? kSdpaFlash2Factor : 1.0;
-    c.attention = 0.5 * attn_flops / (peak16 * eff * k.attention_factor * sdpa);
+    // FlashAttention-2 (PyTorch SDPA's flash backend under torchtitan; Transformer Engine before
+    // v1.8, see Workload::flash_attention_2) runs on Hopper at about 0.6 of cuDNN's /
+    // FlashAttention-3's rate (Shah et al., FlashAttention-3, 2024, Figs. 5-6: FA2 ~330-370 vs
+    // cuDNN ~580-620 TFLOP/s forward, ~300 vs ~500 backward, head dim 128). Hopper and later
+    // (fp8-capable) only: FA2 does not use their new instructions; on A100 it reaches the rate
+    // the model assumes. The transformers profile's fitted constants already hold its SDPA rate.
+    const bool fa2 = (ProfileOf(w) == Profile::kTorchtitan && !w.te_kernels) || w.flash_attention_2;
+    const double sdpa = fa2 && w.accel->fp8_tflops > 0 ? kFlash2Factor : 1.0;
+    // Each head's tiles are the same whatever tp is (tp only splits the heads), so the kernel's
+    // efficiency is that of the unsharded width, not h / tp as for the sharded GEMMs.
+    const double attn_eff = GemmEfficiency(k, tokens, h) * cal.compute_efficiency *
+                            w.accel->kernel_efficiency * (eager ? k.transformers_gemm_factor : 1.0);
+    c.attention = 0.5 * attn_flops / (peak16 * attn_eff * k.attention_factor * sdpa);
   } else {
     // Unfused: score GEMMs plus softmax/dropout passes over the s x s scores.
     c.attention = attn_flops / (peak16 * eff * k.unfused_attention_factor) +
                   8.0 * a * seq * tokens / tp / hbm;
   }
-  // Fused elementwise kernels (Transformer Engine, MaxText/XLA, torch.compile) move fewer bytes
-  // than eager PyTorch's op-by-op norms, activations and residual adds: torchtitan without
-  // torch.compile runs them one op at a time (models/llama3/model: RMSNorm, the rotary complex
-  // multiply in fp32, F.silu(w1 x) * w3 x), counted op by op like the transformers profile.
-  const bool eager_titan = ProfileOf(w) == Profile::kTorchtitan && !p.torch_compile;
+  // Fused elementwise kernels (Transformer Engine, MaxText/XLA) move fewer bytes than eager
+  // PyTorch's op-by-op norms, activations and residual adds (the transformers profile's count).
+  // torchtitan's own blocks are counted from its code, eager or compiled
+  // (TorchtitanElementwiseBytes); with Transformer Engine's kernels (AutoModel) as fused.
   double elem = (w.flash_attention ? k.elementwise_bytes_fused : k.elementwise_bytes) * tokens * h /
                 (p.sequence_parallel ? tp : 1.0) / hbm;
-  if (eager || eager_titan) {
+  if (eager) {
     elem = k.transformers_elementwise_factor * TransformersElementwiseBytes(m, p) * tokens / hbm;
+  } else if (ProfileOf(w) == Profile::kTorchtitan && !w.te_kernels) {
+    elem = TorchtitanElementwiseBytes(m, p, moe) * tokens / hbm;
+  }
+  if (moe) {
+    // The routed copies' own traffic, which no fused dense kernel covers: permuting a token into
+    // its k expert slots (read h, write k h), the experts' SwiGLU / GeLU over k f_moe activations
+    // and the weighted unpermute-and-sum back (read k h, write h), bf16 (Megatron-LM
+    // core/transformer/moe/moe_utils.py permute / unpermute; NeMo AutoModel the same per rank).
+    const double kk = static_cast<double>(m.moe_top_k);
+    const double f = static_cast<double>(m.moe_ffn_hidden_size);
+    const double act = m.swiglu ? 6.0 : 4.0;
+    elem += tokens * (4.0 * h + 4.0 * kk * h + act * kk * f) / tp / hbm;
   }
   c.gemm = gemm / gemm_rate;
   c.fwd = c.gemm + c.attention + elem;
@@ -122,7 +173,28 @@ LayerCost CostOfLayer(const Workload& w, const ParallelPlan& p, const Calibratio
   }
   if (moe && p.ep > 1) {
     const double ep = static_cast<double>(p.ep);
-    c.ep = tokens * static_cast<double>(m.moe_top_k) * h * 2.0 * (ep - 1) / ep / bw.ep + lat;
+    // Megatron-LM's all-to-all dispatcher sends one copy of a token per routed expert.
+    double copies = static_cast<double>(m.moe_top_k) * (ep - 1) / ep;
+    double rate = bw.ep;
+    if (w.deepep) {
+      // DeepEP: one copy per destination rank, and across nodes one per destination node over
+      // RDMA (forwarded over NVLink inside it), at about the link's rate (collective efficiency
+      // instead of the all-to-all's).
+      const int64_t dpn = w.DevicesPerNode();
+      const int64_t span = p.tp * p.cp * p.ep;  // ranks an EP group's members spread over
+      const int64_t nodes = span > dpn && w.devices > dpn ? (span + dpn - 1) / dpn : 1;
+      const double link = bw.ep * k.collective_efficiency / k.all_to_all_efficiency;
+      if (nodes > 1) {
+        const double n = static_cast<double>(nodes);
+        copies = DistinctExpertGroups(m.num_experts, m.moe_top_k, nodes, w.moe_contiguous_routing) *
+                 (n - 1) / n;
+      } else {
+        copies = DistinctExpertGroups(m.num_experts, m.moe_top_k, p.ep, w.moe_contiguous_routing) *
+                 (ep - 1) / ep;
+      }
+      rate = link;
+    }
+    c.ep = tokens * copies * h * 2.0 / rate + lat;
   }
   return c;
 }

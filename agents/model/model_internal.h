@@ -46,6 +46,10 @@ double TransformersElementwiseBytes(const ModelShape& m, const ParallelPlan& p);
 // Host (Python + dispatcher) time to issue one micro-batch of `layers` layers, s.
 double TransformersHostSeconds(const ParallelPlan& p, const ModelConstants& k, double layers);
 
+// Forward HBM bytes per token per layer of a torchtitan block's non-matmul ops: eager op by op,
+// or fused per block by torch.compile (p.torch_compile).
+double TorchtitanElementwiseBytes(const ModelShape& m, const ParallelPlan& p, bool moe_layer);
+
 // Bytes one layer keeps for backward under torchtitan's selective op checkpointing.
 double TorchtitanOpSacBytes(const ModelShape& m, const LayerActivationInput& in);
 

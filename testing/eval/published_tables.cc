@@ -106,8 +106,30 @@ Status FillRow(const std::string& source, const YAML::Node& n, const std::string
     SetBool(&c, "overlapGradReduce", true);
     SetBool(&c, "overlapParamGather", true);
     if (tp > 1) SetBool(&c, "tpCommOverlap", true);
+    // Their containers' Transformer Engine predates v1.8 (NeMo 24.03.01; NeMo's Dockerfile.ci at
+    // the 24.07 table's commit pins TE 7d576ed2, v1.8~19), whose DotProductAttention picks
+    // FlashAttention-2 before cuDNN's fused attention: see Workload::flash_attention_2.
+    w.flash_attention_2 = true;
   }
   if (Get<bool>(n, "compile", false)) SetBool(&c, "torchCompile", true);
+  if (source.rfind("nemo_automodel", 0) == 0) {
+    // The benchmark configurations the table links (examples/llm_benchmark/ at the table's
+    // commit): every pre-training recipe sets `activation_checkpointing: true` (full
+    // recomputation per block). The MoE recipes (deepseek_v3_te_deepep, qwen3_moe_30b_te_deepep)
+    // run `backend: {attn: te, linear: te, rms_norm: te, rope_fusion: true}`, DeepEP / Hybrid-EP
+    // dispatch and `fake_balanced_gate: true` (the page: "Fake balanced gate is enabled to
+    // simulate ideal expert routing"); the Llama3 70B recipe runs SDPA with `enable_compile: True`.
+    c["recompute"] = ParamValue::Enum("full");
+    r->recompute_stated = true;
+    const std::string kernels = Get<std::string>(n, "kernels", "");
+    if (kernels.find("DeepEP") != std::string::npos) {
+      w.te_kernels = true;
+      w.deepep = true;
+      w.moe_contiguous_routing = true;
+    } else {
+      SetBool(&c, "torchCompile", true);
+    }
+  }
   r->tokens_per_second_per_device = Get<double>(n, "tok_s_gpu", 0);
   r->model_tflops_per_device = Get<double>(n, "tflops_gpu", 0);
   r->metric =

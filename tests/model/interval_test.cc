@@ -6,8 +6,12 @@
 
 #include <cmath>
 #include <string>
+#include <vector>
 
+#include "agents/core/campaign.h"
+#include "agents/model/catalog.h"
 #include "agents/model/perf_model.h"
+#include "agents/model/workload.h"
 #include "testing/eval/published_tables.h"
 #include "tests/model/test_workloads.h"
 
@@ -143,6 +147,88 @@ TEST(IntervalTest, TorchCompileFusesTorchtitansElementwiseWork) {
   compiled["torchCompile"] = ParamValue::Bool(true);
   EXPECT_LT(EstimateConfig(w, compiled).step_time_seconds,
             EstimateConfig(w, eager).step_time_seconds);
+}
+
+// The published rows of one source, estimated cold with the default bands.
+double MeanAbsThroughputError(const std::string& source) {
+  auto rows = LoadPublishedTables(kData + "/published/tables.yaml");
+  EXPECT_TRUE(rows.ok());
+  double sum = 0;
+  int n = 0;
+  for (const auto& r : rows.ok() ? *rows : std::vector<PublishedRow>{}) {
+    if (r.source != source || !r.not_modeled.empty()) continue;
+    sum += std::fabs(ThroughputError(r, EstimatePublishedRow(r, DefaultIntervals(), nullptr)));
+    ++n;
+  }
+  EXPECT_GT(n, 0) << source;
+  return n ? sum / n : 1.0;
+}
+
+TEST(IntervalTest, NemoSourcesHoldTheGeneralizationTarget) {
+  // NeMo's Transformer Engine ran FlashAttention-2 (Workload::flash_attention_2); the target of
+  // issue 36 is 15% mean |error| per source.
+  EXPECT_LT(MeanAbsThroughputError("nemo_perf_summary_24_07_h100_fp8"), 0.15);
+  EXPECT_LT(MeanAbsThroughputError("nemo_long_sequence_llama2_7b_h100_fp8"), 0.15);
+}
+
+TEST(IntervalTest, TorchCompileGainIsTorchtitansFusedTraffic) {
+  // torchtitan measured +15.7% (8 GPUs) and +16.2% (128) for torch.compile on Llama 3.1 8B,
+  // s 8192, local batch 2; the op counts of its eager and compiled blocks give about that.
+  auto rows = LoadPublishedTables(kData + "/published/tables.yaml");
+  ASSERT_TRUE(rows.ok());
+  double eager = 0, compiled = 0;
+  for (const auto& r : *rows) {
+    if (r.source != "torchtitan_llama3_h100" || r.workload.devices != 8 ||
+        r.workload.training.precision != "bf16") {
+      continue;
+    }
+    const double tps =
+        EstimatePublishedRow(r, DefaultIntervals(), nullptr).tokens_per_second_per_device;
+    (r.config.count("torchCompile") ? compiled : eager) = tps;
+  }
+  ASSERT_GT(eager, 0);
+  EXPECT_GT(compiled / eager, 1.10);
+  EXPECT_LT(compiled / eager, 1.25);
+}
+
+TEST(IntervalTest, FlashAttention2IsSlowerOnHopperOnly) {
+  for (const char* accel : {"nvidia-h100-80gb", "nvidia-a100-80gb"}) {
+    Workload w = testing::ProfileWorkload("megatron-lm");
+    w.hardware.accelerator = accel;
+    w.accel = FindAccelerator(accel);
+    ASSERT_NE(w.accel, nullptr);
+    w.training.seq_length = 32768;
+    w.training.global_batch_size = 8;
+    const Config c = {{"cp", ParamValue::Int(2)}};
+    const double cudnn = EstimateConfig(w, c).step_time_seconds;
+    w.flash_attention_2 = true;
+    const double fa2 = EstimateConfig(w, c).step_time_seconds;
+    if (std::string(accel) == "nvidia-h100-80gb") {
+      EXPECT_GT(fa2, 1.2 * cudnn) << accel;
+    } else {
+      EXPECT_DOUBLE_EQ(fa2, cudnn) << accel;
+    }
+  }
+}
+
+TEST(IntervalTest, DeepEpSendsATokenOncePerDestination) {
+  auto spec = CampaignFromYaml(
+      "spec: {model: {preset: qwen3-moe-a0.6b}, training: {framework: torchtitan, seqLength: "
+      "4096, globalBatchSize: 32}, hardware: {accelerator: nvidia-h100-80gb, nodes: 4, "
+      "devicesPerNode: 8}, searchSpace: {parameters: [{name: mbs, values: [1]}]}}");
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  auto w = ResolveWorkload(*spec);
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  ASSERT_TRUE(w->model.IsMoe());
+  const Config c = {{"ep", ParamValue::Int(16)}};
+  const double per_expert = EstimateConfig(*w, c).time.expert_parallel;
+  w->deepep = true;
+  const double random = EstimateConfig(*w, c).time.expert_parallel;
+  w->moe_contiguous_routing = true;
+  const double contiguous = EstimateConfig(*w, c).time.expert_parallel;
+  EXPECT_GT(per_expert, 0);
+  EXPECT_LT(random, per_expert);  // one copy per node over RDMA, at the link's rate
+  EXPECT_LT(contiguous, random);  // the fake balanced gate packs a token's experts
 }
 
 }  // namespace
