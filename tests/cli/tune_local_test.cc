@@ -190,8 +190,11 @@ TEST(TuneLocalTest, TrainsARealModelOnTheCpuWithTorch) {
   replace("seqLength: 4096", "seqLength: 128");
   replace("globalBatchSize: 16", "globalBatchSize: 8");
   replace("maxTrials: 4", "maxTrials: 2");  // the baseline and one proposal: each imports torch
-  replace("[python3, workloads/hf-llama/train.py]",
-          "[" + python + ", " + PARATUNE_SOURCE_DIR + "/workloads/hf-llama/train.py]");
+  // One intra-op thread: the model is too small for more to help, and the suite runs two tests
+  // at a time on two cores.
+  replace("[python3, workloads/hf-llama/train.py]", "[env, OMP_NUM_THREADS=1, " + python + ", " +
+                                                        PARATUNE_SOURCE_DIR +
+                                                        "/workloads/hf-llama/train.py]");
   replace("args: [\"--steps\", \"4\"]", "args: [\"--steps\", \"3\"]");
   replace("nvidia.com/gpu: \"1\"", "nvidia.com/gpu: \"0\"");
   std::ofstream(dir / "hf-cpu.yaml") << yaml;
