@@ -486,8 +486,7 @@ Result<std::unique_ptr<TuningSession>> TuningSession::Create(const CampaignSpec&
   impl->engine = std::move(deps.engine);
   impl->builtin = std::make_unique<BuiltinEngine>(impl->opt.seed);
   if (impl->engine == nullptr) impl->engine = std::make_unique<BuiltinEngine>(impl->opt.seed);
-  impl->diagnostician = std::move(deps.diagnostician);
-  if (impl->diagnostician == nullptr) impl->diagnostician = MakeEmbeddedFailureAnalyzer();
+  impl->diagnostician = std::move(deps.diagnostician);  // null: made at the first failure
   impl->Refit();
   return std::unique_ptr<TuningSession>(new TuningSession(std::move(impl)));
 }
@@ -584,6 +583,9 @@ Status TuningSession::RecordOutcome(const TrialOutcome& outcome) {
     } else if (outcome.diagnosis) {
       d = *outcome.diagnosis;
     } else if (s.opt.use_failure_analysis) {
+      // A session given no analyzer loads the embedded knowledge (tens of ms) only when a failure
+      // needs it: most campaigns and tests never diagnose one.
+      if (s.diagnostician == nullptr) s.diagnostician = MakeEmbeddedFailureAnalyzer();
       d = s.diagnostician->Diagnose(ev, t->config, s.model->workload());
     } else {
       d.category = "Unknown";

@@ -61,7 +61,8 @@ struct SessionDeps {
   // options.max_space_points; PlanningCache shares it between reconciles and campaigns).
   // Null: built here. Set only together with `model`.
   std::shared_ptr<const SearchSpaceIndex> space;
-  // Null: a new one over the embedded knowledge (MakeEmbeddedFailureAnalyzer, tens of ms).
+  // Null: a new one over the embedded knowledge (MakeEmbeddedFailureAnalyzer, tens of ms), made
+  // when the first failure needs diagnosing.
   std::shared_ptr<const FailureAnalyzer> diagnostician;
   std::function<double()> clock;  // seconds; null: none recorded
   SessionOptions options;
