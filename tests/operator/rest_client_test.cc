@@ -14,6 +14,9 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
+
+#include "base/time_source.h"
 
 namespace paratune::kube {
 namespace {
@@ -88,13 +91,14 @@ const char kApf[] =
     "X-Kubernetes-PF-FlowSchema-UID: 1234\r\nX-Kubernetes-PF-PriorityLevel-UID: 5\r\n";
 
 std::unique_ptr<RestKubeClient> Client(const std::string& url, MetricsRegistry* metrics,
-                                       double qps = 50, int burst = 1, int retries = 5) {
+                                       double qps = 50, int burst = 1, int retries = 5,
+                                       TimeSource* time = RealTimeSource::Get()) {
   RestConfig cfg;
   cfg.server = url;
   cfg.qps = qps;
   cfg.burst = burst;
   cfg.max_retries = retries;
-  auto c = RestKubeClient::Create(cfg, RealTimeSource::Get(), metrics);
+  auto c = RestKubeClient::Create(cfg, time, metrics);
   EXPECT_TRUE(c.ok()) << c.status().ToString();
   return std::move(*c);
 }
@@ -134,10 +138,12 @@ TEST(RestClientTest, TooManyRequestsIsRetriedAfterRetryAfter) {
   ScriptedServer server(
       {{429, std::string(kApf) + "Retry-After: 1\r\n", R"({"code":429})"}, {200, kApf}});
   MetricsRegistry metrics;
-  auto c = Client(server.url(), &metrics, /*qps=*/0);
+  FakeTimeSource time(FakeSleep::kAdvancesClock);  // the client waits on its clock, not ours
+  auto c = Client(server.url(), &metrics, /*qps=*/0, 1, 5, &time);
   auto got = c->Get(resources::kTrialRuns, "ns", "t");
   ASSERT_TRUE(got.ok()) << got.status().ToString();
   EXPECT_EQ(server.served(), 2);
+  EXPECT_EQ(time.sleeps(), std::vector<Millis>{Millis(1000)}) << "Retry-After: 1";
   EXPECT_EQ(metrics.Value(kRestRetries, {{"verb", "GET"}}), 1);
   EXPECT_EQ(metrics.Value(
                 kRestRequests,
@@ -148,11 +154,14 @@ TEST(RestClientTest, TooManyRequestsIsRetriedAfterRetryAfter) {
 TEST(RestClientTest, RetriesAreBoundedAndOtherErrorsAreNotRetried) {
   ScriptedServer busy({{429, "", R"({"message":"slow down"})"}});
   MetricsRegistry metrics;
-  auto c = Client(busy.url(), &metrics, /*qps=*/0, 1, /*retries=*/2);
+  FakeTimeSource time(FakeSleep::kAdvancesClock);
+  auto c = Client(busy.url(), &metrics, /*qps=*/0, 1, /*retries=*/2, &time);
   auto got = c->Get(resources::kTrialRuns, "ns", "t");
   ASSERT_FALSE(got.ok());
   EXPECT_EQ(got.status().code(), StatusCode::kUnavailable);
   EXPECT_EQ(busy.served(), 3);
+  // No Retry-After: the backoff, doubling from 250 ms.
+  EXPECT_EQ(time.sleeps(), (std::vector<Millis>{Millis(250), Millis(500)}));
 
   ScriptedServer broken({{500, "", R"({"message":"boom"})"}});
   auto b = Client(broken.url(), &metrics, /*qps=*/0);
