@@ -208,17 +208,23 @@ Status TuningCampaignReconciler::Advance(Context& ctx) {
   return WriteStatus(ctx);
 }
 
-Status TuningCampaignReconciler::WritePoolCondition(Context& ctx) {
-  const std::optional<CampaignCondition> pool = store_->PoolCondition(ctx.campaign);
-  if (!pool) return Status::Ok();
-  const Json old_status = ObjectField(ctx.campaign, "status");
-  CampaignStatus status = CampaignStatus::FromJson(old_status);
-  status.Apply(*pool, ctx.campaign["metadata"].value("generation", int64_t{0}), ctx.now);
-  Json updated = ctx.campaign;
+// Patches the campaign's status to `status` when it differs from what the campaign holds.
+Status TuningCampaignReconciler::PatchCampaignStatus(const Json& campaign,
+                                                     const CampaignStatus& status) {
+  const Json old_status = ObjectField(campaign, "status");
+  Json updated = campaign;
   updated["status"] = status.ToJson();
   if (updated["status"] == old_status) return Status::Ok();
   return PatchStatus(client_, res::kTuningCampaigns, updated, old_status, informers_.campaigns)
       .status();
+}
+
+Status TuningCampaignReconciler::WritePoolCondition(Context& ctx) {
+  const std::optional<CampaignCondition> pool = store_->PoolCondition(ctx.campaign);
+  if (!pool) return Status::Ok();
+  CampaignStatus status = CampaignStatus::FromJson(ObjectField(ctx.campaign, "status"));
+  status.Apply(*pool, ctx.campaign["metadata"].value("generation", int64_t{0}), ctx.now);
+  return PatchCampaignStatus(ctx.campaign, status);
 }
 
 Status TuningCampaignReconciler::MarkInvalid(const Json& campaign, const Status& why) {
@@ -514,11 +520,7 @@ Status TuningCampaignReconciler::WriteStatus(Context& ctx) {
   if (ctx.health_checked) status.Apply(ctx.health.Decision(), generation, ctx.now);
   // PoolCompacted, when the pool was compacted.
   if (auto pool = store_->PoolCondition(ctx.campaign)) status.Apply(*pool, generation, ctx.now);
-  Json updated = ctx.campaign;
-  updated["status"] = status.ToJson();
-  if (updated["status"] == old_status) return Status::Ok();
-  return PatchStatus(client_, res::kTuningCampaigns, updated, old_status, informers_.campaigns)
-      .status();
+  return PatchCampaignStatus(ctx.campaign, status);
 }
 
 Json TrialRunFor(const Json& campaign, const TrialRecord& trial) {

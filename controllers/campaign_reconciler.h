@@ -109,6 +109,8 @@ class TuningCampaignReconciler : public kube::Reconciler {
   // The status as it stood, with the pool store's condition applied: after a failed save (a pool
   // the store refused is False/PoolFull), when nothing else of this reconcile is written.
   Status WritePoolCondition(Context& ctx);
+  // Patches `campaign`'s status to `status` (nothing when they are equal).
+  Status PatchCampaignStatus(const kube::Json& campaign, const CampaignStatus& status);
   // Ingest, CheckHealth, ProposeAndPersist (on failure: WritePoolCondition), LaunchOpenTrials,
   // WriteStatus.
   Status Advance(Context& ctx);
