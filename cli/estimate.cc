@@ -51,12 +51,22 @@ Status ApplySets(const CampaignSpec& spec, const std::vector<std::string>& sets,
   return Status::Ok();
 }
 
+// The kernel fields of spec.training that differ from their defaults, as the summary line's tail.
+std::string KernelChoices(const TrainingSpec& t) {
+  std::string out;
+  if (t.attention != "flash") out += ", " + t.attention + " attention";
+  if (t.transformer_engine) out += ", Transformer Engine kernels";
+  if (t.moe_dispatcher != "alltoall") out += ", " + t.moe_dispatcher + " dispatch";
+  if (t.moe_routing != "learned") out += ", " + t.moe_routing + " routing";
+  return out;
+}
+
 void PrintHuman(const Workload& w, const Config& effective, const Estimate& e) {
   std::ostringstream o;
   o << "Model " << w.model.name << " (" << Fixed(w.model.TotalParams() / 1e9, 2) << "B params) on "
     << w.devices << " x " << w.accel->name << ", seq " << w.training.seq_length << ", global batch "
     << w.training.global_batch_size << ", " << w.training.precision << ", " << w.training.framework
-    << (w.flash_attention ? "" : ", unfused attention") << "\n";
+    << KernelChoices(w.training) << "\n";
   o << "Config  " << ConfigKey(effective) << "\n\n";
   o << "Memory per device (GiB)            Step time (s)\n";
   const std::pair<const char*, double> mem[] = {{"parameters", e.memory.parameters_gib},

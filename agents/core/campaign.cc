@@ -134,9 +134,9 @@ Status ParseModel(const nlohmann::json& j, bool required, ModelSpec* m) {
 Status ParseTraining(const nlohmann::json& j, bool tpu, TrainingSpec* t) {
   JsonFields f(j, "spec.training");
   PARATUNE_RETURN_IF_ERROR(f.CheckObject());
-  PARATUNE_RETURN_IF_ERROR(
-      f.CheckKnownKeys({"framework", "frameworkVersion", "seqLength", "globalBatchSize",
-                        "precision", "attention", "dropout"}));
+  PARATUNE_RETURN_IF_ERROR(f.CheckKnownKeys({"framework", "frameworkVersion", "seqLength",
+                                             "globalBatchSize", "precision", "attention", "dropout",
+                                             "transformerEngine", "moeDispatcher", "moeRouting"}));
   if (tpu) t->framework = "maxtext";
   PARATUNE_RETURN_IF_ERROR(f.ReadEnum(
       "framework",
@@ -148,7 +148,20 @@ Status ParseTraining(const nlohmann::json& j, bool tpu, TrainingSpec* t) {
     if (!v.ok()) return v.status();
     t->framework_version_source = "spec.training.frameworkVersion";
   }
-  PARATUNE_RETURN_IF_ERROR(f.ReadEnum("attention", {"flash", "unfused"}, &t->attention));
+  PARATUNE_RETURN_IF_ERROR(
+      f.ReadEnum("attention", {"flash", "flash2", "cudnn", "unfused"}, &t->attention));
+  if (tpu && (t->attention == "flash2" || t->attention == "cudnn")) {
+    return Status::Invalid("spec.training.attention: " + t->attention +
+                           " is a GPU kernel; TPU slices run flash (splash) or unfused");
+  }
+  PARATUNE_RETURN_IF_ERROR(f.ReadBool("transformerEngine", &t->transformer_engine));
+  if (t->transformer_engine && t->framework != "torchtitan") {
+    return Status::Invalid(
+        "spec.training.transformerEngine: applies to framework torchtitan (PyTorch FSDP2 stacks "
+        "such as NeMo AutoModel); megatron-lm always runs Transformer Engine, the others never");
+  }
+  PARATUNE_RETURN_IF_ERROR(f.ReadEnum("moeDispatcher", {"alltoall", "deepep"}, &t->moe_dispatcher));
+  PARATUNE_RETURN_IF_ERROR(f.ReadEnum("moeRouting", {"learned", "fake-balanced"}, &t->moe_routing));
   if (f.Has("dropout")) {
     double p = 0;
     PARATUNE_RETURN_IF_ERROR(f.ReadDouble("dropout", 0.0, 0.999, &p));
@@ -631,6 +644,9 @@ nlohmann::json WorkloadJson(const CampaignSpec& spec) {
                              {"precision", t.precision},
                              {"attention", t.attention}};
   if (t.dropout) training["dropout"] = *t.dropout;
+  if (t.transformer_engine) training["transformerEngine"] = true;
+  if (t.moe_dispatcher != "alltoall") training["moeDispatcher"] = t.moe_dispatcher;
+  if (t.moe_routing != "learned") training["moeRouting"] = t.moe_routing;
   if (!t.framework_version.empty()) training["frameworkVersion"] = t.framework_version;
   return {{"model", model}, {"training", training}, {"hardware", hw}};
 }

@@ -47,9 +47,25 @@ struct TrainingSpec {
   // megatron-lm | megatron-deepspeed | maxtext | torchtitan | transformers | custom
   std::string framework = "megatron-lm";
   int64_t seq_length = 4096;
-  int64_t global_batch_size = 0;    // required
-  std::string precision = "bf16";   // bf16 | fp16 | fp8
-  std::string attention = "flash";  // flash | unfused (materialized s x s scores)
+  int64_t global_batch_size = 0;   // required
+  std::string precision = "bf16";  // bf16 | fp16 | fp8
+  // Attention kernels: flash (the framework's own fused kernel: cuDNN fused attention under
+  // Transformer Engine >= 1.8, PyTorch SDPA's FlashAttention-2 under torchtitan, splash/flash under
+  // MaxText) | flash2 (FlashAttention-2: Transformer Engine before v1.8 with flash-attn installed,
+  // as in NeMo <= 24.07 containers) | cudnn (cuDNN fused attention / FlashAttention-3 class) |
+  // unfused (materialized s x s scores, SC'21-era Megatron-LM).
+  std::string attention = "flash";
+  // torchtitan profile (PyTorch FSDP2 stacks) only: the layers run Transformer Engine's kernels
+  // (NeMo AutoModel `backend: {attn: te, linear: te, rms_norm: te, rope_fusion: true}`): cuDNN
+  // attention unless `attention` says otherwise, and fused norms / RoPE.
+  bool transformer_engine = false;
+  // MoE token dispatch: alltoall (one copy per routed expert: Megatron-LM's alltoall dispatcher)
+  // | deepep (DeepEP / Hybrid-EP: one copy per destination rank, per node across nodes).
+  std::string moe_dispatcher = "alltoall";
+  // MoE routing the run sees: learned (a trained router: a token's experts spread at random) |
+  // fake-balanced (NeMo AutoModel's benchmark `fake_balanced_gate: true`: token t takes experts
+  // t*k .. t*k+k-1 mod E, so its experts sit on as few ranks as the layout allows).
+  std::string moe_routing = "learned";
   // Attention/hidden dropout probability; unset: the preset's (GPT-style presets drop out,
   // Llama-style ones do not). Only whether it is > 0 matters to the model (stored masks).
   std::optional<double> dropout;

@@ -176,7 +176,7 @@ GpuMemory GpuStageMemory(const Workload& w, const ParallelPlan& p, const ModelCo
   in.b = static_cast<double>(p.mbs);
   in.t = p.tp;
   in.sequence_parallel = p.sequence_parallel;
-  in.flash_attention = w.flash_attention;
+  in.flash_attention = w.FlashAttention();
   in.moe_layer = m.IsMoe() && stage_layers > dense_layers;
   const double none = LayerActivationBytes(m, in);
   double stored = none;

@@ -99,22 +99,28 @@ LayerCost CostOfLayer(const Workload& w, const ParallelPlan& p, const Calibratio
                      w.accel->kernel_efficiency * (eager ? k.transformers_gemm_factor : 1.0);
   const double gemm_rate =
       fp8 ? w.accel->fp8_tflops * 1e12 * eff * k.fp8_gemm_factor : peak16 * eff;
-  double mlp = moe ? static_cast<double>(m.moe_top_k) * m.ExpertParams() + m.SharedExpertParams() +
-                         m.RouterParams()
-                   : m.DenseMlpParams();
+  const double mlp = moe ? static_cast<double>(m.moe_top_k) * m.ExpertParams() +
+                               m.SharedExpertParams() + m.RouterParams()
+                         : m.DenseMlpParams();
   const double gemm = 2.0 * tokens * (m.AttentionParams() - 2.0 * h + mlp) / tp;
   const double attn_flops = AttentionFlopsPerTokenLayer(m, seq) * tokens / tp;
   const double hbm = w.accel->hbm_gbps * 1e9;
   LayerCost c;
   const double a = static_cast<double>(m.num_attention_heads);
-  if (w.flash_attention) {
-    // FlashAttention-2 (PyTorch SDPA's flash backend under torchtitan; Transformer Engine before
-    // v1.8, see Workload::flash_attention_2) runs on Hopper at about 0.6 of cuDNN's /
-    // FlashAttention-3's rate (Shah et al., FlashAttention-3, 2024, Figs. 5-6: FA2 ~330-370 vs
-    // cuDNN ~580-620 TFLOP/s forward, ~300 vs ~500 backward, head dim 128). Hopper and later
-    // (fp8-capable) only: FA2 does not use their new instructions; on A100 it reaches the rate
-    // the model assumes. The transformers profile's fitted constants already hold its SDPA rate.
-    const bool fa2 = (ProfileOf(w) == Profile::kTorchtitan && !w.te_kernels) || w.flash_attention_2;
+  if (w.FlashAttention()) {
+    // FlashAttention-2 runs on Hopper at about 0.6 of cuDNN's / FlashAttention-3's rate (Shah et
+    // al., FlashAttention-3, 2024, Figs. 5-6: FA2 ~330-370 vs cuDNN ~580-620 TFLOP/s forward,
+    // ~300 vs ~500 backward, head dim 128). Hopper and later (fp8-capable) only: FA2 does not use
+    // their new instructions; on A100 it reaches the rate the model assumes. FA2 is
+    // `attention: flash2` (Transformer Engine before v1.8, whose DotProductAttention ranks
+    // "FlashAttention > FusedAttention (cuDNN)" when flash-attn is installed; TE v1.8 gives cuDNN
+    // preference on Hopper), and the torchtitan profile's own `flash` (PyTorch SDPA's flash
+    // backend) unless its layers are Transformer Engine's. The transformers profile's fitted
+    // constants already hold its SDPA rate.
+    const bool fa2 =
+        !eager && (w.training.attention == "flash2" ||
+                   (w.training.attention == "flash" && ProfileOf(w) == Profile::kTorchtitan &&
+                    !w.TransformerEngineKernels()));
     const double sdpa = fa2 && w.accel->fp8_tflops > 0 ? kFlash2Factor : 1.0;
     // Each head's tiles are the same whatever tp is (tp only splits the heads), so the kernel's
     // efficiency is that of the unsharded width, not h / tp as for the sharded GEMMs.
@@ -130,11 +136,11 @@ LayerCost CostOfLayer(const Workload& w, const ParallelPlan& p, const Calibratio
   // PyTorch's op-by-op norms, activations and residual adds (the transformers profile's count).
   // torchtitan's own blocks are counted from its code, eager or compiled
   // (TorchtitanElementwiseBytes); with Transformer Engine's kernels (AutoModel) as fused.
-  double elem = (w.flash_attention ? k.elementwise_bytes_fused : k.elementwise_bytes) * tokens * h /
-                (p.sequence_parallel ? tp : 1.0) / hbm;
+  double elem = (w.FlashAttention() ? k.elementwise_bytes_fused : k.elementwise_bytes) * tokens *
+                h / (p.sequence_parallel ? tp : 1.0) / hbm;
   if (eager) {
     elem = k.transformers_elementwise_factor * TransformersElementwiseBytes(m, p) * tokens / hbm;
-  } else if (ProfileOf(w) == Profile::kTorchtitan && !w.te_kernels) {
+  } else if (ProfileOf(w) == Profile::kTorchtitan && !w.TransformerEngineKernels()) {
     elem = TorchtitanElementwiseBytes(m, p, moe) * tokens / hbm;
   }
   if (moe) {
@@ -151,7 +157,7 @@ LayerCost CostOfLayer(const Workload& w, const ParallelPlan& p, const Calibratio
   c.fwd = c.gemm + c.attention + elem;
   // Flash attention's backward recomputes the scores: five matmuls against the forward's two
   // (Dao, FlashAttention-2, 2023, sec. 3.1.2), 2.5x the forward instead of 2x.
-  if (w.flash_attention) c.attention_bwd_extra = 0.5 * c.attention;
+  if (w.FlashAttention()) c.attention_bwd_extra = 0.5 * c.attention;
   c.selective = c.attention;  // Megatron-LM: the attention core (Korthikanti et al.)
   if (ProfileOf(w) == Profile::kTorchtitan) {
     // torchtitan's op SAC (gpu_model.cc TorchtitanOpSacBytes): every second matmul (wk, wo,
@@ -176,7 +182,7 @@ LayerCost CostOfLayer(const Workload& w, const ParallelPlan& p, const Calibratio
     // Megatron-LM's all-to-all dispatcher sends one copy of a token per routed expert.
     double copies = static_cast<double>(m.moe_top_k) * (ep - 1) / ep;
     double rate = bw.ep;
-    if (w.deepep) {
+    if (w.DeepEp()) {
       // DeepEP: one copy per destination rank, and across nodes one per destination node over
       // RDMA (forwarded over NVLink inside it), at about the link's rate (collective efficiency
       // instead of the all-to-all's).
@@ -186,10 +192,10 @@ LayerCost CostOfLayer(const Workload& w, const ParallelPlan& p, const Calibratio
       const double link = bw.ep * k.collective_efficiency / k.all_to_all_efficiency;
       if (nodes > 1) {
         const double n = static_cast<double>(nodes);
-        copies = DistinctExpertGroups(m.num_experts, m.moe_top_k, nodes, w.moe_contiguous_routing) *
+        copies = DistinctExpertGroups(m.num_experts, m.moe_top_k, nodes, w.ContiguousMoeRouting()) *
                  (n - 1) / n;
       } else {
-        copies = DistinctExpertGroups(m.num_experts, m.moe_top_k, p.ep, w.moe_contiguous_routing) *
+        copies = DistinctExpertGroups(m.num_experts, m.moe_top_k, p.ep, w.ContiguousMoeRouting()) *
                  (ep - 1) / ep;
       }
       rate = link;

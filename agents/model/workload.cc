@@ -119,9 +119,18 @@ Result<Workload> ResolveWorkload(const CampaignSpec& spec) {
   w.model = std::move(model).value();
   w.training = spec.training;
   w.hardware = spec.hardware;
-  w.flash_attention = spec.training.attention != "unfused";
   if (spec.training.dropout) w.model.dropout = *spec.training.dropout > 0;
   PARATUNE_RETURN_IF_ERROR(ResolveHardware(spec.hardware, &w));
+  if (!w.model.IsMoe()) {
+    if (spec.training.moe_dispatcher != "alltoall") {
+      return Status::Invalid("spec.training.moeDispatcher: " + spec.training.moe_dispatcher +
+                             " dispatches MoE tokens; the model has no experts (numExperts)");
+    }
+    if (spec.training.moe_routing != "learned") {
+      return Status::Invalid("spec.training.moeRouting: " + spec.training.moe_routing +
+                             " routes MoE tokens; the model has no experts (numExperts)");
+    }
+  }
   if (w.accel->tpu && w.training.framework == "megatron-lm") w.training.framework = "maxtext";
   return w;
 }

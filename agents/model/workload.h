@@ -19,31 +19,27 @@ struct Workload {
   HardwareSpec hardware;
   const Accelerator* accel = nullptr;
   int64_t devices = 0;  // GPUs, or TPU chips
-  // Attention kernels (spec.training.attention): flash/fused attention (Megatron-LM with
-  // Transformer Engine, MaxText splash/flash, PyTorch SDPA) keeps no s x s score tensors. False
-  // models the unfused kernels of the Korthikanti et al. and SC'21 measurements.
-  bool flash_attention = true;
-  // The flash kernel is FlashAttention-2 (Dao, 2023) rather than a Hopper-native one (cuDNN fused
-  // attention, FlashAttention-3): PyTorch SDPA's flash backend (the torchtitan profile always),
-  // and Transformer Engine before v1.8, whose DotProductAttention ranks "FlashAttention >
-  // FusedAttention (cuDNN)" when flash-attn is installed (TE v1.8 gives cuDNN preference on
-  // Hopper). Only matters on Hopper and later (docs/model.md "Effects for other stacks").
-  bool flash_attention_2 = false;
+  // The kernel choices of spec.training (agents/core/campaign.h TrainingSpec), read from
+  // `training` so a campaign file and the model's own calibration path say the same thing
+  // (contract section 10). docs/model.md "Effects for other stacks" cites each.
+  //
+  // Flash/fused attention (Megatron-LM with Transformer Engine, MaxText splash/flash, PyTorch
+  // SDPA) keeps no s x s score tensors; `unfused` models the kernels of the Korthikanti et al.
+  // and SC'21 measurements.
+  bool FlashAttention() const { return training.attention != "unfused"; }
   // Transformer Engine's attention, RMSNorm and fused RoPE inside a PyTorch FSDP2 (torchtitan
-  // profile) stack, as NeMo AutoModel's `backend: {attn: te, linear: te, rms_norm: te,
-  // rope_fusion: true}`: cuDNN attention instead of SDPA's FlashAttention-2 and fused elementwise
-  // kernels instead of eager op-by-op traffic.
-  bool te_kernels = false;
+  // profile) stack, as NeMo AutoModel's `backend: te`: cuDNN attention instead of SDPA's
+  // FlashAttention-2 and fused elementwise kernels instead of eager op-by-op traffic.
+  bool TransformerEngineKernels() const { return training.transformer_engine; }
   // MoE dispatch/combine through DeepEP's normal kernels (deepseek-ai/DeepEP, docs/legacy.md;
   // NVIDIA's Hybrid-EP keeps the layout): a token is sent once per destination rank (once per
   // node over RDMA, then forwarded over NVLink), not once per routed expert, at about the link's
   // rate (43-58 GB/s RDMA on 50 GB/s NICs, 153 GB/s on 160 GB/s NVLink).
-  bool deepep = false;
-  // Routing of the benchmark's gate: false = each token's top-k experts spread at random (what
-  // a trained router does on average); true = NeMo AutoModel's FakeBalancedGate
-  // (nemo_automodel/components/moe/layers.py: token t takes experts t*k .. t*k+k-1 mod E), so a
-  // token's experts sit on as few ranks as the expert layout allows.
-  bool moe_contiguous_routing = false;
+  bool DeepEp() const { return training.moe_dispatcher == "deepep"; }
+  // NeMo AutoModel's FakeBalancedGate (nemo_automodel/components/moe/layers.py: token t takes
+  // experts t*k .. t*k+k-1 mod E): a token's experts sit on as few ranks as the layout allows.
+  // Otherwise a trained router's top-k experts spread at random on average.
+  bool ContiguousMoeRouting() const { return training.moe_routing == "fake-balanced"; }
 
   bool IsTpu() const { return accel != nullptr && accel->tpu; }
   int64_t DevicesPerNode() const;

@@ -64,7 +64,7 @@ PublishedTable Sc21Table1() {
     m.tied_embeddings = true;
     m.dropout = true;
     Workload w = Make(m, "nvidia-a100-80gb", r.gpus, 8, 2048, r.batch, "fp16", "megatron-lm");
-    w.flash_attention = false;
+    w.training.attention = "unfused";
     Config c{{"tp", ParamValue::Int(r.tp)},
              {"pp", ParamValue::Int(r.pp)},
              {"mbs", ParamValue::Int(1)},

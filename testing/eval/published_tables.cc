@@ -108,8 +108,8 @@ Status FillRow(const std::string& source, const YAML::Node& n, const std::string
     if (tp > 1) SetBool(&c, "tpCommOverlap", true);
     // Their containers' Transformer Engine predates v1.8 (NeMo 24.03.01; NeMo's Dockerfile.ci at
     // the 24.07 table's commit pins TE 7d576ed2, v1.8~19), whose DotProductAttention picks
-    // FlashAttention-2 before cuDNN's fused attention: see Workload::flash_attention_2.
-    w.flash_attention_2 = true;
+    // FlashAttention-2 before cuDNN's fused attention: `attention: flash2`.
+    w.training.attention = "flash2";
   }
   if (Get<bool>(n, "compile", false)) SetBool(&c, "torchCompile", true);
   if (source.rfind("nemo_automodel", 0) == 0) {
@@ -123,9 +123,9 @@ Status FillRow(const std::string& source, const YAML::Node& n, const std::string
     r->recompute_stated = true;
     const std::string kernels = Get<std::string>(n, "kernels", "");
     if (kernels.find("DeepEP") != std::string::npos) {
-      w.te_kernels = true;
-      w.deepep = true;
-      w.moe_contiguous_routing = true;
+      w.training.transformer_engine = true;
+      w.training.moe_dispatcher = "deepep";
+      w.training.moe_routing = "fake-balanced";
     } else {
       SetBool(&c, "torchCompile", true);
     }

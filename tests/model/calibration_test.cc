@@ -102,7 +102,7 @@ TEST(CalibrationTest, KorthikantiStateMemoryAndPipelineInFlight) {
   w.training.global_batch_size = 64;
   w.accel = a100;
   w.devices = 8;
-  w.flash_attention = false;
+  w.training.attention = "unfused";
   Config c{{"tp", ParamValue::Int(8)},
            {"recompute", ParamValue::Enum("selective")},
            {"sequenceParallel", ParamValue::Bool(true)}};

@@ -13,6 +13,7 @@
 #include "agents/model/perf_model.h"
 #include "agents/model/workload.h"
 #include "testing/eval/published.h"
+#include "testing/eval/published_tables.h"
 
 namespace paratune {
 namespace {
@@ -86,7 +87,7 @@ TEST(CampaignFilesTest, GptFieldsChangeTheEstimate) {
   EXPECT_FALSE(gpt->model.swiglu);
   EXPECT_TRUE(gpt->model.tied_embeddings);
   EXPECT_TRUE(gpt->model.dropout);
-  EXPECT_FALSE(gpt->flash_attention);
+  EXPECT_FALSE(gpt->FlashAttention());
   CampaignSpec llama_style = *spec;
   llama_style.model.activation = "swiglu";
   llama_style.model.tied_embeddings = false;
@@ -103,6 +104,50 @@ TEST(CampaignFilesTest, GptFieldsChangeTheEstimate) {
   const Estimate b = EstimateConfig(*llama, c);
   EXPECT_NE(a.peak_memory_gib, b.peak_memory_gib);
   EXPECT_NE(a.step_time_seconds, b.step_time_seconds);
+}
+
+// Rows of the published tables of other stacks (issue 36) written as the campaigns a user would
+// apply: the kernel fields (attention: flash2, transformerEngine, moeDispatcher, moeRouting)
+// reach the model exactly as the fit path's rows (testing/eval/published_tables.cc) set them.
+TEST(CampaignFilesTest, OtherStacksFromCampaignFilesMatchTheFitPath) {
+  auto rows = LoadPublishedTables(kData + "published/tables.yaml");
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  const std::pair<const char*, const char*> cases[] = {
+      {"nemo-gpt3-175b-512gpu.yaml", "GPT3-175B tp4 pp8 cp1 mbs2 s2048 fp8 512gpu"},
+      {"automodel-qwen3-moe-30b-8gpu.yaml", "Qwen3 MoE 30B tp1 pp1 cp1 ep8 mbs4 s4096 bf16 8gpu"},
+      {"torchtitan-llama31-8b-cp8.yaml", "Llama 3.1 8B tp1 pp1 cp8 mbs1 s262144 fp8 8gpu compile"},
+  };
+  for (const auto& [file, label] : cases) {
+    const PublishedRow* row = nullptr;
+    for (const auto& r : *rows) {
+      if (r.label == label) row = &r;
+    }
+    ASSERT_NE(row, nullptr) << label;
+    auto spec = LoadCampaignFile(kData + "published/campaigns/" + file);
+    ASSERT_TRUE(spec.ok()) << file << ": " << spec.status().ToString();
+    auto w = ResolveWorkload(*spec);
+    ASSERT_TRUE(w.ok()) << file << ": " << w.status().ToString();
+    const Estimate from_file = EstimateConfig(*w, spec->baseline.value_or(Config{}));
+    const Estimate fit_path = EstimatePublishedRow(*row, DefaultIntervals(), nullptr);
+    EXPECT_TRUE(from_file.violations.empty()) << file;
+    EXPECT_NEAR(from_file.tokens_per_second_per_device, fit_path.tokens_per_second_per_device,
+                1e-9 * fit_path.tokens_per_second_per_device)
+        << file;
+    EXPECT_NEAR(from_file.peak_memory_gib, fit_path.peak_memory_gib, 1e-9) << file;
+    EXPECT_EQ(from_file.verdict, fit_path.verdict) << file;
+    // And the fields matter: without them the estimate differs.
+    CampaignSpec plain = *spec;
+    plain.training.attention = "flash";
+    plain.training.transformer_engine = false;
+    plain.training.moe_dispatcher = "alltoall";
+    plain.training.moe_routing = "learned";
+    if (std::string(file).rfind("torchtitan", 0) == 0) continue;  // states none of them
+    auto pw = ResolveWorkload(plain);
+    ASSERT_TRUE(pw.ok());
+    EXPECT_NE(EstimateConfig(*pw, *spec->baseline).tokens_per_second_per_device,
+              from_file.tokens_per_second_per_device)
+        << file;
+  }
 }
 
 }  // namespace
