@@ -99,10 +99,27 @@ LayerCost CostOfLayer(const Workload& w, const ParallelPlan& p, const Calibratio
                      w.accel->kernel_efficiency * (eager ? k.transformers_gemm_factor : 1.0);
   const double gemm_rate =
       fp8 ? w.accel->fp8_tflops * 1e12 * eff * k.fp8_gemm_factor : peak16 * eff;
-  const double mlp = moe ? static_cast<double>(m.moe_top_k) * m.ExpertParams() +
-                               m.SharedExpertParams() + m.RouterParams()
-                         : m.DenseMlpParams();
+  const double mlp =
+      moe ? m.SharedExpertParams() + m.RouterParams() : m.DenseMlpParams();  // at `eff`
   const double gemm = 2.0 * tokens * (m.AttentionParams() - 2.0 * h + mlp) / tp;
+  // Routed experts run as grouped GEMMs whose shape is each expert's, not the layer's: a rank's
+  // E / ep experts share its tokens x k routed copies (balanced routing: tokens x k x ep / E rows
+  // each), and the narrowest dimension is the expert's hidden size f_moe / tp (Megatron-core's
+  // expert tensor parallelism defaults to tp), often far below h: Qwen3-30B-A3B's 768 against
+  // h 2048, DeepSeek-V3's 2048 against 7168. Same efficiency curve as every GEMM (GemmEfficiency).
+  double expert_time = 0;
+  if (moe) {
+    const double kk = static_cast<double>(m.moe_top_k);
+    const double rows =
+        tokens * kk * static_cast<double>(p.ep) / static_cast<double>(m.num_experts);
+    const double width = std::min(h, static_cast<double>(m.moe_ffn_hidden_size)) / tp;
+    const double expert_eff = GemmEfficiency(k, rows, width) * cal.compute_efficiency *
+                              w.accel->kernel_efficiency *
+                              (eager ? k.transformers_gemm_factor : 1.0);
+    const double expert_rate =
+        fp8 ? w.accel->fp8_tflops * 1e12 * expert_eff * k.fp8_gemm_factor : peak16 * expert_eff;
+    expert_time = 2.0 * tokens * kk * m.ExpertParams() / tp / expert_rate;
+  }
   const double attn_flops = AttentionFlopsPerTokenLayer(m, seq) * tokens / tp;
   const double hbm = w.accel->hbm_gbps * 1e9;
   LayerCost c;
@@ -153,7 +170,7 @@ LayerCost CostOfLayer(const Workload& w, const ParallelPlan& p, const Calibratio
     const double act = m.swiglu ? 6.0 : 4.0;
     elem += tokens * (4.0 * h + 4.0 * kk * h + act * kk * f) / tp / hbm;
   }
-  c.gemm = gemm / gemm_rate;
+  c.gemm = gemm / gemm_rate + expert_time;
   c.fwd = c.gemm + c.attention + elem;
   // Flash attention's backward recomputes the scores: five matmuls against the forward's two
   // (Dao, FlashAttention-2, 2023, sec. 3.1.2), 2.5x the forward instead of 2x.

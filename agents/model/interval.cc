@@ -95,7 +95,7 @@ const IntervalTable& DefaultIntervals() {
   static const IntervalTable kTable = {
       {"maxtext", {{-0.100, 0.097, 8}, {-0.223, 0.223, 0}}},
       {"megatron", {{-0.512, 0.076, 31}, {-0.223, 0.223, 0}}},
-      {"torchtitan", {{-0.179, 0.395, 14}, {-0.030, 0.098, 10}}},
+      {"torchtitan", {{-0.179, 0.383, 14}, {-0.030, 0.098, 10}}},
       {"transformers", {{-0.092, 0.091, 9}, {-0.030, 0.030, 9}}},
   };
   return kTable;
