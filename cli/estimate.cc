@@ -67,6 +67,9 @@ void PrintHuman(const Workload& w, const Config& effective, const Estimate& e) {
     << w.devices << " x " << w.accel->name << ", seq " << w.training.seq_length << ", global batch "
     << w.training.global_batch_size << ", " << w.training.precision << ", " << w.training.framework
     << KernelChoices(w.training) << "\n";
+  if (!w.training.attention_source.empty()) {
+    o << "Attention kernel from the " << w.training.attention_source << "\n";
+  }
   o << "Config  " << ConfigKey(effective) << "\n\n";
   o << "Memory per device (GiB)            Step time (s)\n";
   const std::pair<const char*, double> mem[] = {{"parameters", e.memory.parameters_gib},

@@ -476,11 +476,15 @@ Status ParseSpec(const nlohmann::json& j, const CampaignParseOptions& options, C
   PARATUNE_RETURN_IF_ERROR(ParseQueueName(f, &c->queue_name));
   PARATUNE_RETURN_IF_ERROR(ParseScheduling(f.Get("scheduling"), &c->scheduling));
   PARATUNE_RETURN_IF_ERROR(ParseOutputs(f, c));
+  const std::string image = TemplateImage(c->trial_template);
   if (c->training.framework_version.empty()) {  // the version of a known image, if any
-    const FrameworkVersion v =
-        VersionFromImage(c->training.framework, TemplateImage(c->trial_template));
+    const FrameworkVersion v = VersionFromImage(c->training.framework, image);
     c->training.framework_version = v.text;
     c->training.framework_version_source = v.source;
+  }
+  if (c->training.attention == "flash") {  // the framework's own kernel, in that image
+    c->training.attention_source = FlashAttention2FromImage(c->training.framework, image);
+    if (!c->training.attention_source.empty()) c->training.attention = "flash2";
   }
   return Status::Ok();
 }

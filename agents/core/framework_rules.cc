@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 
 namespace paratune {
@@ -35,19 +36,39 @@ constexpr const char* kMaxTextSequence =
     "released in maxtext-v0.2.2): src/maxtext/configs/base.yml mesh_axes drops 'sequence'; "
     "src/maxtext/configs/types.py builds ici_parallelism from mesh_axes only";
 
-// NeMo Framework containers and the Megatron-core they ship. Sources: NeMo Framework user
-// guide 24.09, "Software Component Versions"
+// NeMo Framework containers and the Megatron-core and Transformer Engine they ship. Sources:
+// NeMo Framework user guide 24.09, "Software Component Versions"
 // (docs.nvidia.com/nemo-framework/user-guide/24.09/softwarecomponentversions.html) for 24.05 -
-// 24.09; NVIDIA-NeMo/Megatron-Bridge docs/releases/software-versions.md (067f987d) for 25.09 -
-// 26.06 (25.11 ships a dev build of 0.15, 26.02 a main build of 0.16).
+// 24.09 (Transformer Engine 1.6.0.dev0, 1.8.0.dev0, 1.10); NVIDIA-NeMo/Megatron-Bridge
+// docs/releases/software-versions.md (067f987d) for 25.09 - 26.06 (25.11 ships a dev build of
+// 0.15, 26.02 a main build of 0.16), whose Transformer Engine is later than 24.09's (nullptr:
+// not needed, only "before 1.8" matters).
 struct ImageVersion {
   const char* tag;  // yy.mm
   const char* core;
+  const char* transformer_engine;
 };
 constexpr ImageVersion kNemoImages[] = {
-    {"24.05", "0.7.0"},  {"24.07", "0.8.0"},  {"24.09", "0.9.0"},  {"25.09", "0.14.0"},
-    {"25.11", "0.15.0"}, {"26.02", "0.16.0"}, {"26.04", "0.17.0"}, {"26.06", "0.18.0"},
+    {"24.05", "0.7.0", "1.6.0.dev0"}, {"24.07", "0.8.0", "1.8.0.dev0"},
+    {"24.09", "0.9.0", "1.10"},       {"25.09", "0.14.0", nullptr},
+    {"25.11", "0.15.0", nullptr},     {"26.02", "0.16.0", nullptr},
+    {"26.04", "0.17.0", nullptr},     {"26.06", "0.18.0", nullptr},
 };
+
+// The table's entry for a NeMo image tag ("24.07", or a patch release "26.06.01"; custom builds
+// such as "25.11.nemotron_3_nano" are not in the table), or nullptr.
+const ImageVersion* NemoImage(std::string_view image) {
+  const std::string nemo = "nvcr.io/nvidia/nemo:";
+  if (image.rfind(nemo, 0) != 0) return nullptr;
+  const std::string tag(image.substr(nemo.size()));
+  for (const auto& e : kNemoImages) {
+    const std::string t = e.tag;
+    const bool patch = tag.size() > t.size() + 1 && tag.rfind(t + ".", 0) == 0 &&
+                       tag.find_first_not_of("0123456789", t.size() + 1) == std::string::npos;
+    if (tag == t || patch) return &e;
+  }
+  return nullptr;
+}
 
 // MaxText's pre-built TPU images, tagged with the MaxText release (AI-Hypercomputer/maxtext
 // docs/tutorials/build_maxtext.md, "Pre-built MaxText Docker images", e591f30c).
@@ -105,24 +126,29 @@ FrameworkVersion VersionFromImage(std::string_view framework, std::string_view i
     out.source = "image " + std::string(image) + " (MaxText release " + out.text + ")";
     return out;
   }
-  const std::string nemo = "nvcr.io/nvidia/nemo:";
-  if (!IsMegatron(framework) || image.rfind(nemo, 0) != 0) return out;
-  const std::string tag(image.substr(nemo.size()));
-  for (const auto& e : kNemoImages) {
-    const std::string t = e.tag;
-    // "24.07" or a patch release "26.06.01"; custom builds ("25.11.nemotron_3_nano") are not
-    // in the table.
-    const bool patch = tag.size() > t.size() + 1 && tag.rfind(t + ".", 0) == 0 &&
-                       tag.find_first_not_of("0123456789", t.size() + 1) == std::string::npos;
-    if (tag != t && !patch) continue;
-    auto v = ParseFrameworkVersion(e.core, "image");
-    if (!v.ok()) return out;
-    out = *v;
-    out.source =
-        "image " + std::string(image) + " (NeMo " + t + " ships Megatron-core " + e.core + ")";
-    return out;
-  }
+  const ImageVersion* e = IsMegatron(framework) ? NemoImage(image) : nullptr;
+  if (e == nullptr) return out;
+  auto v = ParseFrameworkVersion(e->core, "image");
+  if (!v.ok()) return out;
+  out = *v;
+  out.source =
+      "image " + std::string(image) + " (NeMo " + e->tag + " ships Megatron-core " + e->core + ")";
   return out;
+}
+
+std::string FlashAttention2FromImage(std::string_view framework, std::string_view image) {
+  const ImageVersion* e = IsMegatron(framework) ? NemoImage(image) : nullptr;
+  if (e == nullptr || e->transformer_engine == nullptr) return "";
+  int major = 0, minor = 0;
+  const std::string te = e->transformer_engine;
+  if (std::sscanf(te.c_str(), "%d.%d", &major, &minor) != 2) return "";
+  // A dev build of 1.8 precedes the release (NeMo 24.07's pin is v1.8~19, still FlashAttention
+  // first; docs/model.md "Effects for other stacks").
+  const bool before = major < 1 || (major == 1 && minor < 8) ||
+                      (major == 1 && minor == 8 && te.find("dev") != std::string::npos);
+  if (!before) return "";
+  return "image " + std::string(image) + " (NeMo " + e->tag + " ships Transformer Engine " + te +
+         ", before v1.8: DotProductAttention runs flash-attn's FlashAttention-2 first)";
 }
 
 std::string TemplateImage(const nlohmann::json& trial_template) {

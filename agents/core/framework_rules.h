@@ -45,6 +45,12 @@ Result<FrameworkVersion> ParseFrameworkVersion(std::string_view text, const std:
 // NVIDIA's NeMo container), or an unknown version when the image is not in the table.
 FrameworkVersion VersionFromImage(std::string_view framework, std::string_view image);
 
+// Why a known image's Megatron-LM trials run FlashAttention-2 under `attention: flash` (a
+// sentence naming the image and its Transformer Engine), or "" when it does not or is unknown:
+// Transformer Engine before v1.8 ranks flash-attn's FlashAttention-2 before cuDNN's fused
+// attention (NeMo 24.05 and 24.07 containers).
+std::string FlashAttention2FromImage(std::string_view framework, std::string_view image);
+
 // The first container image of a JobTemplateSpec ("" when none).
 std::string TemplateImage(const nlohmann::json& trial_template);
 

@@ -73,6 +73,19 @@ TEST(FrameworkVersionTest, KnownNemoImagesCarryTheirMegatronCore) {
   EXPECT_FALSE(VersionFromImage("megatron-lm", "nvcr.io/nvidia/pytorch:25.09-py3").known());
 }
 
+// NeMo 24.05 and 24.07 ship Transformer Engine 1.6.0.dev0 and 1.8.0.dev0 (before v1.8:
+// FlashAttention-2 first), 24.09 ships 1.10 (cuDNN's fused attention first on Hopper).
+TEST(FrameworkVersionTest, NemoImagesBeforeTransformerEngine18RunFlashAttention2) {
+  EXPECT_THAT(FlashAttention2FromImage("megatron-lm", "nvcr.io/nvidia/nemo:24.07"),
+              HasSubstr("Transformer Engine 1.8.0.dev0"));
+  EXPECT_THAT(FlashAttention2FromImage("megatron-lm", "nvcr.io/nvidia/nemo:24.05.01"),
+              HasSubstr("1.6.0.dev0"));
+  EXPECT_EQ(FlashAttention2FromImage("megatron-lm", "nvcr.io/nvidia/nemo:24.09"), "");
+  EXPECT_EQ(FlashAttention2FromImage("megatron-lm", "nvcr.io/nvidia/nemo:26.06"), "");
+  EXPECT_EQ(FlashAttention2FromImage("torchtitan", "nvcr.io/nvidia/nemo:24.07"), "");
+  EXPECT_EQ(FlashAttention2FromImage("megatron-lm", "nvcr.io/nvidia/pytorch:24.07-py3"), "");
+}
+
 TEST(FrameworkVersionTest, ExplicitVersionWinsOverTheImage) {
   nlohmann::json tmpl = {
       {"spec",

@@ -8,6 +8,7 @@
 
 #include "agents/core/campaign.h"
 #include "agents/model/parallel_plan.h"
+#include "agents/model/perf_model.h"
 #include "agents/model/workload.h"
 
 namespace paratune {
@@ -43,6 +44,26 @@ std::string Reasons(const Workload& w, const Config& c) {
 const Config kEpTpNoSp = {{"tp", ParamValue::Int(2)},
                           {"ep", ParamValue::Int(2)},
                           {"sequenceParallel", ParamValue::Bool(false)}};
+
+// `attention: flash` is the framework's own kernel: in a NeMo 24.07 image (Transformer Engine
+// 1.8.0.dev0) that is FlashAttention-2, slower on Hopper than 24.09's cuDNN attention; the
+// estimate equals the one of an explicit `attention: flash2`, and an explicit cudnn stays.
+TEST(FrameworkVersionRulesTest, TheImagesTransformerEngineDecidesTheFlashKernel) {
+  const Workload old_image = MoeWorkload("", "nvcr.io/nvidia/nemo:24.07");
+  EXPECT_EQ(old_image.training.attention, "flash2");
+  EXPECT_THAT(old_image.training.attention_source, HasSubstr("nemo:24.07"));
+  const Workload newer = MoeWorkload("", "nvcr.io/nvidia/nemo:24.09");
+  EXPECT_EQ(newer.training.attention, "flash");
+  const Workload explicit_fa2 = MoeWorkload(", attention: flash2", "nvcr.io/nvidia/nemo:24.09");
+  const Workload explicit_cudnn = MoeWorkload(", attention: cudnn", "nvcr.io/nvidia/nemo:24.07");
+  EXPECT_EQ(explicit_cudnn.training.attention, "cudnn");
+  const Config c = {{"tp", ParamValue::Int(2)}};
+  const double fa2 = EstimateConfig(old_image, c).step_time_seconds;
+  EXPECT_DOUBLE_EQ(fa2, EstimateConfig(explicit_fa2, c).step_time_seconds);
+  EXPECT_GT(fa2, EstimateConfig(newer, c).step_time_seconds);
+  EXPECT_DOUBLE_EQ(EstimateConfig(explicit_cudnn, c).step_time_seconds,
+                   EstimateConfig(newer, c).step_time_seconds);
+}
 
 TEST(FrameworkVersionRulesTest, TheImagesMegatronCoreRefusesExpertAndTensorWithoutSequence) {
   const Workload old_image = MoeWorkload("", "nvcr.io/nvidia/nemo:24.07");  // core 0.8
