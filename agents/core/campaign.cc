@@ -482,9 +482,13 @@ Status ParseSpec(const nlohmann::json& j, const CampaignParseOptions& options, C
     c->training.framework_version = v.text;
     c->training.framework_version_source = v.source;
   }
-  if (c->training.attention == "flash") {  // the framework's own kernel, in that image
-    c->training.attention_source = FlashAttention2FromImage(c->training.framework, image);
-    if (!c->training.attention_source.empty()) c->training.attention = "flash2";
+  if (c->training.attention == "flash") {  // the framework's own kernel: this version's, image's
+    const FlashKernel k =
+        ResolveFlashKernel(c->training.framework, c->training.framework_version, image);
+    if (!k.kernel.empty()) {
+      c->training.attention = k.kernel;
+      c->training.attention_source = k.reason;
+    }
   }
   return Status::Ok();
 }

@@ -55,8 +55,8 @@ struct TrainingSpec {
   // as in NeMo <= 24.07 containers) | cudnn (cuDNN fused attention / FlashAttention-3 class) |
   // unfused (materialized s x s scores, SC'21-era Megatron-LM).
   std::string attention = "flash";
-  // Set when `flash` was resolved to flash2 from a known image (agents/core/framework_rules.h
-  // FlashAttention2FromImage): the sentence saying why.
+  // Set when `flash` was resolved to the kernel a known version or image runs
+  // (agents/core/framework_rules.h ResolveFlashKernel): the sentence saying why.
   std::string attention_source;
   // torchtitan profile (PyTorch FSDP2 stacks) only: the layers run Transformer Engine's kernels
   // (NeMo AutoModel `backend: {attn: te, linear: te, rms_norm: te, rope_fusion: true}`): cuDNN

@@ -136,19 +136,29 @@ FrameworkVersion VersionFromImage(std::string_view framework, std::string_view i
   return out;
 }
 
-std::string FlashAttention2FromImage(std::string_view framework, std::string_view image) {
+FlashKernel ResolveFlashKernel(std::string_view framework, std::string_view version,
+                               std::string_view image) {
+  if (framework == "torchtitan") {
+    auto v = ParseFrameworkVersion(version, "spec.training.frameworkVersion");
+    if (!v.ok() || !v->known() || !v->AtLeast({0, 2, 0})) return {};
+    return {"cudnn", "torchtitan " + v->text +
+                         " (from v0.2.0 its ScaledDotProductAttention ranks cuDNN attention "
+                         "first, torchtitan/models/attention.py)"};
+  }
   const ImageVersion* e = IsMegatron(framework) ? NemoImage(image) : nullptr;
-  if (e == nullptr || e->transformer_engine == nullptr) return "";
+  if (e == nullptr || e->transformer_engine == nullptr) return {};
   int major = 0, minor = 0;
   const std::string te = e->transformer_engine;
-  if (std::sscanf(te.c_str(), "%d.%d", &major, &minor) != 2) return "";
+  if (std::sscanf(te.c_str(), "%d.%d", &major, &minor) != 2) return {};
   // A dev build of 1.8 precedes the release (NeMo 24.07's pin is v1.8~19, still FlashAttention
   // first; docs/model.md "Effects for other stacks").
   const bool before = major < 1 || (major == 1 && minor < 8) ||
                       (major == 1 && minor == 8 && te.find("dev") != std::string::npos);
-  if (!before) return "";
-  return "image " + std::string(image) + " (NeMo " + e->tag + " ships Transformer Engine " + te +
-         ", before v1.8: DotProductAttention runs flash-attn's FlashAttention-2 first)";
+  if (!before) return {};
+  return {"flash2", "image " + std::string(image) + " (NeMo " + e->tag +
+                        " ships Transformer Engine " + te +
+                        ", before v1.8: DotProductAttention runs flash-attn's FlashAttention-2 "
+                        "first)"};
 }
 
 std::string TemplateImage(const nlohmann::json& trial_template) {

@@ -45,11 +45,20 @@ Result<FrameworkVersion> ParseFrameworkVersion(std::string_view text, const std:
 // NVIDIA's NeMo container), or an unknown version when the image is not in the table.
 FrameworkVersion VersionFromImage(std::string_view framework, std::string_view image);
 
-// Why a known image's Megatron-LM trials run FlashAttention-2 under `attention: flash` (a
-// sentence naming the image and its Transformer Engine), or "" when it does not or is unknown:
-// Transformer Engine before v1.8 ranks flash-attn's FlashAttention-2 before cuDNN's fused
-// attention (NeMo 24.05 and 24.07 containers).
-std::string FlashAttention2FromImage(std::string_view framework, std::string_view image);
+// What `attention: flash` (the framework's own fused kernel) is for this framework, version and
+// trial image, when they decide it: `kernel` "flash2" or "cudnn" with the sentence why, or an
+// empty kernel (the profile's default: cuDNN under Transformer Engine, FlashAttention-2 under
+// torchtitan's SDPA of unknown or older versions, splash under MaxText).
+//  - Megatron-LM in a NeMo 24.05 / 24.07 image: Transformer Engine 1.6.0.dev0 / 1.8.0.dev0, before
+//    v1.8, ranks flash-attn's FlashAttention-2 before cuDNN's fused attention -> flash2.
+//  - torchtitan >= 0.2.0: its ScaledDotProductAttention ranks SDPBackend.CUDNN_ATTENTION first
+//    (torchtitan/models/attention.py at v0.2.0; v0.1.0 did so on B200 only) -> cudnn.
+struct FlashKernel {
+  std::string kernel;
+  std::string reason;
+};
+FlashKernel ResolveFlashKernel(std::string_view framework, std::string_view version,
+                               std::string_view image);
 
 // The first container image of a JobTemplateSpec ("" when none).
 std::string TemplateImage(const nlohmann::json& trial_template);

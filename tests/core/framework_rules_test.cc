@@ -74,16 +74,24 @@ TEST(FrameworkVersionTest, KnownNemoImagesCarryTheirMegatronCore) {
 }
 
 // NeMo 24.05 and 24.07 ship Transformer Engine 1.6.0.dev0 and 1.8.0.dev0 (before v1.8:
-// FlashAttention-2 first), 24.09 ships 1.10 (cuDNN's fused attention first on Hopper).
-TEST(FrameworkVersionTest, NemoImagesBeforeTransformerEngine18RunFlashAttention2) {
-  EXPECT_THAT(FlashAttention2FromImage("megatron-lm", "nvcr.io/nvidia/nemo:24.07"),
+// FlashAttention-2 first), 24.09 ships 1.10 (cuDNN's fused attention first on Hopper); torchtitan
+// ranks cuDNN first from v0.2.0.
+TEST(FrameworkVersionTest, TheFlashKernelOfAVersionOrImage) {
+  auto kernel = [](const char* framework, const char* version, const char* image) {
+    return ResolveFlashKernel(framework, version, image).kernel;
+  };
+  EXPECT_EQ(kernel("megatron-lm", "", "nvcr.io/nvidia/nemo:24.07"), "flash2");
+  EXPECT_THAT(ResolveFlashKernel("megatron-lm", "", "nvcr.io/nvidia/nemo:24.07").reason,
               HasSubstr("Transformer Engine 1.8.0.dev0"));
-  EXPECT_THAT(FlashAttention2FromImage("megatron-lm", "nvcr.io/nvidia/nemo:24.05.01"),
-              HasSubstr("1.6.0.dev0"));
-  EXPECT_EQ(FlashAttention2FromImage("megatron-lm", "nvcr.io/nvidia/nemo:24.09"), "");
-  EXPECT_EQ(FlashAttention2FromImage("megatron-lm", "nvcr.io/nvidia/nemo:26.06"), "");
-  EXPECT_EQ(FlashAttention2FromImage("torchtitan", "nvcr.io/nvidia/nemo:24.07"), "");
-  EXPECT_EQ(FlashAttention2FromImage("megatron-lm", "nvcr.io/nvidia/pytorch:24.07-py3"), "");
+  EXPECT_EQ(kernel("megatron-lm", "", "nvcr.io/nvidia/nemo:24.05.01"), "flash2");
+  EXPECT_EQ(kernel("megatron-lm", "", "nvcr.io/nvidia/nemo:24.09"), "");
+  EXPECT_EQ(kernel("megatron-lm", "", "nvcr.io/nvidia/nemo:26.06"), "");
+  EXPECT_EQ(kernel("megatron-lm", "", "nvcr.io/nvidia/pytorch:24.07-py3"), "");
+  EXPECT_EQ(kernel("torchtitan", "0.2.2", "nvcr.io/nvidia/pytorch:26.01-py3"), "cudnn");
+  EXPECT_EQ(kernel("torchtitan", "0.2.0", ""), "cudnn");
+  EXPECT_EQ(kernel("torchtitan", "0.1.0", ""), "");  // cuDNN first on B200 only
+  EXPECT_EQ(kernel("torchtitan", "", ""), "");       // unknown: SDPA's default, FlashAttention-2
+  EXPECT_EQ(kernel("maxtext", "0.2.3", ""), "");
 }
 
 TEST(FrameworkVersionTest, ExplicitVersionWinsOverTheImage) {

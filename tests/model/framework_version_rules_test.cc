@@ -65,6 +65,33 @@ TEST(FrameworkVersionRulesTest, TheImagesTransformerEngineDecidesTheFlashKernel)
                    EstimateConfig(newer, c).step_time_seconds);
 }
 
+// torchtitan from v0.2.0 ranks cuDNN attention first: its `flash` is cudnn, faster on Hopper
+// than the FlashAttention-2 an unknown version keeps.
+TEST(FrameworkVersionRulesTest, TorchtitanFromV020RunsCudnnAttention) {
+  auto workload = [](const std::string& version) {
+    auto spec = CampaignFromYaml(R"(
+spec:
+  model: {preset: llama3-8b}
+  training: {framework: torchtitan, seqLength: 8192, globalBatchSize: 16)" +
+                                 version + R"(}
+  hardware: {accelerator: nvidia-h100-80gb, nodes: 1, devicesPerNode: 8}
+  searchSpace: {parameters: [{name: mbs, values: [2]}]}
+)");
+    EXPECT_TRUE(spec.ok()) << spec.status().ToString();
+    auto w = ResolveWorkload(*spec);
+    EXPECT_TRUE(w.ok()) << w.status().ToString();
+    return *w;
+  };
+  const Workload current = workload(", frameworkVersion: \"0.2.2\"");
+  EXPECT_EQ(current.training.attention, "cudnn");
+  EXPECT_THAT(current.training.attention_source, HasSubstr("torchtitan 0.2.2"));
+  const Workload unknown = workload("");
+  EXPECT_EQ(unknown.training.attention, "flash");
+  const Config c = {{"mbs", ParamValue::Int(2)}};
+  EXPECT_LT(EstimateConfig(current, c).step_time_seconds,
+            EstimateConfig(unknown, c).step_time_seconds);
+}
+
 TEST(FrameworkVersionRulesTest, TheImagesMegatronCoreRefusesExpertAndTensorWithoutSequence) {
   const Workload old_image = MoeWorkload("", "nvcr.io/nvidia/nemo:24.07");  // core 0.8
   EXPECT_EQ(old_image.training.framework_version, "0.8.0");
