@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstdio>
 #include <nlohmann/json.hpp>
 
 namespace paratune {
@@ -41,16 +40,18 @@ constexpr const char* kMaxTextSequence =
 // (docs.nvidia.com/nemo-framework/user-guide/24.09/softwarecomponentversions.html) for 24.05 -
 // 24.09 (Transformer Engine 1.6.0.dev0, 1.8.0.dev0, 1.10); NVIDIA-NeMo/Megatron-Bridge
 // docs/releases/software-versions.md (067f987d) for 25.09 - 26.06 (25.11 ships a dev build of
-// 0.15, 26.02 a main build of 0.16), whose Transformer Engine is later than 24.09's (nullptr:
-// not needed, only "before 1.8" matters).
+// 0.15, 26.02 a main build of 0.16), whose Transformer Engine is later than 24.09's.
+// `te_before_1_8` names the Transformer Engine of images older than v1.8, whose
+// DotProductAttention runs flash-attn's FlashAttention-2 first (a 1.8 dev build precedes the
+// release: NeMo 24.07's pin is v1.8~19, docs/model.md "Effects for other stacks"); nullptr else.
 struct ImageVersion {
   const char* tag;  // yy.mm
   const char* core;
-  const char* transformer_engine;
+  const char* te_before_1_8;
 };
 constexpr ImageVersion kNemoImages[] = {
     {"24.05", "0.7.0", "1.6.0.dev0"}, {"24.07", "0.8.0", "1.8.0.dev0"},
-    {"24.09", "0.9.0", "1.10"},       {"25.09", "0.14.0", nullptr},
+    {"24.09", "0.9.0", nullptr},      {"25.09", "0.14.0", nullptr},
     {"25.11", "0.15.0", nullptr},     {"26.02", "0.16.0", nullptr},
     {"26.04", "0.17.0", nullptr},     {"26.06", "0.18.0", nullptr},
 };
@@ -146,17 +147,9 @@ FlashKernel ResolveFlashKernel(std::string_view framework, std::string_view vers
                          "first, torchtitan/models/attention.py)"};
   }
   const ImageVersion* e = IsMegatron(framework) ? NemoImage(image) : nullptr;
-  if (e == nullptr || e->transformer_engine == nullptr) return {};
-  int major = 0, minor = 0;
-  const std::string te = e->transformer_engine;
-  if (std::sscanf(te.c_str(), "%d.%d", &major, &minor) != 2) return {};
-  // A dev build of 1.8 precedes the release (NeMo 24.07's pin is v1.8~19, still FlashAttention
-  // first; docs/model.md "Effects for other stacks").
-  const bool before = major < 1 || (major == 1 && minor < 8) ||
-                      (major == 1 && minor == 8 && te.find("dev") != std::string::npos);
-  if (!before) return {};
+  if (e == nullptr || e->te_before_1_8 == nullptr) return {};
   return {"flash2", "image " + std::string(image) + " (NeMo " + e->tag +
-                        " ships Transformer Engine " + te +
+                        " ships Transformer Engine " + e->te_before_1_8 +
                         ", before v1.8: DotProductAttention runs flash-attn's FlashAttention-2 "
                         "first)"};
 }
