@@ -95,10 +95,17 @@ LayerCost CostOfLayer(const Workload& w, const ParallelPlan& p, const Calibratio
   const bool fp8 = w.training.precision == "fp8" && w.accel->fp8_tflops > 0;
   const double peak16 = w.accel->bf16_tflops * 1e12;
   const bool eager = ProfileOf(w) == Profile::kTransformers;
-  const double eff = GemmEfficiency(k, tokens, h / tp) * cal.compute_efficiency *
-                     w.accel->kernel_efficiency * (eager ? k.transformers_gemm_factor : 1.0);
-  const double gemm_rate =
-      fp8 ? w.accel->fp8_tflops * 1e12 * eff * k.fp8_gemm_factor : peak16 * eff;
+  // A GEMM's achieved efficiency at `rows` x `width` on this device and stack, and the FLOP/s a
+  // GEMM of that efficiency reaches in the run's precision.
+  auto efficiency = [&](double rows, double width) {
+    return GemmEfficiency(k, rows, width) * cal.compute_efficiency * w.accel->kernel_efficiency *
+           (eager ? k.transformers_gemm_factor : 1.0);
+  };
+  auto rate_at = [&](double e) {
+    return fp8 ? w.accel->fp8_tflops * 1e12 * e * k.fp8_gemm_factor : peak16 * e;
+  };
+  const double eff = efficiency(tokens, h / tp);
+  const double gemm_rate = rate_at(eff);
   const double mlp =
       moe ? m.SharedExpertParams() + m.RouterParams() : m.DenseMlpParams();  // at `eff`
   const double gemm = 2.0 * tokens * (m.AttentionParams() - 2.0 * h + mlp) / tp;
@@ -113,12 +120,7 @@ LayerCost CostOfLayer(const Workload& w, const ParallelPlan& p, const Calibratio
     const double rows =
         tokens * kk * static_cast<double>(p.ep) / static_cast<double>(m.num_experts);
     const double width = std::min(h, static_cast<double>(m.moe_ffn_hidden_size)) / tp;
-    const double expert_eff = GemmEfficiency(k, rows, width) * cal.compute_efficiency *
-                              w.accel->kernel_efficiency *
-                              (eager ? k.transformers_gemm_factor : 1.0);
-    const double expert_rate =
-        fp8 ? w.accel->fp8_tflops * 1e12 * expert_eff * k.fp8_gemm_factor : peak16 * expert_eff;
-    expert_time = 2.0 * tokens * kk * m.ExpertParams() / tp / expert_rate;
+    expert_time = 2.0 * tokens * kk * m.ExpertParams() / tp / rate_at(efficiency(rows, width));
   }
   const double attn_flops = AttentionFlopsPerTokenLayer(m, seq) * tokens / tp;
   const double hbm = w.accel->hbm_gbps * 1e9;
@@ -141,8 +143,7 @@ LayerCost CostOfLayer(const Workload& w, const ParallelPlan& p, const Calibratio
     const double sdpa = fa2 && w.accel->fp8_tflops > 0 ? kFlash2Factor : 1.0;
     // Each head's tiles are the same whatever tp is (tp only splits the heads), so the kernel's
     // efficiency is that of the unsharded width, not h / tp as for the sharded GEMMs.
-    const double attn_eff = GemmEfficiency(k, tokens, h) * cal.compute_efficiency *
-                            w.accel->kernel_efficiency * (eager ? k.transformers_gemm_factor : 1.0);
+    const double attn_eff = efficiency(tokens, h);
     c.attention = 0.5 * attn_flops / (peak16 * attn_eff * k.attention_factor * sdpa);
   } else {
     // Unfused: score GEMMs plus softmax/dropout passes over the s x s scores.
