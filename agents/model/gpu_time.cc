@@ -16,6 +16,7 @@ constexpr double kFlash2Factor = 0.6;
 
 struct Bandwidths {
   double tp, cp, ep, dp, pp;  // bytes/s achieved by each group's collectives
+  double dp_expert;           // the expert-data-parallel group's (MoE: dp x cp / ep ranks)
 };
 
 Bandwidths GroupBandwidths(const Workload& w, const ParallelPlan& p, const Calibration& cal,
@@ -30,7 +31,21 @@ Bandwidths GroupBandwidths(const Workload& w, const ParallelPlan& p, const Calib
   b.tp = pick(p.tp);
   b.cp = pick(p.tp * p.cp);
   b.ep = pick(p.tp * p.cp * p.ep) * k.all_to_all_efficiency / k.collective_efficiency;
-  b.dp = pick(p.tp * p.cp * p.dp);
+  // A ring collective (reduce-scatter, all-gather, all-reduce) over a group with g members in
+  // each node runs g rings side by side, each leaving the node through a different member's NIC
+  // and joined inside it over NVLink (NCCL: "multi-NIC aggregation works well when GPUs are
+  // connected through NVLink (because we can use NVLink to split the operations in N parts then
+  // balance the traffic onto the N NICs)", NVIDIA/nccl#601): g NICs' worth across nodes, up to
+  // NVLink's. Megatron-LM's rank order (tp-cp-ep-dp-pp) and torchtitan's FSDP mesh (dp_shard x
+  // cp inside tp) give the gradient group a stride of tp, the expert gradient group tp x ep.
+  auto ring_group = [&](int64_t size, int64_t stride) {
+    if (one_node || size * stride <= dpn) return up;
+    const int64_t per_node = std::clamp<int64_t>(dpn / std::max<int64_t>(1, stride), 1, size);
+    return std::min(up, out * static_cast<double>(per_node));
+  };
+  b.dp = ring_group(p.dp * p.cp, p.tp);
+  b.dp_expert =
+      ring_group(std::max<int64_t>(1, p.dp * p.cp / std::max<int64_t>(1, p.ep)), p.tp * p.ep);
   b.pp = (one_node || w.devices / p.pp < dpn) ? up : out;
   return b;
 }
@@ -316,7 +331,9 @@ double DataParallelTime(const Workload& w, const ParallelPlan& p, const ModelCon
   const double de = std::max(1.0, d / static_cast<double>(p.ep));
   const double grad_bytes = w.training.precision == "fp16" ? 2.0 : 4.0;
   auto ring = [](double n) { return n > 1 ? (n - 1) / n : 0.0; };
-  const double volume = dense * ring(d) + expert * ring(de);
+  // Seconds per byte of each parameter's gradient: the dense and the expert group's ring share,
+  // each at its own bandwidth.
+  const double ring_seconds = dense * ring(d) / bw.dp + expert * ring(de) / bw.dp_expert;
   double reduce = 0, gather = 0;
   // torchtitan's FSDP2 always shards: bf16 all-gathers before the forward and again before the
   // backward (reshard_after_forward), fp32 reduce-scatter of the grads, both prefetched/overlapped.
@@ -327,16 +344,16 @@ double DataParallelTime(const Workload& w, const ParallelPlan& p, const ModelCon
   // partitions (bf16_optimizer.py update_lp_params): neither overlaps the backward.
   const bool ds_bf16 = ProfileOf(w) == Profile::kDeepSpeed && w.training.precision != "fp16";
   if (fsdp) {
-    reduce = 4.0 * volume / bw.dp;
-    gather = 2.0 * 2.0 * volume / bw.dp;
+    reduce = 4.0 * ring_seconds;
+    gather = 2.0 * 2.0 * ring_seconds;
   } else if (ds_bf16) {
-    reduce = 2.0 * 4.0 * volume / bw.dp;
-    gather = 2.0 * volume / bw.dp;
+    reduce = 2.0 * 4.0 * ring_seconds;
+    gather = 2.0 * ring_seconds;
   } else if (p.distributed_optimizer) {
-    reduce = grad_bytes * volume / bw.dp;
-    gather = 2.0 * volume / bw.dp;
+    reduce = grad_bytes * ring_seconds;
+    gather = 2.0 * ring_seconds;
   } else {
-    reduce = 2.0 * grad_bytes * volume / bw.dp;
+    reduce = 2.0 * grad_bytes * ring_seconds;
   }
   const double window =
       std::min<double>(static_cast<double>(p.num_microbatches), static_cast<double>(p.pp));

@@ -30,19 +30,19 @@ struct Calibration {
 struct ModelConstants {
   // GEMM efficiency: gemm_max * T/(T + gemm_tokens_half) * d/(d + gemm_dim_half), with T the
   // tokens of one micro-batch on a device and d the narrowest sharded GEMM dimension.
-  double gemm_max = 0.80;
-  double gemm_tokens_half = 180;
+  double gemm_max = 0.78;
+  double gemm_tokens_half = 200;
   double gemm_dim_half = 156;
   double fp8_gemm_factor = 0.70;   // fp8 reaches this fraction of bf16's efficiency at 2x peak
   double attention_factor = 0.75;  // flash attention vs GEMM efficiency
-  double unfused_attention_factor = 0.74;
+  double unfused_attention_factor = 0.66;
   // Memory-bound elementwise work (norms, activations, dropout, softmax for unfused kernels):
   // bytes read+written per token per hidden unit per layer, forward.
-  double elementwise_bytes = 10.2;
+  double elementwise_bytes = 17.2;
   double elementwise_bytes_fused = 6;
-  double tpu_compute_factor = 1.06;  // MaxText/XLA kernels vs GPU formula
+  double tpu_compute_factor = 1.10;  // MaxText/XLA kernels vs GPU formula
   // Collectives: achieved fraction of link bandwidth, per-collective latency in seconds.
-  double collective_efficiency = 0.87;
+  double collective_efficiency = 0.93;
   double all_to_all_efficiency = 0.55;
   double collective_latency_s = 20e-6;
   double dp_overlap_exposed = 0.10;  // fraction that stays exposed even when overlapped

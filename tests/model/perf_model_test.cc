@@ -133,6 +133,23 @@ TEST(PerfModelTest, TimeReactsToParallelism) {
   EXPECT_GT(across.time.tensor_parallel, 5 * in_node.time.tensor_parallel);
 }
 
+TEST(PerfModelTest, AGradientGroupAcrossNodesUsesTheNicsOfItsMembers) {
+  // 8 nodes of 8: at tp 1 the gradient group has 8 members in each node and its rings leave
+  // through 8 NICs (NCCL's multi-NIC rings); at tp 8 each group has one member per node and one
+  // NIC. Each device's gradient shrinks by 8 with tp 8, so the two all-reduces take about as
+  // long: only the ring factors (63/64 against 7/8) differ. One NIC per device would make tp 1's
+  // 8 times slower than that.
+  Workload w = Llama8bOnH100(8);
+  Estimate tp1 = EstimateConfig(w, C({{"tp", PV::Int(1)}}));
+  Estimate tp8 = EstimateConfig(w, C({{"tp", PV::Int(8)}}));
+  ASSERT_GT(tp8.time.data_parallel, 0);
+  EXPECT_NEAR(tp1.time.data_parallel / tp8.time.data_parallel, (63.0 / 64) / (7.0 / 8), 0.05);
+  // Inside one node the same group runs over NVLink, faster still.
+  Workload one = Llama8bOnH100(1);
+  Estimate in_node = EstimateConfig(one, C({{"tp", PV::Int(1)}}));
+  EXPECT_LT(in_node.time.data_parallel / (7.0 / 8), tp1.time.data_parallel / (63.0 / 64));
+}
+
 TEST(PerfModelTest, OverlapHidesDataParallelTime) {
   Workload w = Llama8bOnH100(4);
   Config base = C({{"tp", PV::Int(4)}, {"distributedOptimizer", PV::Bool(true)}});
