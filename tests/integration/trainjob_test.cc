@@ -11,7 +11,7 @@
 // kube-controller-manager and kubelet-sim run it (`paratune trial-sim`); when that Job ends the
 // test writes the TrainJob's Complete or Failed condition. The first TrainJob is run with
 // every infrastructure fault of the simulator on (PARATUNE_SIM_FAULT_RATE=1), so its trial must
-// fail and be diagnosed from its pods.
+// fail and be diagnosed from its pods; the others with none (PARATUNE_SIM_FAULT_RATE=0).
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -140,7 +140,10 @@ class FakeTrainer {
                         "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}}}}});
     env.push_back({{"name", "PET_MASTER_ADDR"}, {"value", NameOf(tj) + "-node-0-0." + NameOf(tj)}});
     env.push_back({{"name", "PET_MASTER_PORT"}, {"value", "29400"}});
-    if (expanded_ == 0) env.push_back({{"name", "PARATUNE_SIM_FAULT_RATE"}, {"value", "1"}});
+    // Every infrastructure fault on for the first TrainJob, none for the others: the simulator's
+    // default 2% draw is keyed on the trial's configuration, so a later trial would otherwise fail
+    // or not depending on which configuration the planner picks.
+    env.push_back({{"name", "PARATUNE_SIM_FAULT_RATE"}, {"value", expanded_ == 0 ? "1" : "0"}});
     c["env"] = env;
     if (trainer.contains("resourcesPerNode")) c["resources"] = trainer["resourcesPerNode"];
     Json labels = Json::object();
