@@ -16,8 +16,18 @@ constexpr double kFlash2Factor = 0.6;
 
 struct Bandwidths {
   double tp, cp, ep, dp, pp;  // bytes/s achieved by each group's collectives
-  double dp_expert;           // the expert-data-parallel group's (MoE: dp x cp / ep ranks)
+  double dp_expert;           // the expert gradient group's (GradientGroupsOf)
 };
+
+// The gradient groups' sizes: dense parameters reduce over dp x cp ranks, experts over
+// dp x cp / ep (Megatron-LM's expert-data-parallel group, torchtitan's expert FSDP mesh).
+struct GradientGroups {
+  int64_t dense, expert;
+};
+GradientGroups GradientGroupsOf(const ParallelPlan& p) {
+  const int64_t dense = p.dp * p.cp;
+  return {dense, std::max<int64_t>(1, dense / std::max<int64_t>(1, p.ep))};
+}
 
 Bandwidths GroupBandwidths(const Workload& w, const ParallelPlan& p, const Calibration& cal,
                            const ModelConstants& k) {
@@ -43,9 +53,9 @@ Bandwidths GroupBandwidths(const Workload& w, const ParallelPlan& p, const Calib
     const int64_t per_node = std::clamp<int64_t>(dpn / std::max<int64_t>(1, stride), 1, size);
     return std::min(up, out * static_cast<double>(per_node));
   };
-  b.dp = ring_group(p.dp * p.cp, p.tp);
-  b.dp_expert =
-      ring_group(std::max<int64_t>(1, p.dp * p.cp / std::max<int64_t>(1, p.ep)), p.tp * p.ep);
+  const GradientGroups groups = GradientGroupsOf(p);
+  b.dp = ring_group(groups.dense, p.tp);
+  b.dp_expert = ring_group(groups.expert, p.tp * p.ep);
   b.pp = (one_node || w.devices / p.pp < dpn) ? up : out;
   return b;
 }
@@ -327,8 +337,9 @@ double DataParallelTime(const Workload& w, const ParallelPlan& p, const ModelCon
   dense += layers * moe_frac * (m.SharedExpertParams() / tp + m.RouterParams());
   const double expert = layers * moe_frac * static_cast<double>(m.num_experts) * m.ExpertParams() /
                         (tp * static_cast<double>(p.ep));
-  const double d = static_cast<double>(p.dp * p.cp);
-  const double de = std::max(1.0, d / static_cast<double>(p.ep));
+  const GradientGroups groups = GradientGroupsOf(p);
+  const double d = static_cast<double>(groups.dense);
+  const double de = static_cast<double>(groups.expert);
   const double grad_bytes = w.training.precision == "fp16" ? 2.0 : 4.0;
   auto ring = [](double n) { return n > 1 ? (n - 1) / n : 0.0; };
   // Seconds per byte of each parameter's gradient: the dense and the expert group's ring share,
