@@ -88,6 +88,9 @@ const std::vector<ParamInfo>& KnownParameters() {
       // (--parallelism.data_parallel_replicate_degree, HSDP/DDP).
       {"dpShard", T::kInt, {}, false, "torchtitan FSDP shard degree (-1: the remaining GPUs)"},
       {"dpReplicate", T::kInt, {}, false, "torchtitan data-parallel replicas (HSDP/DDP)"},
+      // torchtitan's --parallelism.pipeline_parallel_microbatch_size (default 1): with pp > 1 the
+      // local batch (mbs) runs as mbs / ppMicrobatchSize pipeline micro-batches.
+      {"ppMicrobatchSize", T::kInt, {}, false, "torchtitan pipeline micro-batch size (pp > 1)"},
       {"iciData", T::kInt, {}, true, "ICI data-parallel axis"},
       {"iciFsdp", T::kInt, {}, true, "ICI fully-sharded data-parallel axis"},
       {"iciTensor", T::kInt, {}, true, "ICI tensor-parallel axis"},

@@ -30,6 +30,9 @@ constexpr const char* kTitanDims =
     "v0.2.2 (73a0e697) and main b5bcd76c (which adds the explicit ep check)";
 constexpr const char* kTitanTrain =
     "pytorch/torchtitan torchtitan/train.py Trainer.__init__ (verify batch sizes), tag v0.2.2";
+constexpr const char* kTitanPipeline =
+    "pytorch/torchtitan torchtitan/distributed/pipeline_parallel.py build_pipeline_schedule "
+    "(fb3b230e): assert local_batch_size % pipeline_parallel_microbatch_size == 0";
 constexpr const char* kMaxTextSequence =
     "AI-Hypercomputer/maxtext commit e0f17a00 (2026-04-22, \"deprecate sequence axis\", first "
     "released in maxtext-v0.2.2): src/maxtext/configs/base.yml mesh_axes drops 'sequence'; "
@@ -181,6 +184,12 @@ Status CheckParameterApplies(std::string_view framework, std::string_view name,
                            " is torchtitan's data-parallel split; framework " +
                            std::string(framework) + " derives dp from tp, pp and cp");
   }
+  if (name == "ppMicrobatchSize" && framework != "torchtitan") {
+    return Status::Invalid(field +
+                           ": ppMicrobatchSize is torchtitan's pipeline micro-batch; "
+                           "framework " +
+                           std::string(framework) + " runs mbs sequences per pipeline micro-batch");
+  }
   return Status::Ok();
 }
 
@@ -304,6 +313,14 @@ void CheckTorchtitan(const RuleInputs& in, Rules* r) {
                ") must divide dp_shard * cp * tp (" + to_string(sparse) + ")",
            kTitanDims);
   }
+  if (in.pp > 1 && (in.pp_microbatch < 1 || in.mbs % in.pp_microbatch != 0)) {
+    r->Add("torchtitan-pipeline-microbatch",
+           "mbs (local batch) " + to_string(in.mbs) + " is not a multiple of ppMicrobatchSize " +
+               to_string(in.pp_microbatch),
+           {"mbs", "ppMicrobatchSize"},
+           "AssertionError: (" + to_string(in.mbs) + ", " + to_string(in.pp_microbatch) + ")",
+           kTitanPipeline);
+  }
   const int64_t batch_degree = in.dp_replicate * shard;
   if (in.global_batch_size % (in.mbs * batch_degree) != 0) {
     r->Add("torchtitan-batch",
@@ -360,6 +377,12 @@ Config CanonicalConfig(std::string_view framework, const Config& config) {
   // core_v0.19.0): args.sequence_parallel = False.
   if (IsMegatron(framework) && GetInt(c, "tp", 1) == 1) {
     c["sequenceParallel"] = ParamValue::Bool(false);
+  }
+  // torchtitan reads pipeline_parallel_microbatch_size (default 1) only when it builds a
+  // pipeline schedule.
+  if (framework == "torchtitan" &&
+      (GetInt(c, "pp", 1) <= 1 || GetInt(c, "ppMicrobatchSize", 1) == 1)) {
+    c.erase("ppMicrobatchSize");
   }
   return c;
 }

@@ -69,8 +69,9 @@ Result<FrameworkVersion> ResolveFrameworkVersion(std::string_view framework,
                                                  std::string_view explicit_version,
                                                  const nlohmann::json& trial_template);
 
-// Parameters of one framework only: dpShard and dpReplicate are torchtitan's data-parallel split
-// (docs/api.md section 3). kInvalidArgument naming `field` when `name` does not apply.
+// Parameters of one framework only: dpShard and dpReplicate are torchtitan's data-parallel split,
+// ppMicrobatchSize its pipeline micro-batch (docs/api.md section 3). kInvalidArgument naming
+// `field` when `name` does not apply.
 Status CheckParameterApplies(std::string_view framework, std::string_view name,
                              const std::string& field);
 
@@ -85,6 +86,8 @@ struct RuleInputs {
   bool first_stage_layers_set = false, last_stage_layers_set = false;
   // torchtitan: data_parallel_shard_degree (-1: fill) and data_parallel_replicate_degree.
   int64_t dp_shard = -1, dp_replicate = 1;
+  // torchtitan: pipeline_parallel_microbatch_size.
+  int64_t pp_microbatch = 1;
   // MaxText.
   int64_t ici_sequence = 1;
 };

@@ -72,6 +72,7 @@ const std::map<std::string, std::string>& Aliases() {
         {"dataparallelsharddegree", "dpShard"},
         {"dataparallelreplicatedegree", "dpReplicate"},
         {"localbatchsize", "mbs"},
+        {"pipelineparallelmicrobatchsize", "ppMicrobatchSize"},
         {"activationcheckpointmode", "recompute"},
         {"enableasynctensorparallel", "tpCommOverlap"},
         {"asynctensorparallel", "tpCommOverlap"},

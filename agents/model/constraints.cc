@@ -177,7 +177,7 @@ void CheckFrameworkVersionRules(const Workload& w, const ParallelPlan& p, Checke
   in.overlap_grad_reduce = p.overlap_grad_reduce, in.overlap_param_gather = p.overlap_param_gather;
   in.first_stage_layers_set = p.first_stage_layers > 0;
   in.last_stage_layers_set = p.last_stage_layers > 0;
-  in.dp_shard = p.dp_shard, in.dp_replicate = p.dp_replicate;
+  in.dp_shard = p.dp_shard, in.dp_replicate = p.dp_replicate, in.pp_microbatch = p.pp_microbatch;
   in.ici_sequence = p.ici_sequence;
   for (auto& v : CheckFrameworkRules(version.ok() ? *version : FrameworkVersion{}, in)) {
     c->Add(v.sentence + " [rule " + v.rule + "]", std::move(v.keys), std::move(v.framework_error));

@@ -173,7 +173,7 @@ GpuMemory GpuStageMemory(const Workload& w, const ParallelPlan& p, const ModelCo
   LayerActivationInput in;
   in.s = static_cast<double>(w.training.seq_length) / static_cast<double>(p.cp);
   in.s_kv = static_cast<double>(w.training.seq_length);
-  in.b = static_cast<double>(p.mbs);
+  in.b = static_cast<double>(p.micro_batch);
   in.t = p.tp;
   in.sequence_parallel = p.sequence_parallel;
   in.flash_attention = w.FlashAttention();
@@ -195,7 +195,7 @@ GpuMemory GpuStageMemory(const Workload& w, const ParallelPlan& p, const ModelCo
     const double pp = static_cast<double>(p.pp);
     const double full =
         first ? pp + (p.vpp > 1 ? (pp - 1) / static_cast<double>(p.vpp) : 0.0) : 1.0;
-    in_flight = std::min(full, static_cast<double>(p.num_microbatches));
+    in_flight = std::min(full, static_cast<double>(p.MicrobatchesPerSchedule()));
   }
   mem.activations = per_micro * in_flight + none;  // + one layer being recomputed / backpropagated
   if (last) {

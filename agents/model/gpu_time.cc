@@ -115,7 +115,7 @@ LayerCost CostOfLayer(const Workload& w, const ParallelPlan& p, const Calibratio
   const ModelShape& m = w.model;
   const double tp = static_cast<double>(p.tp);
   const double seq = static_cast<double>(w.training.seq_length);
-  const double tokens = static_cast<double>(p.mbs) * seq / static_cast<double>(p.cp);
+  const double tokens = static_cast<double>(p.micro_batch) * seq / static_cast<double>(p.cp);
   const double h = static_cast<double>(m.hidden_size);
   const bool fp8 = w.training.precision == "fp8" && w.accel->fp8_tflops > 0;
   const double peak16 = w.accel->bf16_tflops * 1e12;
@@ -296,7 +296,7 @@ MicroTime StageMicroTime(const Workload& w, const ParallelPlan& p, const Calibra
   if (last) {
     const double tp = static_cast<double>(p.tp);
     const double tokens =
-        static_cast<double>(p.mbs * w.training.seq_length) / static_cast<double>(p.cp);
+        static_cast<double>(p.micro_batch * w.training.seq_length) / static_cast<double>(p.cp);
     const double v = static_cast<double>(m.vocab_size);
     const bool eager = ProfileOf(w) == Profile::kTransformers;
     const double eff = GemmEfficiency(k, tokens, static_cast<double>(m.hidden_size) / tp) *
@@ -367,7 +367,7 @@ double DataParallelTime(const Workload& w, const ParallelPlan& p, const ModelCon
     reduce = 2.0 * grad_bytes * ring_seconds;
   }
   const double window =
-      std::min<double>(static_cast<double>(p.num_microbatches), static_cast<double>(p.pp));
+      std::min<double>(static_cast<double>(p.MicrobatchesPerSchedule()), static_cast<double>(p.pp));
   const double exposed_reduce =
       (p.overlap_grad_reduce && !ds_bf16) || fsdp
           ? std::max(k.dp_overlap_exposed * reduce, reduce - window * micro.bwd)
@@ -380,7 +380,8 @@ double DataParallelTime(const Workload& w, const ParallelPlan& p, const ModelCon
   const bool sharded = p.distributed_optimizer || fsdp || ds_bf16;
   const double shard = sharded ? dense / d + expert / de : dense + expert;
   *optimizer = shard * 30.0 / (w.accel->hbm_gbps * 1e9 * 0.8);  // fp32 Adam, memory-bound
-  return exposed_reduce + exposed_gather;
+  // Each pipeline schedule gathers and reduces again (torchtitan: one per accumulation step).
+  return static_cast<double>(p.pipeline_schedules) * (exposed_reduce + exposed_gather);
 }
 
 }  // namespace
@@ -439,9 +440,12 @@ void EstimateGpuTime(const Workload& w, const ParallelPlan& p, const Calibration
   t.context_parallel = m * micro.cp;
   t.expert_parallel = m * micro.ep;
   if (p.pp > 1) {
-    t.pipeline_bubble = static_cast<double>(p.pp - 1) / static_cast<double>(p.vpp) * micro.Total();
+    // One fill and drain per pipeline schedule: once per step under Megatron-LM, once per
+    // gradient-accumulation step under torchtitan (ParallelPlan::pipeline_schedules).
+    t.pipeline_bubble = static_cast<double>(p.pipeline_schedules) * static_cast<double>(p.pp - 1) /
+                        static_cast<double>(p.vpp) * micro.Total();
     const double tokens =
-        static_cast<double>(p.mbs * w.training.seq_length) / static_cast<double>(p.cp);
+        static_cast<double>(p.micro_batch * w.training.seq_length) / static_cast<double>(p.cp);
     const double bytes = tokens * static_cast<double>(w.model.hidden_size) * 2.0 /
                          (p.sequence_parallel ? static_cast<double>(p.tp) : 1.0);
     t.pipeline_p2p =
@@ -453,7 +457,7 @@ void EstimateGpuTime(const Workload& w, const ParallelPlan& p, const Calibration
   // FLOPs of the step (whole job), then per device per second.
   const ModelShape& mo = w.model;
   const double seq = static_cast<double>(w.training.seq_length);
-  const double tokens = static_cast<double>(p.mbs * p.dp) * m * seq;
+  const double tokens = static_cast<double>(p.micro_batch * p.dp) * m * seq;
   const double model = tokens * ModelFlopsPerToken(mo, seq);
   const double layer_fwd =
       (mo.ForwardMatmulFlopsPerToken() - 2.0 * mo.EmbeddingParams()) +

@@ -197,6 +197,19 @@ void FillGpuDefaults(const Workload& w, const SetFlags& set, ParallelPlan* p) {
   p->dp = std::max<int64_t>(1, w.devices / model_parallel);
   const int64_t per_step = std::max<int64_t>(1, p->mbs * p->dp);
   p->num_microbatches = std::max<int64_t>(1, w.training.global_batch_size / per_step);
+  p->micro_batch = p->mbs;
+  p->pipeline_schedules = 1;
+  if (w.training.framework == "torchtitan" && p->pp > 1) {
+    // torchtitan splits each local batch into local_batch_size / pipeline_parallel_microbatch_size
+    // micro-batches (torchtitan/distributed/pipeline_parallel.py build_pipeline_schedule), and
+    // its train step runs one pp_schedule.step per gradient-accumulation step
+    // (torchtitan/train.py train_step): a pipeline flush, and an FSDP reduce-scatter at each
+    // schedule's last backward (torch/distributed/pipelining/stage.py
+    // backward_maybe_with_nosync), per accumulation step. NeMo AutoModel's LBS / MBS / GA the same.
+    p->micro_batch = std::clamp<int64_t>(p->pp_microbatch, 1, std::max<int64_t>(1, p->mbs));
+    p->pipeline_schedules = p->num_microbatches;
+    p->num_microbatches *= std::max<int64_t>(1, p->mbs / p->micro_batch);
+  }
   if (!set.recompute_layers) p->recompute_layers = p->MaxStageLayers(w.model.num_layers);
 }
 
@@ -258,6 +271,7 @@ ParallelPlan PlanFromConfig(const Workload& w, const Config& c) {
     }
     ApplyKey(k, value, &p, &set);
   }
+  p.pp_microbatch = GetInt(c, "ppMicrobatchSize", 1);
   if (tpu) {
     FillTpuDefaults(w, set, &p);
   } else {
@@ -306,6 +320,7 @@ Config PlanToConfig(const Workload& w, const ParallelPlan& p) {
   // Uneven stages only when asked for: absent means Megatron's even split.
   if (p.first_stage_layers > 0) i("firstPipelineStageLayers", p.first_stage_layers);
   if (p.last_stage_layers > 0) i("lastPipelineStageLayers", p.last_stage_layers);
+  if (p.pp_microbatch != 1) i("ppMicrobatchSize", p.pp_microbatch);
   return c;
 }
 

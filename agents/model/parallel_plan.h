@@ -13,6 +13,7 @@
 #ifndef PARATUNE_AGENTS_MODEL_PARALLEL_PLAN_H_
 #define PARATUNE_AGENTS_MODEL_PARALLEL_PLAN_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -51,6 +52,19 @@ struct ParallelPlan {
   int64_t first_stage_layers = 0, last_stage_layers = 0;  // 0: even split
   int64_t num_microbatches = 1;                           // per step per pipeline
   int64_t dp_shard = -1, dp_replicate = 1;  // torchtitan dpShard (-1: fill) and dpReplicate
+  // torchtitan's pipeline micro-batch (ppMicrobatchSize, --parallelism.
+  // pipeline_parallel_microbatch_size): with pp > 1 its local batch (mbs) runs as one pipeline
+  // schedule of mbs / pp_microbatch micro-batches, once per gradient-accumulation step.
+  int64_t pp_microbatch = 1;
+  // Derived (FillGpuDefaults): sequences in one forward pass through a stage, and the pipeline
+  // schedules (flushes) per optimizer step. Megatron-LM: mbs and 1; torchtitan with pp > 1:
+  // pp_microbatch and its gradient-accumulation steps.
+  int64_t micro_batch = 1;
+  int64_t pipeline_schedules = 1;
+  // Micro-batches one pipeline schedule runs (what fills its pipeline).
+  int64_t MicrobatchesPerSchedule() const {
+    return std::max<int64_t>(1, num_microbatches / std::max<int64_t>(1, pipeline_schedules));
+  }
   // TPU (MaxText).
   int64_t ici_data = 1, ici_fsdp = 1, ici_tensor = 1, ici_sequence = 1, ici_expert = 1,
           dcn_data = 1;

@@ -90,7 +90,7 @@ Estimate EstimatePlan(const Workload& w, const ParallelPlan& p, const Calibratio
   } else {
     internal::EstimateGpuMemory(w, p, cal, k, &e);
     internal::EstimateGpuTime(w, p, cal, k, &e);
-    gemm_eff = internal::GemmEfficiency(k, static_cast<double>(p.mbs) * seq / p.cp,
+    gemm_eff = internal::GemmEfficiency(k, static_cast<double>(p.micro_batch) * seq / p.cp,
                                         static_cast<double>(w.model.hidden_size) / p.tp);
   }
   const double peak = w.accel->bf16_tflops;

@@ -120,7 +120,7 @@ MemoryFeatures FeaturesOf(const Estimate& base, const PlannerModel& model, const
   const ParallelPlan p = PlanFromConfig(*w, c);
   const double tokens = static_cast<double>(w->training.seq_length) /
                         static_cast<double>(std::max<int64_t>(1, p.cp)) *
-                        static_cast<double>(std::max<int64_t>(1, p.mbs));
+                        static_cast<double>(std::max<int64_t>(1, p.micro_batch));
   f.logit_gelems = tokens * static_cast<double>(w->model.vocab_size) /
                    static_cast<double>(std::max<int64_t>(1, p.tp)) / kGiB;
   f.microbatches = static_cast<double>(std::max<int64_t>(1, p.num_microbatches));

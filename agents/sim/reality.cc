@@ -90,7 +90,7 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 // narrow per-device GEMMs (hidden / tp) run below the model's smooth curve.
 double ShapeEfficiency(const Workload& w, const ParallelPlan& p, const Reality& r) {
   if (!r.structural || w.IsTpu()) return 1.0;
-  const double tokens = static_cast<double>(w.training.seq_length * p.mbs) /
+  const double tokens = static_cast<double>(w.training.seq_length * p.micro_batch) /
                         static_cast<double>(std::max<int64_t>(1, p.cp));
   const double width =
       static_cast<double>(w.model.hidden_size) / static_cast<double>(std::max<int64_t>(1, p.tp));
@@ -104,8 +104,8 @@ double ExtraActivationGiB(const Workload& w, const ParallelPlan& p, const Realit
                           double activations_gib) {
   if (!r.structural || w.IsTpu()) return 0.0;
   const double growth =
-      r.activation_growth * std::log2(static_cast<double>(std::max<int64_t>(1, p.mbs)));
-  const double logits = static_cast<double>(w.training.seq_length * p.mbs) /
+      r.activation_growth * std::log2(static_cast<double>(std::max<int64_t>(1, p.micro_batch)));
+  const double logits = static_cast<double>(w.training.seq_length * p.micro_batch) /
                         static_cast<double>(std::max<int64_t>(1, p.cp)) *
                         static_cast<double>(w.model.vocab_size) /
                         static_cast<double>(std::max<int64_t>(1, p.tp));
@@ -136,7 +136,7 @@ double RealStepTime(const Workload& w, const ParallelPlan& p, const Reality& r, 
     return e.step_time_seconds + remat * e.time.compute;
   }
   double step = e.step_time_seconds;
-  const double stages = static_cast<double>(p.num_microbatches + p.pp - 1);
+  const double stages = static_cast<double>(p.num_microbatches + p.pipeline_schedules * (p.pp - 1));
   step += stages * r.per_microbatch_overhead_s;
   step += static_cast<double>(p.num_microbatches) *
           static_cast<double>(p.MaxStageLayers(w.model.num_layers)) * r.layer_floor_s;

@@ -62,7 +62,7 @@ void FailOom(Run* r) {
   } else {
     // An MLP activation of one micro-batch: s x b x ffn (x2 for SwiGLU) bf16, sharded by tp.
     tried = static_cast<double>(r->w.training.seq_length) / static_cast<double>(r->p.cp) *
-            static_cast<double>(r->p.mbs) * static_cast<double>(m.ffn_hidden_size) *
+            static_cast<double>(r->p.micro_batch) * static_cast<double>(m.ffn_hidden_size) *
             (m.swiglu ? 4.0 : 2.0) / static_cast<double>(r->p.tp) / (1024.0 * 1024 * 1024);
     tried = std::max(0.02, tried);
   }

@@ -121,6 +121,12 @@ Status FillRow(const std::string& source, const YAML::Node& n, const std::string
     // simulate ideal expert routing"); the Llama3 70B recipe runs SDPA with `enable_compile: True`.
     c["recompute"] = ParamValue::Enum("full");
     r->recompute_stated = true;
+    // The table's LBS is the batch of one step per GPU (torchtitan's local batch, paratune's
+    // mbs) and MBS the pipeline micro-batch: with pp > 1 each of the GA local batches runs as
+    // one pipeline schedule of LBS / MBS micro-batches (the page's glossary).
+    const int64_t lbs = Get<int64_t>(n, "lbs", mbs);
+    SetInt(&c, "mbs", lbs);
+    if (pp > 1) SetInt(&c, "ppMicrobatchSize", mbs);
     const std::string kernels = Get<std::string>(n, "kernels", "");
     if (kernels.find("DeepEP") != std::string::npos) {
       w.training.transformer_engine = true;

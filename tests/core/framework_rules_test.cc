@@ -255,6 +255,38 @@ TEST(TorchtitanRulesTest, GlobalBatchIsAMultipleOfLocalBatchTimesDataParallel) {
   EXPECT_TRUE(Rules({}, in).empty());
 }
 
+TEST(TorchtitanRulesTest, LocalBatchIsAMultipleOfThePipelineMicrobatch) {
+  RuleInputs in;
+  in.framework = "torchtitan";
+  in.devices = 8;
+  in.global_batch_size = 64;
+  in.pp = 2;
+  in.mbs = 8;
+  in.pp_microbatch = 3;
+  auto v = CheckFrameworkRules({}, in);
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].rule, "torchtitan-pipeline-microbatch");
+  EXPECT_EQ(v[0].framework_error, "AssertionError: (8, 3)");
+  EXPECT_THAT(v[0].source, HasSubstr("build_pipeline_schedule"));
+  in.pp_microbatch = 2;
+  EXPECT_TRUE(Rules({}, in).empty());
+  in.pp = 1;  // no pipeline schedule: the flag is not read
+  in.pp_microbatch = 3;
+  EXPECT_TRUE(Rules({}, in).empty());
+  // Without a pipeline two candidates that differ only in it are one run.
+  const Config a{{"pp", ParamValue::Int(1)}, {"ppMicrobatchSize", ParamValue::Int(2)}};
+  const Config b{{"pp", ParamValue::Int(1)}};
+  EXPECT_EQ(CanonicalConfigKey("torchtitan", a), CanonicalConfigKey("torchtitan", b));
+  const Config c{{"pp", ParamValue::Int(2)}, {"ppMicrobatchSize", ParamValue::Int(2)}};
+  const Config d{{"pp", ParamValue::Int(2)}};
+  EXPECT_NE(CanonicalConfigKey("torchtitan", c), CanonicalConfigKey("torchtitan", d));
+  const Config e{{"pp", ParamValue::Int(2)}, {"ppMicrobatchSize", ParamValue::Int(1)}};
+  EXPECT_EQ(CanonicalConfigKey("torchtitan", d), CanonicalConfigKey("torchtitan", e));
+  auto s = CheckParameterApplies("megatron-lm", "ppMicrobatchSize", "f");
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("f: ppMicrobatchSize is torchtitan's"));
+}
+
 TEST(MaxTextRulesTest, SequenceAxisGoneSince20260422) {
   RuleInputs in;
   in.framework = "maxtext";

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "agents/model/parallel_plan.h"
 #include "agents/model/perf_model.h"
 #include "agents/model/workload.h"
 #include "tests/model/test_workloads.h"
@@ -68,6 +69,41 @@ TEST(FrameworkProfileTest, TorchtitanReplicasHoldTheirOwnShards) {
   }(a);
   EXPECT_NEAR(states, sharded_gib, 0.01 * sharded_gib);
   EXPECT_DOUBLE_EQ(a.memory.activations_gib, b.memory.activations_gib);
+}
+
+// torchtitan with pp > 1: the local batch (mbs) runs as mbs / ppMicrobatchSize pipeline
+// micro-batches, one schedule (fill and drain, FSDP gather and reduce) per gradient-accumulation
+// step (build_pipeline_schedule; train_step). Megatron-LM: mbs is the micro-batch, one schedule.
+TEST(FrameworkProfileTest, TorchtitanPipelineRunsOneScheduleOfMicrobatchesPerLocalBatch) {
+  const Workload t = testing::ProfileWorkload("torchtitan");  // 8 GPUs, gbs 32
+  const Config c{{"pp", ParamValue::Int(2)},
+                 {"mbs", ParamValue::Int(8)},
+                 {"ppMicrobatchSize", ParamValue::Int(2)}};
+  const ParallelPlan p = PlanFromConfig(t, c);
+  EXPECT_EQ(p.dp, 4);
+  EXPECT_EQ(p.micro_batch, 2);
+  EXPECT_EQ(p.pipeline_schedules, 1);  // 32 / (4 x 8)
+  EXPECT_EQ(p.num_microbatches, 4);
+  EXPECT_EQ(p.MicrobatchesPerSchedule(), 4);
+  const ParallelPlan m = PlanFromConfig(testing::ProfileWorkload("megatron-lm"), c);
+  EXPECT_EQ(m.micro_batch, 8);
+  EXPECT_EQ(m.pipeline_schedules, 1);
+  EXPECT_EQ(m.num_microbatches, 1);
+
+  // The same eight one-sequence micro-batches per step, as one schedule (local batch 8) or as
+  // four (local batch 2): the same compute and activations, four fills and drains.
+  const Config one{{"pp", ParamValue::Int(2)}, {"mbs", ParamValue::Int(8)}};
+  const Config four{{"pp", ParamValue::Int(2)}, {"mbs", ParamValue::Int(2)}};
+  EXPECT_EQ(PlanFromConfig(t, four).pipeline_schedules, 4);
+  const Estimate a = EstimateConfig(t, one);
+  const Estimate b = EstimateConfig(t, four);
+  EXPECT_NEAR(b.time.compute, a.time.compute, 1e-9 * a.time.compute);
+  EXPECT_NEAR(b.time.pipeline_bubble / a.time.pipeline_bubble, 4.0, 1e-9);
+  EXPECT_DOUBLE_EQ(a.memory.activations_gib, b.memory.activations_gib);
+  // Local batch 8 held as one 8-sequence micro-batch would take several times the activations.
+  Config whole = one;
+  whole["ppMicrobatchSize"] = ParamValue::Int(8);
+  EXPECT_GT(EstimateConfig(t, whole).memory.activations_gib, 3.0 * a.memory.activations_gib);
 }
 
 TEST(FrameworkProfileTest, TransformersCapacityLeavesRoomForTheAllocator) {
