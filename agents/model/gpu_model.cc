@@ -207,10 +207,24 @@ GpuMemory GpuStageMemory(const Workload& w, const ParallelPlan& p, const ModelCo
     mem.activations += logits * (p.fused_cross_entropy ? 2.0 : unfused);
   }
   if (profile == Profile::kTorchtitan) {
-    // FSDP2 all-gathers bf16 weights per block: the current and the prefetched block, plus
-    // the unsharded bf16 gradients of one block before its reduce-scatter.
-    const StageParams one = LayerParams(m, p, 1.0, 0.0);  // an MoE layer when there is one
-    mem.parameters += 6.0 * (one.dense + one.expert);
+    const bool fsdp = p.dp * p.cp / std::max<int64_t>(1, p.dp_replicate) > 1;
+    if (p.pp > 1 && fsdp) {
+      // Under a pipeline the stage stays gathered for its whole schedule: torchtitan's default
+      // reshard_after_forward is `not pp_enabled` (models/llama3/infra/parallelize.py
+      // apply_fsdp), and PyTorch's pipeline stage turns off resharding and gradient sync until
+      // the schedule's last backward (torch/distributed/pipelining/stage.py
+      // backward_maybe_with_nosync), so FSDP2 accumulates the unsharded gradients in the reduce
+      // dtype (_fsdp_param.py to_accumulated_grad_if_needed; torchtitan's
+      // mixed_precision_reduce default float32): 2 bytes of bf16 weights and 4 of fp32 gradients
+      // per parameter of the stage.
+      mem.parameters += 2.0 * all;
+      mem.gradients += 4.0 * all;
+    } else {
+      // FSDP2 all-gathers bf16 weights per block: the current and the prefetched block, plus
+      // the unsharded bf16 gradients of one block before its reduce-scatter.
+      const StageParams one = LayerParams(m, p, 1.0, 0.0);  // an MoE layer when there is one
+      mem.parameters += 6.0 * (one.dense + one.expert);
+    }
   }
   if (b.step_per_param > 0 || b.bucket_bytes > 0) {
     // The step's buffers outlive no activation: the peak is the larger of the two moments, and

@@ -355,8 +355,9 @@ double DataParallelTime(const Workload& w, const ParallelPlan& p, const ModelCon
   // partitions (bf16_optimizer.py update_lp_params): neither overlaps the backward.
   const bool ds_bf16 = ProfileOf(w) == Profile::kDeepSpeed && w.training.precision != "fp16";
   if (fsdp) {
+    // Under a pipeline one all-gather per schedule (reshard_after_forward off, gpu_model.cc).
     reduce = 4.0 * ring_seconds;
-    gather = 2.0 * 2.0 * ring_seconds;
+    gather = (p.pp > 1 ? 1.0 : 2.0) * 2.0 * ring_seconds;
   } else if (ds_bf16) {
     reduce = 2.0 * 4.0 * ring_seconds;
     gather = 2.0 * ring_seconds;

@@ -106,6 +106,25 @@ TEST(FrameworkProfileTest, TorchtitanPipelineRunsOneScheduleOfMicrobatchesPerLoc
   EXPECT_GT(EstimateConfig(t, whole).memory.activations_gib, 3.0 * a.memory.activations_gib);
 }
 
+// torchtitan FSDP under a pipeline keeps the stage gathered for the whole schedule
+// (reshard_after_forward off with pp, no reshard or gradient sync until the schedule's last
+// backward): bf16 weights and fp32 accumulated gradients of every stage parameter on top of the
+// 16 sharded bytes, where without a pipeline only a block or two are gathered at a time.
+TEST(FrameworkProfileTest, TorchtitanPipelineKeepsTheStageGatheredForTheSchedule) {
+  const Workload t = testing::ProfileWorkload("torchtitan");                // 8 layers, 8 GPUs
+  const Config c{{"pp", ParamValue::Int(2)}, {"mbs", ParamValue::Int(8)}};  // dp 4
+  const Estimate e = EstimateConfig(t, c);
+  const ModelShape& m = t.model;
+  const double stage = 4 * (m.AttentionParams() + m.DenseMlpParams()) + m.EmbeddingParams();
+  const double gib = 1024.0 * 1024.0 * 1024.0;
+  EXPECT_NEAR(e.memory.gradients_gib, (4.0 / 4 + 4.0) * stage / gib, 0.001 * stage / gib);
+  EXPECT_NEAR(e.memory.parameters_gib, (4.0 / 4 + 2.0) * stage / gib, 0.001 * stage / gib);
+  // Without the pipeline: the sharded grads only.
+  const Estimate flat = EstimateConfig(t, {{"mbs", ParamValue::Int(4)}});
+  EXPECT_NEAR(flat.memory.gradients_gib, 4.0 / 8 * m.TotalParams() / gib,
+              0.001 * m.TotalParams() / gib);
+}
+
 TEST(FrameworkProfileTest, TransformersCapacityLeavesRoomForTheAllocator) {
   const Estimate h = EstimateConfig(testing::ProfileWorkload("transformers"), kConfig);
   const Estimate m = EstimateConfig(testing::ProfileWorkload("megatron-lm"), kConfig);
