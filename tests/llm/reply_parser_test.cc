@@ -16,6 +16,9 @@ TEST(CanonicalNameTest, AcceptsCanonicalAndMegatronNames) {
   EXPECT_EQ(CanonicalParameterName("parallelism.data_parallel_shard_degree"), "dpShard");
   EXPECT_EQ(CanonicalParameterName("data_parallel_replicate_degree"), "dpReplicate");
   EXPECT_EQ(CanonicalParameterName("training.local_batch_size"), "mbs");
+  EXPECT_EQ(CanonicalParameterName("--parallelism.pipeline_parallel_microbatch_size"),
+            "ppMicrobatchSize");
+  EXPECT_EQ(CanonicalParameterName("ppMicrobatchSize"), "ppMicrobatchSize");
   EXPECT_EQ(CanonicalParameterName("activation_checkpoint.mode"), "recompute");
   EXPECT_EQ(CanonicalParameterName("parallelism.enable_async_tensor_parallel"), "tpCommOverlap");
   EXPECT_EQ(CanonicalParameterName("compile.enable"), "torchCompile");
