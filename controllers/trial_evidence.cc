@@ -148,6 +148,14 @@ TrialPods ReadTrialPods(const std::vector<json>& pods) {
   return out;
 }
 
+bool ShouldRetryLogRead(const Status& read, const TrialPod& pod, SystemTime now) {
+  if (read.ok()) return false;
+  if (read.code() != StatusCode::kUnavailable && read.code() != StatusCode::kDeadlineExceeded) {
+    return false;
+  }
+  return pod.finished_at.has_value() && now - *pod.finished_at < kLogRetryWindow;
+}
+
 double WallSeconds(const TrialPods& pods, SystemTime now) {
   std::optional<SystemTime> start, end;
   bool running = false;

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/status.h"
 #include "base/time_source.h"
 
 namespace paratune::controllers {
@@ -70,6 +71,14 @@ TrialPods ReadTrialPods(const std::vector<nlohmann::json>& pods);
 // How long the trial's pods held their devices, in seconds: from the earliest pod start to the
 // latest container finish, or to `now` while a pod has not finished (0 when no pod started).
 double WallSeconds(const TrialPods& pods, SystemTime now);
+
+// Whether a failed read of `pod`'s log is worth another try: the API server's proxy to the
+// kubelet answered 5xx / 429 or timed out (kUnavailable, kDeadlineExceeded), and the pod finished
+// less than kLogRetryWindow before `now` (its log is what the trial's diagnosis and metrics come
+// from). A pod whose log is gone (NotFound), that never finished, or that finished longer ago is
+// read as it is: the trial does not wait for ever on a node that no longer answers.
+inline constexpr Millis kLogRetryWindow{60000};
+bool ShouldRetryLogRead(const Status& read, const TrialPod& pod, SystemTime now);
 
 // The longest time a pod has been Pending with PodScheduled=False/Unschedulable, as of `now`
 // (zero when none is), the scheduler's message and (when `which` is given) that pod's index.

@@ -358,9 +358,12 @@ Millis TrialRunReconciler::DeadlineIn(const Context& ctx, const Json& workload) 
 Result<kube::ReconcileResult> TrialRunReconciler::Succeed(Context& ctx) {
   if (ctx.pods.pods.empty()) return kube::ReconcileResult{false, Millis(2000)};
   const collectors::CollectorContext cctx = CollectorContextFor(ctx.campaign, ctx.spec.config);
+  bool retry_log = false;
   auto read = ReadTrialMetrics(
       ctx.pods, ctx.campaign.metrics_collector, cctx,
-      [this](const TrialPod& pod) { return PodLog(pod); }, opts_.max_log_reads);
+      [this, &retry_log](const TrialPod& pod) { return PodLog(pod, &retry_log); },
+      opts_.max_log_reads);
+  if (retry_log) return Status::Unavailable("a log of the trial's pods could not be read yet");
   if (!read.ok()) {
     return Fail(ctx, "NoMetrics",
                 "the trial succeeded but reported no metrics: " + read.status().message());
@@ -422,7 +425,9 @@ Result<kube::ReconcileResult> TrialRunReconciler::Fail(Context& ctx, const std::
   evidence.exit_code = pod.exit_code;
   std::string log;
   if (!ctx.pods.pods.empty()) {
-    log = PodLog(pod);
+    bool retry_log = false;
+    log = PodLog(pod, &retry_log);
+    if (retry_log) return Status::Unavailable("the failed pod's log could not be read yet");
     evidence.events = PodEvents(pod);
   }
   evidence.log = log.empty() ? pod.termination_message : log;
@@ -512,13 +517,19 @@ std::vector<std::string> TrialRunReconciler::AvoidList(const Context& ctx) {
   return {avoid.begin(), avoid.end()};
 }
 
-std::string TrialRunReconciler::PodLog(const TrialPod& pod) {
+std::string TrialRunReconciler::PodLog(const TrialPod& pod, bool* retry) {
   kube::PodLogOptions opts;
   opts.container = pod.container;
   opts.tail_lines = opts_.log_tail_lines;
   opts.limit_bytes = opts_.log_limit_bytes;
   auto log = client_->GetPodLog(pod.ns, pod.name, opts);
-  if (!log.ok()) return std::string();
+  if (!log.ok()) {
+    if (retry != nullptr && ShouldRetryLogRead(log.status(), pod, time_->SystemNow())) {
+      *retry = true;
+    }
+    spdlog::warn("pod {}/{}: log not read: {}", pod.ns, pod.name, log.status().ToString());
+    return std::string();
+  }
   return BoundedLog(std::move(*log), static_cast<size_t>(std::max<int64_t>(0, opts.limit_bytes)));
 }
 

@@ -137,8 +137,11 @@ class TrialRunReconciler : public kube::Reconciler {
   Millis FirstStatusIn(const kube::Json& workload) const;
   // Sets the JobCreated condition unless it is there (`when`: the workload's creation).
   static void NoteJobCreated(Context& ctx, const std::string& kind, const std::string& when);
-  // The bounded, UTF-8 safe log of the trial container of `pod`.
-  std::string PodLog(const TrialPod& pod);
+  // The bounded, UTF-8 safe log of the trial container of `pod` ("" when it cannot be read).
+  // When `retry` is given, it is set if the read failed in a way that reading again soon can
+  // mend (ShouldRetryLogRead): the caller then returns an error so that the reconcile is retried
+  // with backoff instead of ending the trial without its log.
+  std::string PodLog(const TrialPod& pod, bool* retry = nullptr);
   Result<kube::ReconcileResult> Fail(Context& ctx, const std::string& reason,
                                      const std::string& message);
   // True when the campaign's diagnosis of Kueue's QuotaReserved message is Unschedulable and

@@ -12,6 +12,7 @@
 #include "base/time_source.h"
 #include "base/yaml.h"
 #include "controllers/trainjob_renderer.h"
+#include "controllers/trial_evidence.h"
 #include "tests/controllers/reconciler_fixture.h"
 
 namespace paratune::controllers {
@@ -158,6 +159,44 @@ TEST(TrainJobTrialTest, AFailedTrainJobIsDiagnosedFromItsPods) {
   EXPECT_EQ(st["observed"].value("podReason", ""), "Error");
   EXPECT_NE(st["observed"].value("logTail", "").find("CUDA out of memory"), std::string::npos);
   EXPECT_EQ(st["failure"].value("category", ""), "CudaOOM") << st.dump();
+}
+
+// The failed pod's log is the diagnosis's evidence: a read the API server answers 503 (its
+// proxy to the kubelet) is retried with the reconcile's backoff while the pod finished less than
+// a minute ago, not replaced by a diagnosis without the log; later, the trial ends with what
+// there is.
+TEST(TrainJobTrialTest, AFailedPodsLogThatCannotBeReadYetIsReadAgain) {
+  FakeTimeSource clock;
+  SystemTime finished;
+  ASSERT_TRUE(ParseRfc3339("2026-11-21T05:20:00Z", &finished));  // AddTrainerPod's finishedAt
+  clock.Advance(std::chrono::duration_cast<Millis>(finished - clock.SystemNow()) + Millis(5000));
+  FakeCluster c(/*detect_anomalies=*/true, &clock);
+  CreateCampaignAndTrial(c);
+  Reconcile(c);
+  AddTrainerPod(c, 0, 1, "Error",
+                "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n");
+  AddTrainerPod(c, 1, 0, "Completed", "");
+  SetTrainJobCondition(c, "Failed", "JobSetFailed", "jobset failed: child job node failed");
+  c.Sync();
+  c.client.InjectError("log", "pods", Status::Unavailable("error dialing backend"));
+  auto r = c.trial_reconciler->Reconcile({"ns", kTrial});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kUnavailable) << r.status().ToString();
+  const Json waiting = c.Get(res::kTrialRuns, kTrial).value("status", Json::object());
+  EXPECT_NE(waiting.value("phase", ""), "Failed") << waiting.dump();
+  EXPECT_FALSE(waiting.contains("failure")) << waiting.dump();
+  const Json st = Reconcile(c);  // the retry reads it
+  ASSERT_EQ(st.value("phase", ""), "Failed") << st.dump();
+  EXPECT_EQ(st["failure"].value("category", ""), "CudaOOM") << st.dump();
+
+  TrialPod pod;
+  pod.finished_at = finished;
+  const Status unavailable = Status::Unavailable("503");
+  EXPECT_TRUE(ShouldRetryLogRead(unavailable, pod, finished + Millis(59000)));
+  EXPECT_FALSE(ShouldRetryLogRead(unavailable, pod, finished + kLogRetryWindow));
+  EXPECT_FALSE(ShouldRetryLogRead(Status::NotFound("gone"), pod, finished));
+  pod.finished_at.reset();  // never finished: nothing to wait for
+  EXPECT_FALSE(ShouldRetryLogRead(unavailable, pod, finished));
 }
 
 TEST(TrainJobTrialTest, ATrainJobPastItsTimeoutIsDeleted) {
