@@ -524,10 +524,12 @@ std::string TrialRunReconciler::PodLog(const TrialPod& pod, bool* retry) {
   opts.limit_bytes = opts_.log_limit_bytes;
   auto log = client_->GetPodLog(pod.ns, pod.name, opts);
   if (!log.ok()) {
-    if (retry != nullptr && ShouldRetryLogRead(log.status(), pod, time_->SystemNow())) {
-      *retry = true;
+    // Only the reads a trial's outcome rests on are reported (early stopping polls pods that
+    // may not have started yet).
+    if (retry != nullptr) {
+      *retry = ShouldRetryLogRead(log.status(), pod, time_->SystemNow()) || *retry;
+      spdlog::warn("pod {}/{}: log not read: {}", pod.ns, pod.name, log.status().ToString());
     }
-    spdlog::warn("pod {}/{}: log not read: {}", pod.ns, pod.name, log.status().ToString());
     return std::string();
   }
   return BoundedLog(std::move(*log), static_cast<size_t>(std::max<int64_t>(0, opts.limit_bytes)));

@@ -58,12 +58,11 @@ MemoryPerByte DeepSpeedBytesPerParam(const Workload& w, const ParallelPlan& p, d
 MemoryPerByte BytesPerParam(const Workload& w, const ParallelPlan& p) {
   const bool fp16 = w.training.precision == "fp16";
   const bool fp8 = w.training.precision == "fp8";
-  const double d = static_cast<double>(p.dp * p.cp);
-  const double de = std::max(1.0, d / static_cast<double>(p.ep));
+  const GradientGroups groups = GradientGroupsOf(p);
+  const double d = static_cast<double>(groups.dense);
+  const double de = static_cast<double>(groups.expert);
   if (ProfileOf(w) == Profile::kTorchtitan) {
-    const double r = p.dp_replicate > 1 && p.dp % p.dp_replicate == 0
-                         ? static_cast<double>(p.dp_replicate)
-                         : 1.0;
+    const double r = static_cast<double>(TorchtitanReplicas(p));
     const double shard = d / r;
     const double expert_shard = std::max(1.0, de / r);
     return {4.0 / shard, 4.0 / shard, 8.0 / shard, 8.0 / expert_shard};
@@ -124,6 +123,15 @@ double TorchtitanElementwiseBytes(const ModelShape& m, const ParallelPlan& p, bo
   // (4q + 4kv with GQA); SDPA's output transpose(1, 2).contiguous() (4q); F.silu(w1 x) * w3 x
   // (10f; GeLU 6f).
   return 84.0 * h / tsp + ((gqa ? 28.0 : 24.0) * q + (gqa ? 24.0 : 20.0) * kv + act_eager * f) / t;
+}
+
+GradientGroups GradientGroupsOf(const ParallelPlan& p) {
+  const int64_t dense = p.dp * p.cp;
+  return {dense, std::max<int64_t>(1, dense / std::max<int64_t>(1, p.ep))};
+}
+
+int64_t TorchtitanReplicas(const ParallelPlan& p) {
+  return p.dp_replicate > 1 && p.dp % p.dp_replicate == 0 ? p.dp_replicate : 1;
 }
 
 Profile ProfileOf(const Workload& w) {
@@ -207,7 +215,7 @@ GpuMemory GpuStageMemory(const Workload& w, const ParallelPlan& p, const ModelCo
     mem.activations += logits * (p.fused_cross_entropy ? 2.0 : unfused);
   }
   if (profile == Profile::kTorchtitan) {
-    const bool fsdp = p.dp * p.cp / std::max<int64_t>(1, p.dp_replicate) > 1;
+    const bool fsdp = GradientGroupsOf(p).dense / TorchtitanReplicas(p) > 1;
     if (p.pp > 1 && fsdp) {
       // Under a pipeline the stage stays gathered for its whole schedule: torchtitan's default
       // reshard_after_forward is `not pp_enabled` (models/llama3/infra/parallelize.py

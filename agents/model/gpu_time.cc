@@ -19,16 +19,6 @@ struct Bandwidths {
   double dp_expert;           // the expert gradient group's (GradientGroupsOf)
 };
 
-// The gradient groups' sizes: dense parameters reduce over dp x cp ranks, experts over
-// dp x cp / ep (Megatron-LM's expert-data-parallel group, torchtitan's expert FSDP mesh).
-struct GradientGroups {
-  int64_t dense, expert;
-};
-GradientGroups GradientGroupsOf(const ParallelPlan& p) {
-  const int64_t dense = p.dp * p.cp;
-  return {dense, std::max<int64_t>(1, dense / std::max<int64_t>(1, p.ep))};
-}
-
 Bandwidths GroupBandwidths(const Workload& w, const ParallelPlan& p, const Calibration& cal,
                            const ModelConstants& k) {
   const double eff = k.collective_efficiency * cal.communication_efficiency;

@@ -17,6 +17,18 @@ namespace paratune::internal {
 enum class Profile { kMegatron, kTorchtitan, kTransformers, kDeepSpeed };
 Profile ProfileOf(const Workload& w);
 
+// The gradient groups' sizes: dense parameters reduce over dp x cp ranks, experts over
+// dp x cp / ep (Megatron-LM's expert-data-parallel group, torchtitan's expert FSDP mesh). The
+// step's communication (gpu_time.cc) and the sharded optimizer memory (gpu_model.cc) read them.
+struct GradientGroups {
+  int64_t dense, expert;
+};
+GradientGroups GradientGroupsOf(const ParallelPlan& p);
+// torchtitan HSDP replicas: dpReplicate when it divides dp (parallel_dims.py builds the
+// dp_replicate x dp_shard mesh; fully_shard shards over dp_shard x cp only), else 1. The FSDP
+// shard group is GradientGroupsOf(p).dense / replicas.
+int64_t TorchtitanReplicas(const ParallelPlan& p);
+
 // Parameters of one pipeline stage on one device.
 struct StageParams {
   double dense = 0;   // replicated over dp x cp

@@ -4,6 +4,8 @@
 #include <array>
 #include <string_view>
 
+#include "agents/model/model_internal.h"
+
 namespace paratune {
 
 namespace {
@@ -199,7 +201,7 @@ void FillGpuDefaults(const Workload& w, const SetFlags& set, ParallelPlan* p) {
   p->num_microbatches = std::max<int64_t>(1, w.training.global_batch_size / per_step);
   p->micro_batch = p->mbs;
   p->pipeline_schedules = 1;
-  if (w.training.framework == "torchtitan" && p->pp > 1) {
+  if (internal::ProfileOf(w) == internal::Profile::kTorchtitan && p->pp > 1) {
     // torchtitan splits each local batch into local_batch_size / pipeline_parallel_microbatch_size
     // micro-batches (torchtitan/distributed/pipeline_parallel.py build_pipeline_schedule), and
     // its train step runs one pp_schedule.step per gradient-accumulation step
