@@ -185,6 +185,39 @@ void ParseMaxTextLine(std::string_view line, int64_t rank, ParsedLog* out) {
   Push(s, rank, out);
 }
 
+// The time torchtitan's logger prints in front of every line: `[titan] 2026-05-20 03:18:47,745 - `
+// (torchtitan/tools/logging.py, "[titan] %(asctime)s - %(name)s - ...", since 2024-04 c22d1a8d;
+// asctime is Python logging's `%Y-%m-%d %H:%M:%S,mmm`), in seconds from 1970-01-01 of that
+// clock; 0 when the line has none.
+double TitanTimestamp(std::string_view line) {
+  size_t at = line.find("[titan] ");
+  if (at == std::string_view::npos) return 0;
+  std::string_view t = line.substr(at + 8);
+  // YYYY-MM-DD HH:MM:SS,mmm: 23 characters, digits where digits belong.
+  static constexpr std::string_view kShape = "dddd-dd-dd dd:dd:dd,ddd";
+  if (t.size() < kShape.size()) return 0;
+  for (size_t i = 0; i < kShape.size(); ++i) {
+    const bool digit = t[i] >= '0' && t[i] <= '9';
+    if (kShape[i] == 'd' ? !digit : t[i] != kShape[i]) return 0;
+  }
+  auto num = [&t](size_t pos, size_t len) {
+    int64_t v = 0;
+    for (size_t i = pos; i < pos + len; ++i) v = v * 10 + (t[i] - '0');
+    return v;
+  };
+  int64_t y = num(0, 4), m = num(5, 2), d = num(8, 2);
+  if (m < 1 || m > 12 || d < 1 || d > 31) return 0;
+  // Days from 1970-01-01 of the proleptic Gregorian date (H. Hinnant's days_from_civil).
+  y -= m <= 2;
+  const int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const int64_t yoe = y - era * 400;
+  const int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  const int64_t days = era * 146097 + doe - 719468;
+  return static_cast<double>(days * 86400 + num(11, 2) * 3600 + num(14, 2) * 60 + num(17, 2)) +
+         static_cast<double>(num(20, 3)) / 1000.0;
+}
+
 // torchtitan (torchtitan/components/metrics.py MetricsProcessor.log, pytorch/torchtitan@b5bcd76):
 // `step: 10  loss:  7.1234  grad_norm: 1.2  memory: 61.23GiB(77.51%)  tps: 3,255  tflops: 412.30
 // mfu: 41.69%` (mfu `N/A` under quantisation), coloured; `validate step: 10 ...` for validation.
@@ -201,6 +234,7 @@ void ParseTorchtitanLine(std::string_view line, int64_t rank, ParsedLog* out) {
     NumberAfter(line, " cp=", &cp);
     NumberAfter(line, " tp=", &tp);
     out->logged_non_data_parallel = std::max(1.0, pp) * std::max(1.0, cp) * std::max(1.0, tp);
+    out->logged_mesh = true;
     return;
   }
   if (Has(line, "local batch size") && Has(line, "sequence length")) {
@@ -224,6 +258,7 @@ void ParseTorchtitanLine(std::string_view line, int64_t rank, ParsedLog* out) {
   if (NumberAfter(line, "tflops:", &v)) s.tflops_per_device = v;
   if (NumberAfter(line, "mfu:", &v)) s.mfu = v / 100.0;
   if (NumberAfter(line, "memory:", &v)) s.memory_gib = v;
+  s.logged_at_seconds = TitanTimestamp(line);
   Push(s, rank, out);
 }
 

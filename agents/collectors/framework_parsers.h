@@ -44,6 +44,7 @@ struct ParsedLog {
   // cp=C, tp=T, ...`: P x C x T): its tps divides a rank's tokens by it, so one step is
   // logged_tokens_per_device_step / this many tokens per device at the printed tps.
   double logged_non_data_parallel = 1;
+  bool logged_mesh = false;  // the mesh line was read (logged_non_data_parallel is the log's)
   // The last step number read before each validation / evaluation / checkpoint line: the steps
   // right after such a pause run slow for reasons of their own (async checkpoint finalisation,
   // the data loader refilling).

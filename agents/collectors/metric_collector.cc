@@ -73,7 +73,8 @@ std::vector<StepSample> OnePerStep(const std::vector<StepSample>& samples, StepC
   for (auto& [step, group] : by_step) {
     StepSample s = group.front();
     for (double StepSample::*f : {&StepSample::step_time_seconds, &StepSample::tflops_per_device,
-                                  &StepSample::tokens_per_second_per_device, &StepSample::mfu}) {
+                                  &StepSample::tokens_per_second_per_device, &StepSample::mfu,
+                                  &StepSample::logged_at_seconds}) {
       s.*f = GroupMean(group, f);
     }
     for (const auto& g : group) s.memory_gib = std::max(s.memory_gib, g.memory_gib);
@@ -205,6 +206,25 @@ CollectorContext WithLoggedShape(const CollectorContext& campaign, const ParsedL
   return ctx;
 }
 
+// torchtitan prints no step time: it follows from tps and the tokens of a step on a device,
+// which needs the mesh (tps is divided by tp x cp x pp). Without the campaign's batch shape and
+// without the log's mesh line that is a guess, so each step's time is read from the clock the
+// logger prints on consecutive step lines instead (the seconds between them over the steps
+// between them: a wall-clock step, log_freq > 1 included). The first step read has no earlier
+// line and keeps none.
+void StepTimesFromTimestamps(std::vector<StepSample>* steps) {
+  for (size_t i = 1; i < steps->size(); ++i) {
+    const StepSample& before = (*steps)[i - 1];
+    StepSample& s = (*steps)[i];
+    if (s.logged_at_seconds <= 0 || before.logged_at_seconds <= 0 || s.step <= before.step) {
+      continue;
+    }
+    const double t = (s.logged_at_seconds - before.logged_at_seconds) /
+                     static_cast<double>(s.step - before.step);
+    if (t > 0 && t <= kMaxStepSeconds) s.step_time_seconds = t;
+  }
+}
+
 // The steps of a parsed log: one sample per step, the warm-up dropped, their means and step
 // times; then what the log lacks, derived (metric_derivation.h).
 Result<CollectedMetrics> CollectSteps(const std::string& collector, const ParsedLog& parsed,
@@ -213,6 +233,11 @@ Result<CollectedMetrics> CollectSteps(const std::string& collector, const Parsed
   CollectedMetrics out;
   out.steps.other_lines = parsed.other_lines;
   std::vector<StepSample> steps = OnePerStep(parsed.samples, &out.steps);
+  const bool campaign_shape =
+      campaign.seq_length > 0 && campaign.devices > 0 && campaign.global_batch_size > 0;
+  if (collector == "torchtitan" && !campaign_shape && !parsed.logged_mesh) {
+    StepTimesFromTimestamps(&steps);
+  }
   if (steps.empty()) {
     if (auto s = SummarySample(parsed, ctx)) steps.push_back(*s);
   }

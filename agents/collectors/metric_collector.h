@@ -53,6 +53,9 @@ struct StepSample {
   bool numbered = true;  // false: the line prints no step number (numbered in log order)
   int64_t series = 0;    // progress bars: the bar's total (evaluation bars differ)
   bool tflops_counts_recompute = false;  // Megatron-DeepSpeed `TFLOPs:`
+  // When the line was printed, in seconds from 1970-01-01 of the clock the log prints
+  // (torchtitan's `[titan] YYYY-MM-DD HH:MM:SS,mmm`); 0: the line prints no time.
+  double logged_at_seconds = 0;
 };
 
 // Where a metric came from (TrialRun status.metricSources, `paratune collect` "sources").

@@ -58,6 +58,45 @@ TEST(Corpus2FormatsTest, TorchtitanTensorParallelDividesTheTokensOfAStep) {
   EXPECT_NEAR(c->metrics.step_time_seconds, 2.353 / 2, 0.02);
 }
 
+// The dev excerpt torchtitan-run230-tp2-fsdp4-logfreq1 itself: its mesh line (tp=2) is outside
+// the quoted lines. Without the mesh (and without a campaign's batch shape) the tokens of a step
+// on a device are a guess, so the step time is read from the logger's clock on consecutive step
+// lines; with the campaign's shape the tokens are known and the timestamps are not used.
+TEST(Corpus2FormatsTest, TorchtitanWithoutTheMeshReadsStepTimeFromTheLinesClock) {
+  const std::string log =
+      "[rank0]:[titan] 2026-05-20 03:18:19,455 - root - INFO - Trainer is initialized with local "
+      "batch size 160, global batch size 640, gradient accumulation steps 1, sequence length 128, "
+      "total steps 10 (warmup 600)\n"
+      "[rank0]:[titan] 2026-05-20 03:18:46,574 - root - INFO - step:  1  loss:  3.11665  "
+      "grad_norm: 12.7500  memory: 93.46GiB(52.40%)  tps: 341  tflops: 28.72  mfu: 1.28%\n"
+      "[rank0]:[titan] 2026-05-20 03:18:47,745 - root - INFO - step:  2  loss:  2.75107  "
+      "grad_norm: 40.7500  memory: 100.35GiB(56.27%)  tps: 8,750  tflops: 737.21  mfu: 32.76%\n"
+      "[rank0]:[titan] 2026-05-20 03:18:48,945 - root - INFO - step:  3  loss:  3.05244  "
+      "grad_norm: 17.7500  memory: 100.35GiB(56.27%)  tps: 8,529  tflops: 718.59  mfu: 31.94%\n"
+      "[rank0]:[titan] 2026-05-20 03:18:50,098 - root - INFO - step:  4  loss:  3.15759  "
+      "grad_norm: 48.5000  memory: 100.35GiB(56.27%)  tps: 8,884  tflops: 748.55  mfu: 33.27%\n";
+  auto c = CollectLogWithStepTimes("torchtitan", log, {});
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  // 46.574 -> 47.745 -> 48.945 -> 50.098: steps 2-4 took 1.171, 1.200 and 1.153 s.
+  EXPECT_NEAR(c->metrics.step_time_seconds, (50.098 - 46.574) / 3, 1e-6);
+  ASSERT_EQ(c->steady_step_times.size(), 3u);
+  EXPECT_NEAR(c->steady_step_times[0], 1.171, 1e-6);
+  EXPECT_EQ(c->sources.at("stepTimeSeconds"), kSourceLog);
+  // Not the tp=1 guess (160 x 128 tokens at ~8,700 tps: about 2.35 s).
+  EXPECT_LT(c->metrics.step_time_seconds, 1.3);
+
+  // The campaign's shape (global batch 640 over 8 devices, sequence 128) gives the tokens of a
+  // step on a device: 640 x 128 / 8 = 10,240, whatever the clock says.
+  CollectorContext ctx;
+  ctx.global_batch_size = 640;
+  ctx.seq_length = 128;
+  ctx.devices = 8;
+  auto w = CollectLogWithStepTimes("torchtitan", log, ctx);
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  EXPECT_NEAR(w->metrics.step_time_seconds, (10240.0 / 8750 + 10240.0 / 8529 + 10240.0 / 8884) / 3,
+              1e-9);
+}
+
 // A step time derived from tokens/s is the mean of the steps' times: one slow step (the
 // profiler's warm-up in the dev excerpt torchtitan-run219-profiler-slow-step8-ansi) counts with
 // its real duration, as the timestamps show, not as one tps among many.
