@@ -29,6 +29,21 @@ TEST(Corpus2FormatsTest, NeMo2TokensPerSecPerGpuOnTheStepLine) {
   EXPECT_EQ(c->sources.at("tokensPerSecondPerDevice"), kSourceLog);
 }
 
+// The run.log of the dev excerpt torchtitan-run230-tp2-fsdp4-logfreq1 (tp=2, dp_shard=4): its
+// Trainer init line and steps 1-4 (L40, L48-L50), without the mesh line (L20).
+constexpr const char* kRun230Steps =
+    "[rank0]:[titan] 2026-05-20 03:18:19,455 - root - INFO - Trainer is initialized with local "
+    "batch size 160, global batch size 640, gradient accumulation steps 1, sequence length 128, "
+    "total steps 10 (warmup 600)\n"
+    "[rank0]:[titan] 2026-05-20 03:18:46,574 - root - INFO - step:  1  loss:  3.11665  "
+    "grad_norm: 12.7500  memory: 93.46GiB(52.40%)  tps: 341  tflops: 28.72  mfu: 1.28%\n"
+    "[rank0]:[titan] 2026-05-20 03:18:47,745 - root - INFO - step:  2  loss:  2.75107  "
+    "grad_norm: 40.7500  memory: 100.35GiB(56.27%)  tps: 8,750  tflops: 737.21  mfu: 32.76%\n"
+    "[rank0]:[titan] 2026-05-20 03:18:48,945 - root - INFO - step:  3  loss:  3.05244  "
+    "grad_norm: 17.7500  memory: 100.35GiB(56.27%)  tps: 8,529  tflops: 718.59  mfu: 31.94%\n"
+    "[rank0]:[titan] 2026-05-20 03:18:50,098 - root - INFO - step:  4  loss:  3.15759  "
+    "grad_norm: 48.5000  memory: 100.35GiB(56.27%)  tps: 8,884  tflops: 748.55  mfu: 33.27%\n";
+
 // torchtitan divides a rank's tokens by the non-data-parallel size (cp x tp x pp) before printing
 // tps (components/metrics.py; distributed/parallel_dims.py prints the mesh), so with tp=2 one
 // step is local batch x seq / 2 tokens per device. Lines from the run.log of the dev excerpt
@@ -36,18 +51,8 @@ TEST(Corpus2FormatsTest, NeMo2TokensPerSecPerGpuOnTheStepLine) {
 TEST(Corpus2FormatsTest, TorchtitanTensorParallelDividesTheTokensOfAStep) {
   const std::string log =
       "[rank0]:[titan] 2026-05-20 03:18:12,856 - root - INFO - Building device mesh with "
-      "parallelism: pp=1, dp_replicate=1, dp_shard=4, cp=1, tp=2, ep=1\n"
-      "[rank0]:[titan] 2026-05-20 03:18:19,455 - root - INFO - Trainer is initialized with local "
-      "batch size 160, global batch size 640, gradient accumulation steps 1, sequence length 128, "
-      "total steps 10 (warmup 600)\n"
-      "[rank0]:[titan] 2026-05-20 03:18:46,574 - root - INFO - step:  1  loss:  3.11665  "
-      "grad_norm: 12.7500  memory: 93.46GiB(52.40%)  tps: 341  tflops: 28.72  mfu: 1.28%\n"
-      "[rank0]:[titan] 2026-05-20 03:18:47,745 - root - INFO - step:  2  loss:  2.75107  "
-      "grad_norm: 40.7500  memory: 100.35GiB(56.27%)  tps: 8,750  tflops: 737.21  mfu: 32.76%\n"
-      "[rank0]:[titan] 2026-05-20 03:18:48,945 - root - INFO - step:  3  loss:  3.05244  "
-      "grad_norm: 17.7500  memory: 100.35GiB(56.27%)  tps: 8,529  tflops: 718.59  mfu: 31.94%\n"
-      "[rank0]:[titan] 2026-05-20 03:18:50,098 - root - INFO - step:  4  loss:  3.15759  "
-      "grad_norm: 48.5000  memory: 100.35GiB(56.27%)  tps: 8,884  tflops: 748.55  mfu: 33.27%\n";
+      "parallelism: pp=1, dp_replicate=1, dp_shard=4, cp=1, tp=2, ep=1\n" +
+      std::string(kRun230Steps);
   auto c = CollectLogWithStepTimes("torchtitan", log, {});
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   const double tokens = 160.0 * 128 / 2;
@@ -63,18 +68,7 @@ TEST(Corpus2FormatsTest, TorchtitanTensorParallelDividesTheTokensOfAStep) {
 // on a device are a guess, so the step time is read from the logger's clock on consecutive step
 // lines; with the campaign's shape the tokens are known and the timestamps are not used.
 TEST(Corpus2FormatsTest, TorchtitanWithoutTheMeshReadsStepTimeFromTheLinesClock) {
-  const std::string log =
-      "[rank0]:[titan] 2026-05-20 03:18:19,455 - root - INFO - Trainer is initialized with local "
-      "batch size 160, global batch size 640, gradient accumulation steps 1, sequence length 128, "
-      "total steps 10 (warmup 600)\n"
-      "[rank0]:[titan] 2026-05-20 03:18:46,574 - root - INFO - step:  1  loss:  3.11665  "
-      "grad_norm: 12.7500  memory: 93.46GiB(52.40%)  tps: 341  tflops: 28.72  mfu: 1.28%\n"
-      "[rank0]:[titan] 2026-05-20 03:18:47,745 - root - INFO - step:  2  loss:  2.75107  "
-      "grad_norm: 40.7500  memory: 100.35GiB(56.27%)  tps: 8,750  tflops: 737.21  mfu: 32.76%\n"
-      "[rank0]:[titan] 2026-05-20 03:18:48,945 - root - INFO - step:  3  loss:  3.05244  "
-      "grad_norm: 17.7500  memory: 100.35GiB(56.27%)  tps: 8,529  tflops: 718.59  mfu: 31.94%\n"
-      "[rank0]:[titan] 2026-05-20 03:18:50,098 - root - INFO - step:  4  loss:  3.15759  "
-      "grad_norm: 48.5000  memory: 100.35GiB(56.27%)  tps: 8,884  tflops: 748.55  mfu: 33.27%\n";
+  const std::string log = kRun230Steps;
   auto c = CollectLogWithStepTimes("torchtitan", log, {});
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   // 46.574 -> 47.745 -> 48.945 -> 50.098: steps 2-4 took 1.171, 1.200 and 1.153 s.
