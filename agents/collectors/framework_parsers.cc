@@ -218,6 +218,52 @@ double TitanTimestamp(std::string_view line) {
          static_cast<double>(num(20, 3)) / 1000.0;
 }
 
+// torchtitan's mesh line of 2024-04 to 2025-12 (parallel_dims.py ParallelDims.build_mesh,
+// `logger.info(f"Building {len(dims)}-D device mesh with {names}, {dims}")`): a Python list of
+// the names of the dimensions above 1 and a list of their sizes, e.g. `Building 2-D device mesh
+// with ['dp_shard', 'tp'], [4, 2]`. `non_data_parallel` gets pp x cp x tp (1 when none is
+// listed); false when the line is not that line or its lists do not pair up.
+bool OldTorchtitanMesh(std::string_view line, double* non_data_parallel) {
+  size_t at = line.find("-D device mesh with [");
+  if (at == std::string_view::npos) return false;
+  std::string_view rest = line.substr(at + 20);
+  size_t names_end = rest.find(']');
+  if (names_end == std::string_view::npos) return false;
+  std::vector<std::string_view> names;
+  std::string_view list = rest.substr(1, names_end - 1);
+  for (size_t q = list.find('\''); q != std::string_view::npos; q = list.find('\'', q)) {
+    size_t e = list.find('\'', q + 1);
+    if (e == std::string_view::npos) return false;
+    names.push_back(list.substr(q + 1, e - q - 1));
+    q = e + 1;
+  }
+  std::string_view dims = rest.substr(names_end + 1);
+  size_t open = dims.find('[');
+  size_t close = dims.find(']');
+  if (open == std::string_view::npos || close == std::string_view::npos || close < open) {
+    return false;
+  }
+  dims = dims.substr(open + 1, close - open - 1);
+  std::vector<double> sizes;
+  while (!dims.empty()) {
+    size_t comma = dims.find(',');
+    std::string item(dims.substr(0, comma));
+    char* end = nullptr;
+    const double d = std::strtod(item.c_str(), &end);
+    if (end == item.c_str() || !(d >= 1) || d > 1e6) return false;
+    sizes.push_back(d);
+    if (comma == std::string_view::npos) break;
+    dims.remove_prefix(comma + 1);
+  }
+  if (sizes.size() != names.size()) return false;
+  double product = 1;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (names[i] == "pp" || names[i] == "cp" || names[i] == "tp") product *= sizes[i];
+  }
+  *non_data_parallel = product;
+  return true;
+}
+
 // torchtitan (torchtitan/components/metrics.py MetricsProcessor.log, pytorch/torchtitan@b5bcd76):
 // `step: 10  loss:  7.1234  grad_norm: 1.2  memory: 61.23GiB(77.51%)  tps: 3,255  tflops: 412.30
 // mfu: 41.69%` (mfu `N/A` under quantisation), coloured; `validate step: 10 ...` for validation.
@@ -225,9 +271,17 @@ double TitanTimestamp(std::string_view line) {
 // device: tokens of this rank / time / non-data-parallel size (metrics.py MetricsProcessor.log;
 // ParallelDims.non_data_parallel_size = cp x tp x pp in torchtitan/distributed/parallel_dims.py,
 // which prints the mesh as `Building device mesh with parallelism: pp=1, dp_replicate=1,
-// dp_shard=4, cp=1, tp=2, ep=1`).
+// dp_shard=4, cp=1, tp=2, ep=1` since 2025-12 (183a0d2e7); from 2024-04 (c22d1a8d) until then
+// as `Building 3-D device mesh with ['dp_shard', 'cp', 'tp'], [2, 2, 2]`, the dimensions above 1
+// only: OldTorchtitanMesh). Before 2024-10 (b19456a98, context parallelism) the divisor was
+// tp x pp (model_parallel_size), the same product.
 void ParseTorchtitanLine(std::string_view line, int64_t rank, ParsedLog* out) {
   double v = 0;
+  if (OldTorchtitanMesh(line, &v)) {
+    out->logged_non_data_parallel = v;
+    out->logged_mesh = true;
+    return;
+  }
   if (Has(line, "Building device mesh with parallelism")) {
     double pp = 1, cp = 1, tp = 1;
     NumberAfter(line, "pp=", &pp);

@@ -91,6 +91,39 @@ TEST(Corpus2FormatsTest, TorchtitanWithoutTheMeshReadsStepTimeFromTheLinesClock)
               1e-9);
 }
 
+// From 2024-04 to 2025-12 torchtitan printed its mesh as `Building N-D device mesh with [names],
+// [sizes]`, the dimensions above 1 only (parallel_dims.py build_mesh, pytorch/torchtitan@01f4e502);
+// pp x cp x tp of it divides the tokens of a step as the newer line's does.
+TEST(Corpus2FormatsTest, TorchtitanMeshLineOf2024And2025) {
+  const std::string log =
+      "[rank0]:[titan] 2026-05-20 03:18:12,856 - root - INFO - Building 2-D device mesh with "
+      "['dp_shard', 'tp'], [4, 2]\n" +
+      std::string(kRun230Steps);
+  auto c = CollectLogWithStepTimes("torchtitan", log, {});
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  const double tokens = 160.0 * 128 / 2;
+  EXPECT_NEAR(c->metrics.step_time_seconds, (tokens / 8750 + tokens / 8529 + tokens / 8884) / 3,
+              1e-9);
+  // cp and pp count too; dp_replicate and dp_shard do not; lists that do not pair are not a mesh.
+  const std::string cp_pp =
+      "[titan] 2025-03-01 10:00:00,000 - root - INFO - Building 4-D device mesh with ['pp', "
+      "'dp_replicate', 'cp', 'tp'], [2, 2, 2, 2]\n"
+      "[titan] 2025-03-01 10:00:01,000 - root - INFO - Trainer is initialized with local batch "
+      "size 8, global batch size 16, gradient accumulation steps 1, sequence length 1024\n"
+      "[titan] 2025-03-01 10:00:05,000 - root - INFO - step:  1  loss: 9.1  tps: 100\n"
+      "[titan] 2025-03-01 10:00:06,000 - root - INFO - step:  2  loss: 8.1  tps: 512\n";
+  auto m = CollectLogWithStepTimes("torchtitan", cp_pp, {});
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_NEAR(m->metrics.step_time_seconds, 8.0 * 1024 / 8 / 512, 1e-9);  // 2 s, not the clock's 1
+  const std::string unpaired =
+      "[titan] 2025-03-01 10:00:00,000 - root - INFO - Building 2-D device mesh with ['dp_shard', "
+      "'tp'], [8]\n" +
+      cp_pp.substr(cp_pp.find('\n') + 1);
+  auto u = CollectLogWithStepTimes("torchtitan", unpaired, {});
+  ASSERT_TRUE(u.ok()) << u.status().ToString();
+  EXPECT_NEAR(u->metrics.step_time_seconds, 1.0, 1e-9);  // no mesh read: the clock's
+}
+
 // A step time derived from tokens/s is the mean of the steps' times: one slow step (the
 // profiler's warm-up in the dev excerpt torchtitan-run219-profiler-slow-step8-ansi) counts with
 // its real duration, as the timestamps show, not as one tps among many.
