@@ -91,8 +91,12 @@ void ParseMegatronLine(std::string_view line, int64_t rank, ParsedLog* out) {
     s.tflops_per_device = v;
     s.tflops_counts_recompute = true;
   }
+  // Pai-Megatron-Patch (alibaba) adds ` tokens/sec/gpu: N |` (global batch x seq length /
+  // elapsed / world size) to Megatron-LM's line (its run scripts as quoted in DeepLink-org
+  // AIChipBenchmark llm/QwenVL/README.md, abfb98e).
   if (NumberAfter(line, "tokens per gpu per second (tgs)", &v) ||
-      NumberAfter(line, "tokens_per_gpu_per_second_tgs", &v)) {
+      NumberAfter(line, "tokens_per_gpu_per_second_tgs", &v) ||
+      NumberAfter(line, "tokens/sec/gpu", &v)) {
     s.tokens_per_second_per_device = v;
   }
   if (NumberAfter(line, "global batch size", &v) || NumberAfter(line, "global_batch_size", &v)) {
@@ -406,8 +410,14 @@ bool FindTqdm(std::string_view line, double* n, double* total, std::string_view*
 void ParseHfLine(std::string_view line, int64_t rank, ParsedLog* out) {
   double v = 0;
   RunSummary& sum = out->summary;
-  if (Has(line, "train_runtime") || Has(line, "train_samples_per_second") ||
-      Has(line, "train_steps_per_second") || Has(line, "train_tokens_per_second")) {
+  // Newer Trainers add `train_runtime` and `train_tokens_per_second` to every logging_steps dict
+  // too (the tokens seen by all ranks since the start over the runtime so far, with
+  // include_num_input_tokens_seen): not the end-of-run figures, which carry no 'loss'.
+  const bool per_log_dict = Has(line, "'loss'") || Has(line, "\"loss\"") ||
+                            Has(line, "'learning_rate'") || Has(line, "\"learning_rate\"");
+  if (!per_log_dict &&
+      (Has(line, "train_runtime") || Has(line, "train_samples_per_second") ||
+       Has(line, "train_steps_per_second") || Has(line, "train_tokens_per_second"))) {
     if (RuntimeAfter(line, "train_runtime", &v)) sum.runtime_seconds = v;
     if (NumberAfter(line, "train_samples_per_second'", &v) ||
         NumberAfter(line, "train_samples_per_second", &v)) {
@@ -474,6 +484,20 @@ bool ParseFrameworkLine(const std::string& collector, std::string_view line, int
   return true;
 }
 
+// NeMo's asynchronous checkpoint save (nemo/utils/callbacks/dist_ckpt_io.py,
+// NVIDIA/NeMo@00b7275): `Scheduled async checkpoint save for PATH` when its writer processes
+// start, and its finalize function's `Successfully saved checkpoint from iteration N to PATH`
+// (or Megatron-Bridge's `Async checkpoint save for step N ... finalized successfully`) once
+// AsyncFinalizerCallback, which polls it after every training batch, finds it done. The steps in
+// between run beside the writers, however many there are.
+void TrackAsyncSave(std::string_view line, ParsedLog* out) {
+  if (Has(line, "Scheduled async checkpoint save")) {
+    out->async_save_pending = true;
+  } else if (Has(line, "Successfully saved checkpoint") || Has(line, "finalized successfully")) {
+    out->async_save_pending = false;
+  }
+}
+
 bool ParseLine(const std::string& collector, std::string_view line, int64_t rank, ParsedLog* out) {
   const size_t before = out->samples.size();
   if (!ParseFrameworkLine(collector, line, rank, out)) return false;
@@ -481,6 +505,12 @@ bool ParseLine(const std::string& collector, std::string_view line, int64_t rank
     const int64_t last = out->samples.empty() ? -1 : out->samples.back().step;
     if (out->pauses.empty() || out->pauses.back() != last) out->pauses.push_back(last);
   }
+  if (out->async_save_pending) {
+    for (size_t i = before; i < out->samples.size(); ++i) {
+      out->steps_beside_async_save.push_back(out->samples[i].step);
+    }
+  }
+  TrackAsyncSave(line, out);
   return true;
 }
 

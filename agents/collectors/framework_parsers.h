@@ -49,6 +49,10 @@ struct ParsedLog {
   // right after such a pause run slow for reasons of their own (async checkpoint finalisation,
   // the data loader refilling).
   std::vector<int64_t> pauses;
+  // A NeMo asynchronous checkpoint save is running (framework_parsers.cc TrackAsyncSave), and the
+  // steps logged while one was: they are not judged by the step-time anomaly checks either.
+  bool async_save_pending = false;
+  std::vector<int64_t> steps_beside_async_save;
   // Samples waiting for the line that numbers them (Megatron-Bridge's rank-0 `Step Time` line).
   bool pending = false;
   StepSample pending_sample;

@@ -114,14 +114,16 @@ int64_t LastWarmupStep(const std::string& collector, const ParsedLog& parsed,
 
 // Steps within this many of a validation / evaluation / checkpoint line are not judged by the
 // step-time anomaly checks: their time carries the pause's aftermath (NeMo's async checkpoint
-// finalisation runs 2-4x slower steps for four or five steps).
+// finalisation runs 2-4x slower steps for four or five steps). Nor are the steps logged while a
+// NeMo asynchronous checkpoint save was still running, however many (ParsedLog).
 constexpr int64_t kStepsAfterPause = 5;
 
 bool AfterPause(const ParsedLog& parsed, int64_t step) {
   for (int64_t p : parsed.pauses) {
     if (step > p && step <= p + kStepsAfterPause) return true;
   }
-  return false;
+  return std::find(parsed.steps_beside_async_save.begin(), parsed.steps_beside_async_save.end(),
+                   step) != parsed.steps_beside_async_save.end();
 }
 
 // Seconds per step, or 1 / tokens per second: larger is slower, comparable within one log.
@@ -273,6 +275,16 @@ Result<CollectedMetrics> CollectSteps(const std::string& collector, const Parsed
   if (collector == "hf-trainer" && steady.back().series > 0 &&
       steady.back().step_time_seconds > 0) {
     out.metrics.step_time_seconds = steady.back().step_time_seconds;
+  }
+  // The Trainer prints tokens/s per device only in its end-of-run summary
+  // (include_tokens_per_second): a whole-run figure, start-up and evaluation included, read when
+  // the log prints no other.
+  if (collector == "hf-trainer" && out.metrics.tokens_per_second_per_device <= 0 &&
+      parsed.summary.tokens_per_second_per_device > 0) {
+    out.metrics.tokens_per_second_per_device = parsed.summary.tokens_per_second_per_device;
+    out.warnings.push_back(
+        "tokens/s per device is the Trainer's end-of-run train_tokens_per_second, an average "
+        "over the whole run (start-up and evaluation included)");
   }
   for (const auto& s : steps) {
     const double t = StepTimeOf(s, ctx);
