@@ -295,6 +295,18 @@ void ParseTorchtitanLine(std::string_view line, int64_t rank, ParsedLog* out) {
     out->logged_mesh = true;
     return;
   }
+  // Since 2026-08 (73aed7f6c, "fold batch dim") torchtitan budgets tokens, not sequences:
+  // `Trainer is initialized with 8192 tokens per DP rank, 65536 tokens per train step, gradient
+  // accumulation steps 2, maximum context length 8192, ...` (torchtitan/trainer.py): a rank's
+  // tokens of one accumulation step, times the steps.
+  if (Has(line, "tokens per DP rank")) {
+    double per_rank = 0, accum = 1;
+    NumberAfter(line, "gradient accumulation steps", &accum);
+    if (NumberAfter(line, "initialized with", &per_rank) && per_rank > 0) {
+      out->logged_tokens_per_device_step = per_rank * std::max(1.0, accum);
+    }
+    return;
+  }
   if (Has(line, "local batch size") && Has(line, "sequence length")) {
     double local = 0, seq = 0, accum = 1;
     NumberAfter(line, "gradient accumulation steps", &accum);

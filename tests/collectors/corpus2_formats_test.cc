@@ -124,6 +124,23 @@ TEST(Corpus2FormatsTest, TorchtitanMeshLineOf2024And2025) {
   EXPECT_NEAR(u->metrics.step_time_seconds, 1.0, 1e-9);  // no mesh read: the clock's
 }
 
+// torchtitan since 2026-08 (73aed7f6c) budgets tokens: its Trainer line gives a DP rank's tokens
+// of one accumulation step (torchtitan/trainer.py), the mesh line divides them as before.
+TEST(Corpus2FormatsTest, TorchtitanTokenBudgetTrainerLine) {
+  const std::string log =
+      "[titan] 2026-08-22 10:00:00,000 - root - INFO - Building device mesh with parallelism: "
+      "pp=1, dp_replicate=1, dp_shard=4, cp=1, tp=2, ep=1\n"
+      "[titan] 2026-08-22 10:00:01,000 - root - INFO - Trainer is initialized with 8192 tokens "
+      "per DP rank, 65536 tokens per train step, gradient accumulation steps 2, maximum context "
+      "length 8192, total steps 30 (warmup 2)\n"
+      "[titan] 2026-08-22 10:00:05,000 - root - INFO - step:  1  loss: 9.1  tps: 100\n"
+      "[titan] 2026-08-22 10:00:08,000 - root - INFO - step:  2  loss: 8.1  tps: 4,096\n";
+  auto c = CollectLogWithStepTimes("torchtitan", log, {});
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  // 8192 x 2 tokens of a rank over tp 2: 8192 per device at 4096 tps (the clock says 3 s).
+  EXPECT_NEAR(c->metrics.step_time_seconds, 2.0, 1e-9);
+}
+
 // A step time derived from tokens/s is the mean of the steps' times: one slow step (the
 // profiler's warm-up in the dev excerpt torchtitan-run219-profiler-slow-step8-ansi) counts with
 // its real duration, as the timestamps show, not as one tps among many.
