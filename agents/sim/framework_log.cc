@@ -1,6 +1,7 @@
 #include "agents/sim/framework_log.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <sstream>
@@ -62,7 +63,16 @@ std::string FormatUtc(double unix_seconds) {
   return buf;
 }
 
-std::string StartupLog(const Workload& w, const ParallelPlan& p, double unix_seconds) {
+std::string FormatAsctime(double unix_seconds) {
+  const double whole = std::floor(unix_seconds);
+  char ms[16];
+  std::snprintf(ms, sizeof(ms), ",%03d",
+                std::clamp(static_cast<int>((unix_seconds - whole) * 1000.0), 0, 999));
+  return FormatUtc(whole) + ms;
+}
+
+std::string StartupLog(const Workload& w, const ParallelPlan& p, double unix_seconds,
+                       int64_t total_steps) {
   std::ostringstream o;
   const ModelShape& m = w.model;
   if (w.IsTpu()) {
@@ -86,12 +96,23 @@ std::string StartupLog(const Workload& w, const ParallelPlan& p, double unix_sec
     return o.str();
   }
   if (!IsMegatron(w)) {
-    o << "[titan] " << FormatUtc(unix_seconds) << " - root - INFO - Starting job: " << m.name
-      << " training\n"
-      << "[titan] " << FormatUtc(unix_seconds) << " - root - INFO - Building 2-D device mesh "
-      << "with ['dp_shard', 'tp'], [" << p.dp << ", " << p.tp << "]\n"
-      << "[titan] " << FormatUtc(unix_seconds) << " - root - INFO - Model " << m.name
-      << " size: " << ThousandsSep(m.TotalParams()) << " total parameters\n";
+    // torchtitan v0.2.2 (the GPU sample's): torchtitan/train.py and
+    // distributed/parallel_dims.py at that tag.
+    const std::string at = "[titan] " + FormatAsctime(unix_seconds) + " - root - INFO - ";
+    const int64_t replicate = std::max<int64_t>(1, p.dp_replicate);
+    const int64_t shard = p.dp_shard > 0 ? p.dp_shard : std::max<int64_t>(1, p.dp / replicate);
+    const int64_t gbs = w.training.global_batch_size;
+    const int64_t per_step = std::max<int64_t>(1, p.mbs * p.dp);
+    o << at << "Starting job: " << m.name << " training\n"
+      << at << "Building device mesh with parallelism: pp=" << p.pp
+      << ", dp_replicate=" << replicate << ", dp_shard=" << shard << ", cp=" << p.cp
+      << ", tp=" << p.tp << ", ep=" << p.ep << ", etp=1\n"
+      << at << "Model " << m.name << " size: " << ThousandsSep(m.TotalParams())
+      << " total parameters\n"
+      << at << "Trainer is initialized with local batch size " << p.mbs << ", global batch size "
+      << gbs << ", gradient accumulation steps " << std::max<int64_t>(1, gbs / per_step)
+      << ", sequence length " << w.training.seq_length << ", total steps " << total_steps
+      << " (warmup " << std::min<int64_t>(total_steps, 200) << ")\n";
     return o.str();
   }
   o << "using world size: " << w.devices << ", data-parallel size: " << p.dp
@@ -142,8 +163,8 @@ std::string IterationLine(const Workload& w, const ParallelPlan& p, const Iterat
     std::snprintf(buf, sizeof(buf),
                   "[titan] %s - root - INFO - step: %lld  loss: %7.4f  memory: %5.2fGiB(%.2f%%)  "
                   "tps: %s  tflops: %.2f  mfu: %.2f%%\n",
-                  FormatUtc(s.unix_seconds).c_str(), static_cast<long long>(s.iteration), s.loss,
-                  s.memory_gib, 100.0 * s.memory_gib / s.capacity_gib,
+                  FormatAsctime(s.unix_seconds).c_str(), static_cast<long long>(s.iteration),
+                  s.loss, s.memory_gib, 100.0 * s.memory_gib / s.capacity_gib,
                   ThousandsSep(s.tokens_per_second).c_str(), s.model_tflops, 100.0 * s.mfu);
     return buf;
   }

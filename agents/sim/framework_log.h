@@ -17,9 +17,13 @@ namespace paratune::sim {
 
 // "2026-11-21 05:40:01" (UTC) for unix seconds.
 std::string FormatUtc(double unix_seconds);
+// Python logging's asctime, as torchtitan's logger prints it: "2026-11-21 05:40:01,250".
+std::string FormatAsctime(double unix_seconds);
 
-// Startup banner before training (arguments, model size, mesh).
-std::string StartupLog(const Workload& w, const ParallelPlan& p, double unix_seconds);
+// Startup banner before training (arguments, model size, mesh; torchtitan's Trainer line names
+// the run's `total_steps`).
+std::string StartupLog(const Workload& w, const ParallelPlan& p, double unix_seconds,
+                       int64_t total_steps);
 
 struct IterationStats {
   int64_t iteration = 0, total = 0;

@@ -293,7 +293,7 @@ SimTrialResult RunSimulatedTrial(const Workload& w, const Config& c, const SimOp
   uint64_t h = sim::HashCombine(opt.seed, sim::HashString(ConfigKey(PlanToConfig(w, p))));
   h = sim::HashCombine(h, static_cast<uint64_t>(attempt));
   Run r{w, p, real, opt, Rng(h), opt.start_unix_seconds, {}, {}};
-  r.result.log = sim::StartupLog(w, p, r.now);
+  r.result.log = sim::StartupLog(w, p, r.now, opt.train_iters);
   r.now += 45;  // initialization, model build, data loaders
   if (real.invalid) {
     r.result.exit_code = 1;
