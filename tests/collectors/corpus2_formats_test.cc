@@ -44,23 +44,30 @@ constexpr const char* kRun230Steps =
     "[rank0]:[titan] 2026-05-20 03:18:50,098 - root - INFO - step:  4  loss:  3.15759  "
     "grad_norm: 48.5000  memory: 100.35GiB(56.27%)  tps: 8,884  tflops: 748.55  mfu: 33.27%\n";
 
+// The run230 steps read with `mesh_line` in front, and their step time when a step is
+// 160 x 128 / 2 tokens per device (tp 2).
+CollectedMetrics ReadRun230With(const std::string& mesh_line) {
+  auto c = CollectLogWithStepTimes("torchtitan", mesh_line + kRun230Steps, {});
+  EXPECT_TRUE(c.ok()) << c.status().ToString();
+  return c.ok() ? *c : CollectedMetrics{};
+}
+double Run230StepTimeAtTp2() {
+  const double tokens = 160.0 * 128 / 2;
+  return (tokens / 8750 + tokens / 8529 + tokens / 8884) / 3;
+}
+
 // torchtitan divides a rank's tokens by the non-data-parallel size (cp x tp x pp) before printing
 // tps (components/metrics.py; distributed/parallel_dims.py prints the mesh), so with tp=2 one
 // step is local batch x seq / 2 tokens per device. Lines from the run.log of the dev excerpt
 // torchtitan-run230-tp2-fsdp4-logfreq1 (its L20, L40, L48-L50).
 TEST(Corpus2FormatsTest, TorchtitanTensorParallelDividesTheTokensOfAStep) {
-  const std::string log =
+  const CollectedMetrics c = ReadRun230With(
       "[rank0]:[titan] 2026-05-20 03:18:12,856 - root - INFO - Building device mesh with "
-      "parallelism: pp=1, dp_replicate=1, dp_shard=4, cp=1, tp=2, ep=1\n" +
-      std::string(kRun230Steps);
-  auto c = CollectLogWithStepTimes("torchtitan", log, {});
-  ASSERT_TRUE(c.ok()) << c.status().ToString();
-  const double tokens = 160.0 * 128 / 2;
-  EXPECT_NEAR(c->metrics.step_time_seconds, (tokens / 8750 + tokens / 8529 + tokens / 8884) / 3,
-              1e-9);
-  EXPECT_NEAR(c->metrics.tokens_per_second_per_device, (8750.0 + 8529 + 8884) / 3, 1e-9);
+      "parallelism: pp=1, dp_replicate=1, dp_shard=4, cp=1, tp=2, ep=1\n");
+  EXPECT_NEAR(c.metrics.step_time_seconds, Run230StepTimeAtTp2(), 1e-9);
+  EXPECT_NEAR(c.metrics.tokens_per_second_per_device, (8750.0 + 8529 + 8884) / 3, 1e-9);
   // The timestamps agree: 03:18:47.745 -> 03:18:50.098 is 2.353 s for two steps.
-  EXPECT_NEAR(c->metrics.step_time_seconds, 2.353 / 2, 0.02);
+  EXPECT_NEAR(c.metrics.step_time_seconds, 2.353 / 2, 0.02);
 }
 
 // The dev excerpt torchtitan-run230-tp2-fsdp4-logfreq1 itself: its mesh line (tp=2) is outside
@@ -95,15 +102,10 @@ TEST(Corpus2FormatsTest, TorchtitanWithoutTheMeshReadsStepTimeFromTheLinesClock)
 // [sizes]`, the dimensions above 1 only (parallel_dims.py build_mesh, pytorch/torchtitan@01f4e502);
 // pp x cp x tp of it divides the tokens of a step as the newer line's does.
 TEST(Corpus2FormatsTest, TorchtitanMeshLineOf2024And2025) {
-  const std::string log =
+  const CollectedMetrics c = ReadRun230With(
       "[rank0]:[titan] 2026-05-20 03:18:12,856 - root - INFO - Building 2-D device mesh with "
-      "['dp_shard', 'tp'], [4, 2]\n" +
-      std::string(kRun230Steps);
-  auto c = CollectLogWithStepTimes("torchtitan", log, {});
-  ASSERT_TRUE(c.ok()) << c.status().ToString();
-  const double tokens = 160.0 * 128 / 2;
-  EXPECT_NEAR(c->metrics.step_time_seconds, (tokens / 8750 + tokens / 8529 + tokens / 8884) / 3,
-              1e-9);
+      "['dp_shard', 'tp'], [4, 2]\n");
+  EXPECT_NEAR(c.metrics.step_time_seconds, Run230StepTimeAtTp2(), 1e-9);
   // cp and pp count too; dp_replicate and dp_shard do not; lists that do not pair are not a mesh.
   const std::string cp_pp =
       "[titan] 2025-03-01 10:00:00,000 - root - INFO - Building 4-D device mesh with ['pp', "

@@ -4,30 +4,21 @@
 // themselves, read from tests/collectors/corpus/dev (never from the held-out half).
 #include <gtest/gtest.h>
 
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "agents/collectors/metric_collector.h"
+#include "tests/collectors/corpus_dev.h"
 
 namespace paratune::collectors {
 namespace {
 
-std::string ReadDev(const std::string& name) {
-  const std::filesystem::path p =
-      std::filesystem::path(PARATUNE_SOURCE_DIR) / "tests/collectors/corpus/dev" / (name + ".log");
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using testing::ReadDevExcerpt;
 
 // What trainer.train() returns, as a notebook cell prints it (transformers trainer_utils.py
 // TrainOutput, a NamedTuple): its metrics dict is the final train dict, so the step time is
 // 1 / train_steps_per_second (dev excerpt hf-trainer-peft-qdora-trainoutput).
 TEST(Corpus3FormatsTest, HuggingFaceTrainOutputReprCarriesTheFinalTrainDict) {
-  const std::string log = ReadDev("hf-trainer-peft-qdora-trainoutput");
+  const std::string log = ReadDevExcerpt("hf-trainer-peft-qdora-trainoutput");
   ASSERT_NE(log.find("TrainOutput(global_step=10"), std::string::npos);
   auto c = CollectLogWithStepTimes("hf-trainer", log, {});
   ASSERT_TRUE(c.ok()) << c.status().ToString();
@@ -49,7 +40,7 @@ TEST(Corpus3FormatsTest, NeMo2StepLineWithoutAnIterationNumber) {
 // after): it is warm-up as well as step 1 (dev excerpt
 // torchtitan-cuda-graphable-moe-exp0-save-only-steps1-10).
 TEST(Corpus3FormatsTest, TorchtitanCudagraphCaptureStepIsWarmUp) {
-  const std::string log = ReadDev("torchtitan-cuda-graphable-moe-exp0-save-only-steps1-10");
+  const std::string log = ReadDevExcerpt("torchtitan-cuda-graphable-moe-exp0-save-only-steps1-10");
   auto c = CollectLogWithStepTimes("torchtitan", log, {});
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   const double steps3to10 =
@@ -63,7 +54,7 @@ TEST(Corpus3FormatsTest, TorchtitanCudagraphCaptureStepIsWarmUp) {
 // excerpt megatron-deepspeed-bigscience-2021-06-meg-ds-3d-64rank-mem-empty-timers).
 TEST(Corpus3FormatsTest, MegatronDeepSpeed2021EmptyTimersLinesAndRankMemoryLines) {
   const std::string log =
-      ReadDev("megatron-deepspeed-bigscience-2021-06-meg-ds-3d-64rank-mem-empty-timers");
+      ReadDevExcerpt("megatron-deepspeed-bigscience-2021-06-meg-ds-3d-64rank-mem-empty-timers");
   auto c = CollectLogWithStepTimes("megatron-lm", log, {});
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   const double ms2to12 = (141096.8 + 137138.4 + 138928.9 + 137805.9 + 139183.6 + 138604.6 +
@@ -80,7 +71,7 @@ TEST(Corpus3FormatsTest, MegatronDeepSpeed2021EmptyTimersLinesAndRankMemoryLines
 // time-limit cancellation).
 TEST(Corpus3FormatsTest, MegatronLm2021SkippedIterationsAfterTheFirstAreSteps) {
   const std::string log =
-      ReadDev("megatron-lm-bigscience-2021-05-gpt2-perf-n16-skipped-iters-time-limit");
+      ReadDevExcerpt("megatron-lm-bigscience-2021-05-gpt2-perf-n16-skipped-iters-time-limit");
   auto c = CollectLogWithStepTimes("megatron-lm", log, {});
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_NEAR(c->metrics.step_time_seconds, (123896.3 + 124362.2 + 122224.0) / 3 / 1000, 1e-6);

@@ -5,29 +5,20 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "agents/collectors/metric_collector.h"
+#include "tests/collectors/corpus_dev.h"
 
 namespace paratune::collectors {
 namespace {
 
-std::string ReadDev(const std::string& name) {
-  const std::filesystem::path p =
-      std::filesystem::path(PARATUNE_SOURCE_DIR) / "tests/collectors/corpus/dev" / (name + ".log");
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using testing::ReadDevExcerpt;
 
 // Pai-Megatron-Patch adds ` tokens/sec/gpu: N |` to Megatron-LM's iteration line (dev excerpt
 // megatron-lm-pai-patch-2025-10-qwen25vl-tokens-sec-gpu, iterations 480-482).
 TEST(Corpus4FormatsTest, PaiMegatronPatchTokensPerSecPerGpu) {
-  const std::string log = ReadDev("megatron-lm-pai-patch-2025-10-qwen25vl-tokens-sec-gpu");
+  const std::string log = ReadDevExcerpt("megatron-lm-pai-patch-2025-10-qwen25vl-tokens-sec-gpu");
   ASSERT_NE(log.find("tokens/sec/gpu: 11844.5"), std::string::npos);
   auto c = CollectLogWithStepTimes("megatron-lm", log, {});
   ASSERT_TRUE(c.ok()) << c.status().ToString();
@@ -41,7 +32,7 @@ TEST(Corpus4FormatsTest, PaiMegatronPatchTokensPerSecPerGpu) {
 // still running at step 55, and steps 50-55 take 0.62-0.69 s against 0.23-0.25 s before. Those
 // steps are not judged by the anomaly checks; they still count in the mean.
 TEST(Corpus4FormatsTest, StepsBesideANeMoAsyncCheckpointSaveAreNotJudged) {
-  const std::string log = ReadDev("nemo2-evo2-finetune-ckpt-val-between-steps");
+  const std::string log = ReadDevExcerpt("nemo2-evo2-finetune-ckpt-val-between-steps");
   ASSERT_NE(log.find("Scheduled async checkpoint save"), std::string::npos);
   ASSERT_EQ(log.find("Successfully saved checkpoint"), std::string::npos);
   auto c = CollectLogWithStepTimes("megatron-bridge", log, {});
@@ -74,7 +65,7 @@ TEST(Corpus4FormatsTest, StepsBesideANeMoAsyncCheckpointSaveAreNotJudged) {
 // logging dict, which is not per device (dev excerpt hf-trainer-ezpz-aurora-fsdp-tokens-metrics:
 // 78,016.894 in the last logging dict, 2,737.984 per device in the final one, 24 ranks).
 TEST(Corpus4FormatsTest, HuggingFaceTokensPerSecondComeFromTheFinalDictOnly) {
-  const std::string log = ReadDev("hf-trainer-ezpz-aurora-fsdp-tokens-metrics");
+  const std::string log = ReadDevExcerpt("hf-trainer-ezpz-aurora-fsdp-tokens-metrics");
   auto c = CollectLogWithStepTimes("hf-trainer", log, {});
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_NEAR(c->metrics.tokens_per_second_per_device, 2737.984, 1e-6);
