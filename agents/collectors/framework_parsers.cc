@@ -283,7 +283,6 @@ void ParseTorchtitanLine(std::string_view line, int64_t rank, ParsedLog* out) {
   double v = 0;
   if (OldTorchtitanMesh(line, &v)) {
     out->logged_non_data_parallel = v;
-    out->logged_mesh = true;
     return;
   }
   if (Has(line, "Building device mesh with parallelism")) {
@@ -292,7 +291,6 @@ void ParseTorchtitanLine(std::string_view line, int64_t rank, ParsedLog* out) {
     NumberAfter(line, " cp=", &cp);
     NumberAfter(line, " tp=", &tp);
     out->logged_non_data_parallel = std::max(1.0, pp) * std::max(1.0, cp) * std::max(1.0, tp);
-    out->logged_mesh = true;
     return;
   }
   // Since 2026-08 (73aed7f6c, "fold batch dim") torchtitan budgets tokens, not sequences:
@@ -504,6 +502,10 @@ bool ParseFrameworkLine(const std::string& collector, std::string_view line, int
 // between run beside the writers, however many there are.
 void TrackAsyncSave(std::string_view line, ParsedLog* out) {
   if (Has(line, "Scheduled async checkpoint save")) {
+    if (!out->async_save_pending) {
+      out->async_save_steps.emplace_back(std::numeric_limits<int64_t>::max(),
+                                         std::numeric_limits<int64_t>::min());
+    }
     out->async_save_pending = true;
   } else if (Has(line, "Successfully saved checkpoint") || Has(line, "finalized successfully")) {
     out->async_save_pending = false;
@@ -518,8 +520,10 @@ bool ParseLine(const std::string& collector, std::string_view line, int64_t rank
     if (out->pauses.empty() || out->pauses.back() != last) out->pauses.push_back(last);
   }
   if (out->async_save_pending) {
+    auto& [first, last] = out->async_save_steps.back();
     for (size_t i = before; i < out->samples.size(); ++i) {
-      out->steps_beside_async_save.push_back(out->samples[i].step);
+      first = std::min(first, out->samples[i].step);
+      last = std::max(last, out->samples[i].step);
     }
   }
   TrackAsyncSave(line, out);

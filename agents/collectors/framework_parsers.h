@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "agents/collectors/metric_collector.h"
@@ -42,17 +43,18 @@ struct ParsedLog {
   double logged_tokens_per_device_step = 0;
   // torchtitan's non-data-parallel size (`Building device mesh with parallelism: pp=P, ...,
   // cp=C, tp=T, ...`: P x C x T): its tps divides a rank's tokens by it, so one step is
-  // logged_tokens_per_device_step / this many tokens per device at the printed tps.
-  double logged_non_data_parallel = 1;
-  bool logged_mesh = false;  // the mesh line was read (logged_non_data_parallel is the log's)
+  // logged_tokens_per_device_step / this many tokens per device at the printed tps; 0: the log
+  // printed no mesh line.
+  double logged_non_data_parallel = 0;
   // The last step number read before each validation / evaluation / checkpoint line: the steps
   // right after such a pause run slow for reasons of their own (async checkpoint finalisation,
   // the data loader refilling).
   std::vector<int64_t> pauses;
-  // A NeMo asynchronous checkpoint save is running (framework_parsers.cc TrackAsyncSave), and the
-  // steps logged while one was: they are not judged by the step-time anomaly checks either.
+  // NeMo asynchronous checkpoint saves (framework_parsers.cc TrackAsyncSave): whether one is
+  // running, and per save the first and last step number logged while it ran (first > last: none
+  // yet). Those steps are not judged by the step-time anomaly checks either.
   bool async_save_pending = false;
-  std::vector<int64_t> steps_beside_async_save;
+  std::vector<std::pair<int64_t, int64_t>> async_save_steps;
   // Samples waiting for the line that numbers them (Megatron-Bridge's rank-0 `Step Time` line).
   bool pending = false;
   StepSample pending_sample;

@@ -122,8 +122,10 @@ bool AfterPause(const ParsedLog& parsed, int64_t step) {
   for (int64_t p : parsed.pauses) {
     if (step > p && step <= p + kStepsAfterPause) return true;
   }
-  return std::find(parsed.steps_beside_async_save.begin(), parsed.steps_beside_async_save.end(),
-                   step) != parsed.steps_beside_async_save.end();
+  for (const auto& [first, last] : parsed.async_save_steps) {
+    if (step >= first && step <= last) return true;
+  }
+  return false;
 }
 
 // Seconds per step, or 1 / tokens per second: larger is slower, comparable within one log.
@@ -194,16 +196,20 @@ std::optional<StepSample> SummarySample(const ParsedLog& parsed, const Collector
   return out;
 }
 
+// Whether the context gives a step's tokens per device (global batch x sequence / devices).
+bool HasBatchShape(const CollectorContext& ctx) {
+  return ctx.seq_length > 0 && ctx.devices > 0 && ctx.global_batch_size > 0;
+}
+
 // The campaign's context, completed from the batch shape the log prints when the campaign
 // does not say it (a log read without a campaign: `paratune collect` with a bare campaign).
 CollectorContext WithLoggedShape(const CollectorContext& campaign, const ParsedLog& parsed) {
   CollectorContext ctx = campaign;
-  const bool shape = ctx.seq_length > 0 && ctx.devices > 0 && ctx.global_batch_size > 0;
-  if (!shape && parsed.logged_tokens_per_device_step > 0) {
+  if (!HasBatchShape(ctx) && parsed.logged_tokens_per_device_step > 0) {
     ctx.seq_length = 1;
     ctx.devices = 1;
-    ctx.global_batch_size = static_cast<int64_t>(
-        std::llround(parsed.logged_tokens_per_device_step / parsed.logged_non_data_parallel));
+    ctx.global_batch_size = static_cast<int64_t>(std::llround(
+        parsed.logged_tokens_per_device_step / std::max(1.0, parsed.logged_non_data_parallel)));
   }
   return ctx;
 }
@@ -235,9 +241,8 @@ Result<CollectedMetrics> CollectSteps(const std::string& collector, const Parsed
   CollectedMetrics out;
   out.steps.other_lines = parsed.other_lines;
   std::vector<StepSample> steps = OnePerStep(parsed.samples, &out.steps);
-  const bool campaign_shape =
-      campaign.seq_length > 0 && campaign.devices > 0 && campaign.global_batch_size > 0;
-  if (collector == "torchtitan" && !campaign_shape && !parsed.logged_mesh) {
+  if (collector == "torchtitan" && !HasBatchShape(campaign) &&
+      parsed.logged_non_data_parallel <= 0) {
     StepTimesFromTimestamps(&steps);
   }
   if (steps.empty()) {
