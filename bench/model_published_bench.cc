@@ -1,11 +1,12 @@
 // Generalization of the performance and memory model (issue 36): per source and framework
 // profile, mean |error| of throughput and of peak memory and the count of published
-// configurations called "does-not-fit", with intervals learned from every source ("all") and
-// leave-one-source-out ("LOSO": the intervals, the only thing fitted to these data, learned
-// without the source, then measured on it). Data: tests/model/data (published/tables.yaml, a
-// copy of ../shared/measurements/published/tables.yaml; h100-hf; SC'21 and MaxText campaign
-// files). Prints the "Model generalization" section of bench/RESULTS.md, and the learned bands
-// as agents/model/interval.cc's DefaultIntervals() holds them.
+// configurations called "does-not-fit", with the model as the agents use it ("all") and
+// leave-one-source-out ("LOSO": what is fitted to these data, the intervals and the torchtitan
+// profile's kernel factor, refitted without the source, then measured on it). Data:
+// tests/model/data (published/tables.yaml, a copy of ../shared/measurements/published/
+// tables.yaml; h100-hf; SC'21 and MaxText campaign files). Prints the "Model generalization"
+// section of bench/RESULTS.md, the factor as ModelConstants holds it and the learned bands as
+// agents/model/interval.cc's DefaultIntervals() holds them.
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "agents/model/interval.h"
+#include "agents/model/perf_model.h"
 #include "base/strings.h"
 #include "testing/eval/published_tables.h"
 
@@ -53,14 +55,24 @@ struct Tally {
   std::string Mem() const { return mem_n ? Fixed(mem_sum / mem_n, 1) + "%" : "-"; }
 };
 
-std::vector<Residual> Without(const std::vector<PublishedRow>& rows,
-                              const std::vector<std::vector<Residual>>& res, const std::string& s) {
-  std::vector<Residual> out;
-  for (size_t i = 0; i < rows.size(); ++i) {
-    if (rows[i].source == s) continue;
-    out.insert(out.end(), res[i].begin(), res[i].end());
+// The model fitted without source `s` ("" for every source): the torchtitan kernel factor
+// refitted, then the bands learned from the residuals of the other sources' rows under it.
+struct Fitted {
+  ModelConstants constants;
+  IntervalTable bands;
+};
+
+Fitted FitWithout(const std::vector<PublishedRow>& rows, const std::string& s) {
+  Fitted f{ModelConstants::Defaults(), {}};
+  f.constants.torchtitan_kernel_factor = FitTorchtitanKernelFactor(rows, s);
+  std::vector<Residual> res;
+  for (const auto& r : rows) {
+    if (r.source == s) continue;
+    auto one = ResidualsOf(r, EstimatePublishedRow(r, IntervalTable{}, nullptr, f.constants));
+    res.insert(res.end(), one.begin(), one.end());
   }
-  return out;
+  f.bands = FitIntervals(res);
+  return f;
 }
 
 void PrintBands(const IntervalTable& t) {
@@ -101,21 +113,22 @@ int main() {
     return 1;
   }
   const std::vector<PublishedRow>& rows = *loaded;
-  // Pass 1: default bands everywhere; residuals of every row.
-  std::vector<std::vector<Residual>> res;
-  std::vector<Residual> every;
   std::vector<std::string> sources;
   for (const auto& r : rows) {
-    res.push_back(ResidualsOf(r, EstimatePublishedRow(r, IntervalTable{}, nullptr)));
-    every.insert(every.end(), res.back().begin(), res.back().end());
     if (sources.empty() || sources.back() != r.source) sources.push_back(r.source);
   }
-  const IntervalTable all = FitIntervals(every);
+  // "all": the model as the agents use it (ModelConstants::Defaults(), DefaultIntervals()),
+  // next to what every source refits to.
+  const Fitted all = FitWithout(rows, "");
+  const ModelConstants& used_k = ModelConstants::Defaults();
   std::map<std::string, Tally> t_all, t_loso, p_all;
+  std::map<std::string, double> factor_loso;
   std::printf(
       "## Model generalization (model_published_bench)\n\n"
-      "Cold model; intervals learned from the model's residuals (all sources, or leave-one-"
-      "source-out); a configuration whose recomputation the source does not state is estimated "
+      "Intervals learned from the model's residuals and the torchtitan profile's kernel factor "
+      "fitted on that profile's rows (all sources, or leave-one-source-out: both refitted without "
+      "the source, then measured on it); every other constant as calibrated on SC'21, MaxText and "
+      "h100-hf. A configuration whose recomputation the source does not state is estimated "
       "with the first of none, selective, full that is not does-not-fit. Throughput: tokens/s/GPU, "
       "model TFLOP/s (NeMo long-sequence), hardware TFLOP/s (SC'21), MFU (MaxText), step time "
       "(h100-hf). Memory: torchtitan/AutoModel peak reserved, h100-hf allocated.\n\n"
@@ -123,12 +136,13 @@ int main() {
       "predicted | peak / capacity | recompute | verdict (all) | verdict (LOSO) |\n"
       "|---|---|---|---|---|---|---|---|---|---|\n");
   for (const auto& s : sources) {
-    const IntervalTable loso = FitIntervals(Without(rows, res, s));
+    const Fitted loso = FitWithout(rows, s);
+    factor_loso[s] = loso.constants.torchtitan_kernel_factor;
     for (const auto& r : rows) {
       if (r.source != s) continue;
       Config used;
-      const Estimate ea = EstimatePublishedRow(r, all, &used);
-      const Estimate el = EstimatePublishedRow(r, loso, nullptr);
+      const Estimate ea = EstimatePublishedRow(r, all.bands, &used, used_k);
+      const Estimate el = EstimatePublishedRow(r, loso.bands, nullptr, loso.constants);
       t_all[s].Add(r, ea);
       t_loso[s].Add(r, el);
       p_all[IntervalProfile(r.workload)].Add(r, ea);
@@ -159,7 +173,13 @@ int main() {
     std::printf("| %s | %d (%d) | %s | %.1f%% | %s | %.1f%% |\n", p.c_str(), a.rows, a.modeled,
                 a.Tput().c_str(), a.tput_max, a.Mem().c_str(), a.mem_max);
   }
-  PrintBands(all);
+  std::printf(
+      "\ntorchtitan kernel factor (ModelConstants::torchtitan_kernel_factor): %.3f used, %.3f "
+      "refitted on every source; leave-one-source-out:",
+      used_k.torchtitan_kernel_factor, all.constants.torchtitan_kernel_factor);
+  for (const auto& s : sources) std::printf(" %s %.3f;", s.c_str(), factor_loso[s]);
+  std::printf("\n");
+  PrintBands(all.bands);
   std::printf(
       "\nTargets (LOSO): throughput mean abs error <= 15%% for every source: %s; peak memory <= "
       "15%% where measured: %s; published configurations called does-not-fit: %d (target 0).\n",

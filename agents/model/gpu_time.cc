@@ -100,6 +100,19 @@ struct LayerCost {
   double tp = 0, cp = 0, ep = 0;   // per collective round trip, see below
 };
 
+// The stack's matmul rate against the fused Megatron-LM / Transformer Engine stack the GEMM
+// constants were fitted on (docs/model.md, "Framework profiles").
+double StackKernelFactor(const Workload& w, const ModelConstants& k) {
+  switch (ProfileOf(w)) {
+    case Profile::kTransformers:
+      return k.transformers_gemm_factor;
+    case Profile::kTorchtitan:
+      return k.torchtitan_kernel_factor;
+    default:
+      return 1.0;
+  }
+}
+
 LayerCost CostOfLayer(const Workload& w, const ParallelPlan& p, const Calibration& cal,
                       const ModelConstants& k, const Bandwidths& bw, bool moe) {
   const ModelShape& m = w.model;
@@ -114,7 +127,7 @@ LayerCost CostOfLayer(const Workload& w, const ParallelPlan& p, const Calibratio
   // GEMM of that efficiency reaches in the run's precision.
   auto efficiency = [&](double rows, double width) {
     return GemmEfficiency(k, rows, width) * cal.compute_efficiency * w.accel->kernel_efficiency *
-           (eager ? k.transformers_gemm_factor : 1.0);
+           StackKernelFactor(w, k);
   };
   auto rate_at = [&](double e) {
     return fp8 ? w.accel->fp8_tflops * 1e12 * e * k.fp8_gemm_factor : peak16 * e;
@@ -291,7 +304,7 @@ MicroTime StageMicroTime(const Workload& w, const ParallelPlan& p, const Calibra
     const bool eager = ProfileOf(w) == Profile::kTransformers;
     const double eff = GemmEfficiency(k, tokens, static_cast<double>(m.hidden_size) / tp) *
                        cal.compute_efficiency * w.accel->kernel_efficiency *
-                       (eager ? k.transformers_gemm_factor : 1.0);
+                       StackKernelFactor(w, k);
     const double logits = 2.0 * tokens * v * static_cast<double>(m.hidden_size) / tp /
                           (w.accel->bf16_tflops * 1e12 * eff);
     const double ce_bytes =

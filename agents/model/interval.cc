@@ -95,7 +95,7 @@ const IntervalTable& DefaultIntervals() {
   static const IntervalTable kTable = {
       {"maxtext", {{-0.091, 0.108, 8}, {-0.223, 0.223, 0}}},
       {"megatron", {{-0.167, 0.089, 31}, {-0.223, 0.223, 0}}},
-      {"torchtitan", {{-0.030, 0.355, 14}, {-0.030, 0.098, 10}}},
+      {"torchtitan", {{-0.156, 0.185, 14}, {-0.030, 0.098, 10}}},
       {"transformers", {{-0.109, 0.077, 9}, {-0.030, 0.030, 9}}},
   };
   return kTable;

@@ -59,6 +59,11 @@ struct ModelConstants {
   double transformers_host_overlap_norm = 3;        // micro time = (gpu^n + host^n)^(1/n)
   double transformers_overhead_gib = 0.15;          // cuBLAS workspaces, small buffers (allocated)
   double cuda_context_gib = 0.5;                    // CUDA context: outside torch's allocator
+  // torchtitan profile (PyTorch FSDP2 stacks: torchtitan, NeMo AutoModel): the matmul and
+  // attention rate against the fused stack the GEMM constants were fitted on, fitted on the
+  // published rows of that profile (docs/model.md, "Framework profiles"; refit by
+  // bench/model_published_bench.cc, checked by tests/model/interval_test.cc).
+  double torchtitan_kernel_factor = 0.833;
 
   static const ModelConstants& Defaults();
 };

@@ -215,13 +215,13 @@ Result<std::vector<PublishedRow>> LoadPublishedTables(const std::string& path) {
   return out;
 }
 
-Estimate EstimatePublishedRow(const PublishedRow& row, const IntervalTable& intervals,
-                              Config* used) {
+Estimate EstimatePublishedRow(const PublishedRow& row, const IntervalTable& intervals, Config* used,
+                              const ModelConstants& k) {
   Config c = row.config;
   Estimate e;
   for (const char* recompute : {"none", "selective", "full"}) {
     if (!row.recompute_stated) c["recompute"] = ParamValue::Enum(recompute);
-    e = EstimatePlan(row.workload, PlanFromConfig(row.workload, c), {}, ModelConstants::Defaults());
+    e = EstimatePlan(row.workload, PlanFromConfig(row.workload, c), {}, k);
     ApplyInterval(intervals, row.workload, &e);
     if (row.recompute_stated || e.verdict != "does-not-fit") break;
   }
@@ -265,6 +265,42 @@ std::vector<Residual> ResidualsOf(const PublishedRow& row, const Estimate& e) {
     out.push_back({profile, true, std::log(row.memory_gib / e.peak_memory_gib)});
   }
   return out;
+}
+
+double FitTorchtitanKernelFactor(const std::vector<PublishedRow>& rows,
+                                 const std::string& without_source) {
+  std::vector<const PublishedRow*> fit;
+  for (const auto& r : rows) {
+    if (r.source == without_source || !r.not_modeled.empty() || !r.ran || r.measured <= 0 ||
+        IntervalProfile(r.workload) != "torchtitan") {
+      continue;
+    }
+    fit.push_back(&r);
+  }
+  if (fit.empty()) return 1.0;
+  // The mean step-time residual log(measured / predicted) rises with the factor (faster
+  // kernels, shorter predicted steps): bisect on it.
+  auto mean_residual = [&](double factor) {
+    ModelConstants k = ModelConstants::Defaults();
+    k.torchtitan_kernel_factor = factor;
+    double sum = 0;
+    int n = 0;
+    for (const PublishedRow* r : fit) {
+      for (const Residual& x :
+           ResidualsOf(*r, EstimatePublishedRow(*r, IntervalTable{}, nullptr, k))) {
+        if (x.memory) continue;
+        sum += x.log_ratio;
+        ++n;
+      }
+    }
+    return n ? sum / n : 0.0;
+  };
+  double lo = 0.3, hi = 2.0;
+  for (int i = 0; i < 40; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (mean_residual(mid) > 0 ? hi : lo) = mid;
+  }
+  return 0.5 * (lo + hi);
 }
 
 }  // namespace paratune

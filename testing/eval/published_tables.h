@@ -13,6 +13,7 @@
 #include "agents/core/config.h"
 #include "agents/core/results.h"
 #include "agents/model/interval.h"
+#include "agents/model/perf_model.h"
 #include "agents/model/workload.h"
 #include "base/status.h"
 
@@ -61,8 +62,15 @@ double ThroughputError(const PublishedRow& row, const Estimate& e);
 
 // The row's estimate under `intervals` (see recompute_stated); `used` gets the configuration
 // estimated.
-Estimate EstimatePublishedRow(const PublishedRow& row, const IntervalTable& intervals,
-                              Config* used);
+Estimate EstimatePublishedRow(const PublishedRow& row, const IntervalTable& intervals, Config* used,
+                              const ModelConstants& k = ModelConstants::Defaults());
+
+// The torchtitan profile's kernel factor (ModelConstants::torchtitan_kernel_factor) that the
+// rows of `rows` under that profile give, leaving out the rows of `without_source` ("" keeps
+// every row): the factor at which the mean step-time residual of the rows that ran is 0 (the
+// geometric mean of measured / predicted). 1.0 when no such row is left.
+double FitTorchtitanKernelFactor(const std::vector<PublishedRow>& rows,
+                                 const std::string& without_source = "");
 
 // The residuals of the row's measured metrics against `e` (step time from throughput, and
 // memory), under the row's interval profile.

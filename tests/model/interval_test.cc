@@ -122,6 +122,62 @@ TEST(IntervalTest, DefaultBandsAreTheOnesTheFitDataGive) {
   }
 }
 
+TEST(IntervalTest, TorchtitanKernelFactorIsTheOneTheFitDataGive) {
+  auto rows = LoadFitData(kData);
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  EXPECT_NEAR(ModelConstants::Defaults().torchtitan_kernel_factor, FitTorchtitanKernelFactor(*rows),
+              0.0015)
+      << "rerun bench/model_published_bench";
+  // Each of the profile's two sources alone gives about the same factor (both stacks are PyTorch
+  // FSDP2 with their own kernels); without either, the other decides it.
+  const double without_torchtitan = FitTorchtitanKernelFactor(*rows, "torchtitan_llama3_h100");
+  const double without_automodel = FitTorchtitanKernelFactor(*rows, "nemo_automodel_h100_bf16");
+  EXPECT_LT(std::fabs(without_torchtitan - without_automodel), 0.05);
+  EXPECT_LT(without_torchtitan, 0.95);
+  EXPECT_DOUBLE_EQ(FitTorchtitanKernelFactor({}), 1.0);
+}
+
+TEST(IntervalTest, TorchtitanKernelFactorScalesOnlyThatProfile) {
+  ModelConstants slow = ModelConstants::Defaults();
+  slow.torchtitan_kernel_factor *= 0.5;
+  for (const char* framework : {"torchtitan", "megatron-lm"}) {
+    SCOPED_TRACE(framework);
+    auto w = testing::ProfileWorkload(framework);
+    const ParallelPlan p = PlanFromConfig(w, {{"mbs", ParamValue::Int(1)}});
+    const Estimate a = EstimatePlan(w, p, {}, ModelConstants::Defaults());
+    const Estimate b = EstimatePlan(w, p, {}, slow);
+    if (std::string(framework) == "torchtitan") {
+      EXPECT_GT(b.time.compute, 1.5 * a.time.compute);
+    } else {
+      EXPECT_DOUBLE_EQ(b.step_time_seconds, a.step_time_seconds);
+    }
+    EXPECT_DOUBLE_EQ(b.peak_memory_gib, a.peak_memory_gib);
+  }
+}
+
+// Leave-one-source-out: the factor refitted without the source, measured on it.
+double LosoMeanAbsThroughputError(const std::string& source) {
+  auto rows = LoadFitData(kData);
+  EXPECT_TRUE(rows.ok());
+  if (!rows.ok()) return 1.0;
+  ModelConstants k = ModelConstants::Defaults();
+  k.torchtitan_kernel_factor = FitTorchtitanKernelFactor(*rows, source);
+  double sum = 0;
+  int n = 0;
+  for (const auto& r : *rows) {
+    if (r.source != source || !r.not_modeled.empty()) continue;
+    sum += std::fabs(ThroughputError(r, EstimatePublishedRow(r, DefaultIntervals(), nullptr, k)));
+    ++n;
+  }
+  EXPECT_GT(n, 0) << source;
+  return n ? sum / n : 1.0;
+}
+
+TEST(IntervalTest, Fsdp2SourcesHoldTheGeneralizationTargetLeftOut) {
+  EXPECT_LT(LosoMeanAbsThroughputError("torchtitan_llama3_h100"), 0.15);
+  EXPECT_LT(LosoMeanAbsThroughputError("nemo_automodel_h100_bf16"), 0.15);
+}
+
 TEST(IntervalTest, BadTableNamesTheField) {
   auto rows = LoadPublishedTables(kData + "/no-such-file.yaml");
   EXPECT_FALSE(rows.ok());
