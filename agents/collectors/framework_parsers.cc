@@ -75,6 +75,21 @@ void ParseMegatronLine(std::string_view line, int64_t rank, ParsedLog* out) {
     return;
   }
   if (ParseMegatronMemory(line, out)) return;
+  // The Megatron-LM v1.1.5 forks of DeepSpeedExamples (and BigScience's Megatron-DeepSpeed of
+  // 2021) print `Effective Tera Flops per GPU: 41.94 and total parameters 52.005 B` on a line of
+  // its own after each iteration's (`flops_calculator` in megatron/utils.py: parameters x batch x
+  // seq x 2 x 4 FLOPs, the 4 counting the recomputed forward): that iteration's TFLOP/s.
+  if (NumberAfter(line, "Effective Tera Flops per GPU", &v)) {
+    for (auto it = out->samples.rbegin(); it != out->samples.rend(); ++it) {
+      if (it->rank != rank) continue;
+      if (it->tflops_per_device <= 0) {
+        it->tflops_per_device = v;
+        it->tflops_counts_recompute = true;
+      }
+      break;
+    }
+    return;
+  }
   StepSample s;
   if (NumberAfter(line, "elapsed time per iteration (ms)", &v) ||
       NumberAfter(line, "elapsed_time_per_iteration_ms", &v)) {
@@ -175,7 +190,15 @@ void ParseMaxTextLine(std::string_view line, int64_t rank, ParsedLog* out) {
     ++out->other_lines;
     return;
   }
-  if (!NumberAfter(line, "completed step", &v)) {
+  bool step_line = NumberAfter(line, "completed step", &v);
+  // The same line quoted without its first word (tpu-recipes' GPT3-175B fp8 README, 48e590c6:
+  // `step: 100, seconds: 14.245, TFLOP/s/device: ...`): the fields after it are MaxText's own.
+  const size_t start = line.find_first_not_of(' ');
+  if (!step_line && start != std::string_view::npos && line.substr(start).rfind("step:", 0) == 0 &&
+      Has(line, ", seconds:") && Has(line, "TFLOP/s")) {
+    step_line = NumberAfter(line, "step", &v);
+  }
+  if (!step_line) {
     if (Has(line, "eval metrics after step")) ++out->other_lines;
     return;
   }

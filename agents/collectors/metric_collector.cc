@@ -146,6 +146,46 @@ bool StillWarmingUp(const std::vector<StepSample>& steady) {
   return median > 0 && Slowness(steady.front()) > 1.1 * median;
 }
 
+// MaxText times a step on the host between two dispatches (JAX's asynchronous dispatch), so the
+// dispatch artefact, a step far shorter than the rest, is not always step 1: in its docs' 10-step
+// run step 1 took 0.323 s, step 2 1.022 s, step 3 0.699 s, then 1.011-1.012 s
+// (getting_started/Understanding_Logs_and_Metrics.md at e23ae165). Of its first three steady
+// steps, those up to the last one more than 10% shorter than the median of the steps after them
+// are warm-up too, when three steady steps remain (a slow one alone is a real step). Returns how
+// many to drop.
+size_t MaxTextSettlingSteps(const std::vector<StepSample>& steady) {
+  constexpr size_t kFirst = 3;
+  if (steady.size() < kFirst + 3) return 0;
+  std::vector<double> later;
+  for (size_t i = kFirst; i < steady.size(); ++i) later.push_back(Slowness(steady[i]));
+  std::sort(later.begin(), later.end());
+  const double median = later[later.size() / 2];
+  if (median <= 0) return 0;
+  size_t drop = 0;
+  for (size_t i = 0; i < kFirst; ++i) {
+    if (Slowness(steady[i]) < 0.9 * median) drop = i + 1;
+  }
+  return drop;
+}
+
+// NeMo's train_step_timing can print a step far too long followed by a negative one (a timer
+// read across two steps: 13.75 s then -12.71 s where the steps around run 0.45-0.54 s, a committed
+// NeMo 24.09 log): the two together took their sum. Such a pair is taken as two steps of half the
+// sum each (dropped when the sum is not positive); per rank, in log order.
+std::vector<StepSample> WithNegativeTimesMerged(std::vector<StepSample> samples) {
+  for (size_t i = 0; i < samples.size(); ++i) {
+    if (samples[i].step_time_seconds >= 0) continue;
+    for (size_t j = i; j-- > 0;) {
+      if (samples[j].rank != samples[i].rank) continue;
+      const double sum = samples[j].step_time_seconds + samples[i].step_time_seconds;
+      samples[j].step_time_seconds = samples[i].step_time_seconds = sum > 0 ? sum / 2 : 0;
+      break;
+    }
+    if (samples[i].step_time_seconds < 0) samples[i].step_time_seconds = 0;
+  }
+  return samples;
+}
+
 // The time of a sample (logged, or from tokens/s and the batch shape); 0 when unknown.
 double StepTimeOf(const StepSample& s, const CollectorContext& ctx) {
   double t = s.step_time_seconds;
@@ -240,7 +280,7 @@ Result<CollectedMetrics> CollectSteps(const std::string& collector, const Parsed
   const CollectorContext ctx = WithLoggedShape(campaign, parsed);
   CollectedMetrics out;
   out.steps.other_lines = parsed.other_lines;
-  std::vector<StepSample> steps = OnePerStep(parsed.samples, &out.steps);
+  std::vector<StepSample> steps = OnePerStep(WithNegativeTimesMerged(parsed.samples), &out.steps);
   if (collector == "torchtitan" && !HasBatchShape(campaign) &&
       parsed.logged_non_data_parallel <= 0) {
     StepTimesFromTimestamps(&steps);
@@ -264,6 +304,11 @@ Result<CollectedMetrics> CollectSteps(const std::string& collector, const Parsed
   if (previous != std::numeric_limits<int64_t>::min() && StillWarmingUp(steady)) {
     last_warmup = steady.front().step;
     steady.erase(steady.begin());
+  } else if (previous != std::numeric_limits<int64_t>::min() && collector == "maxtext") {
+    if (const size_t drop = MaxTextSettlingSteps(steady); drop > 0) {
+      last_warmup = steady[drop - 1].step;
+      steady.erase(steady.begin(), steady.begin() + static_cast<std::ptrdiff_t>(drop));
+    }
   }
   if (steady.empty()) {
     // A log of warm-up only still says something: its last step, marked as such.
