@@ -65,6 +65,17 @@ std::vector<StepSample> OnePerStep(const std::vector<StepSample>& samples, StepC
     }
     if (!s.numbered) s.step = ++unnumbered;
     std::vector<StepSample>& group = by_step[s.step];
+    // A progress bar redrawn at the same step (tqdm's closing redraw after the Trainer's final
+    // dict, `1689/1689 [05:06<00:00, 5.50it/s]` after `5.99it/s`) replaces that rank's earlier
+    // drawing: the bar's latest figure, not a second rank's.
+    if (s.series > 0) {
+      auto same_rank = std::find_if(group.begin(), group.end(),
+                                    [&s](const StepSample& g) { return g.rank == s.rank; });
+      if (same_rank != group.end()) {
+        *same_rank = s;
+        continue;
+      }
+    }
     if (!group.empty()) ++counts->duplicate_rank_lines;
     group.push_back(s);
   }
