@@ -186,6 +186,11 @@ void ParseMaxTextLine(std::string_view line, int64_t rank, ParsedLog* out) {
     AddMemory(0, v, &out->memory);
     return;
   }
+  if (Has(line, "Profiler session started") || Has(line, "Profiler session tear down")) {
+    out->profiler_session = true;
+    ++out->other_lines;
+    return;
+  }
   if (Has(line, "[Rampup Batch Size Phase]") || Has(line, "completed profiler")) {
     ++out->other_lines;
     return;
@@ -491,7 +496,11 @@ bool IsPause(std::string_view line) {
   // Lines that start a pause (not those reporting its end: "Successfully saved checkpoint").
   for (std::string_view w :
        {"alidation", "validate step", "eval", "aving checkpoint", "aving the checkpoint",
-        "Checkpoint Save", "Scheduled async checkpoint", "Saving model"}) {
+        "Checkpoint Save", "Scheduled async checkpoint", "Saving model",
+        // Megatron-LM's timers after a save (megatron/training/training.py
+        // save_checkpoint_and_time: `save-checkpoint ...: (min, max)`); on a rank that prints
+        // the iteration lines but not rank 0's `saving checkpoint`, the only sign of the save.
+        "save-checkpoint"}) {
     if (Has(line, w)) return true;
   }
   return false;

@@ -55,6 +55,9 @@ struct ParsedLog {
   // yet). Those steps are not judged by the step-time anomaly checks either.
   bool async_save_pending = false;
   std::vector<std::pair<int64_t, int64_t>> async_save_steps;
+  // MaxText: the log shows a profiler session (xprof's `Profiler session started` / `Profiler
+  // session tear down`), whose start and stop disturb the steps around them.
+  bool profiler_session = false;
   // Samples waiting for the line that numbers them (Megatron-Bridge's rank-0 `Step Time` line).
   bool pending = false;
   StepSample pending_sample;

@@ -179,6 +179,31 @@ size_t MaxTextSettlingSteps(const std::vector<StepSample>& steady) {
   return drop;
 }
 
+// MaxText hides the steps at a profiler's start and stop itself (metric_logger.py
+// _is_profiler_boundary_step: skip, skip + 1, skip + profiler_steps and the one after it, printed
+// as `completed profiler ... step`); versions that print them as plain steps show 1.3 s, 0.03 s,
+// 14.3 s and 0.03 s where the steps around run 0.58 s (an xprof window of a 2026 Gemma 4 run). In
+// a MaxText log with a profiler session, steps more than 1.5x or under half the median are those
+// boundary steps: left out, neither averaged nor judged. Returns how many were left out.
+int64_t DropProfilerBoundarySteps(std::vector<StepSample>* steps) {
+  std::vector<double> times;
+  for (const auto& s : *steps) {
+    if (s.step_time_seconds > 0) times.push_back(s.step_time_seconds);
+  }
+  if (times.size() < 3) return 0;
+  std::sort(times.begin(), times.end());
+  const double median = times[times.size() / 2];
+  const size_t before = steps->size();
+  steps->erase(
+      std::remove_if(steps->begin(), steps->end(),
+                     [median](const StepSample& s) {
+                       return s.step_time_seconds > 1.5 * median ||
+                              (s.step_time_seconds > 0 && s.step_time_seconds < 0.5 * median);
+                     }),
+      steps->end());
+  return static_cast<int64_t>(before - steps->size());
+}
+
 // NeMo's train_step_timing can print a step far too long followed by a negative one (a timer
 // read across two steps: 13.75 s then -12.71 s where the steps around run 0.45-0.54 s, a committed
 // NeMo 24.09 log): the two together took their sum. Such a pair is taken as two steps of half the
@@ -295,6 +320,14 @@ Result<CollectedMetrics> CollectSteps(const std::string& collector, const Parsed
   if (collector == "torchtitan" && !HasBatchShape(campaign) &&
       parsed.logged_non_data_parallel <= 0) {
     StepTimesFromTimestamps(&steps);
+  }
+  if (collector == "maxtext" && parsed.profiler_session) {
+    if (const int64_t dropped = DropProfilerBoundarySteps(&steps); dropped > 0) {
+      out.steps.other_lines += dropped;
+      out.warnings.push_back(std::to_string(dropped) +
+                             " steps at the profiler's start and stop were left out (MaxText's "
+                             "profiler boundary steps)");
+    }
   }
   if (steps.empty()) {
     if (auto s = SummarySample(parsed, ctx)) steps.push_back(*s);
