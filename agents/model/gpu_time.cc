@@ -113,6 +113,13 @@ double StackKernelFactor(const Workload& w, const ModelConstants& k) {
   }
 }
 
+// A GEMM's achieved efficiency at `rows` x `width` on this device and stack.
+double StackGemmEfficiency(const Workload& w, const Calibration& cal, const ModelConstants& k,
+                           double rows, double width) {
+  return GemmEfficiency(k, rows, width) * cal.compute_efficiency * w.accel->kernel_efficiency *
+         StackKernelFactor(w, k);
+}
+
 LayerCost CostOfLayer(const Workload& w, const ParallelPlan& p, const Calibration& cal,
                       const ModelConstants& k, const Bandwidths& bw, bool moe) {
   const ModelShape& m = w.model;
@@ -126,8 +133,7 @@ LayerCost CostOfLayer(const Workload& w, const ParallelPlan& p, const Calibratio
   // A GEMM's achieved efficiency at `rows` x `width` on this device and stack, and the FLOP/s a
   // GEMM of that efficiency reaches in the run's precision.
   auto efficiency = [&](double rows, double width) {
-    return GemmEfficiency(k, rows, width) * cal.compute_efficiency * w.accel->kernel_efficiency *
-           StackKernelFactor(w, k);
+    return StackGemmEfficiency(w, cal, k, rows, width);
   };
   auto rate_at = [&](double e) {
     return fp8 ? w.accel->fp8_tflops * 1e12 * e * k.fp8_gemm_factor : peak16 * e;
@@ -302,9 +308,8 @@ MicroTime StageMicroTime(const Workload& w, const ParallelPlan& p, const Calibra
         static_cast<double>(p.micro_batch * w.training.seq_length) / static_cast<double>(p.cp);
     const double v = static_cast<double>(m.vocab_size);
     const bool eager = ProfileOf(w) == Profile::kTransformers;
-    const double eff = GemmEfficiency(k, tokens, static_cast<double>(m.hidden_size) / tp) *
-                       cal.compute_efficiency * w.accel->kernel_efficiency *
-                       StackKernelFactor(w, k);
+    const double eff =
+        StackGemmEfficiency(w, cal, k, tokens, static_cast<double>(m.hidden_size) / tp);
     const double logits = 2.0 * tokens * v * static_cast<double>(m.hidden_size) / tp /
                           (w.accel->bf16_tflops * 1e12 * eff);
     const double ce_bytes =
