@@ -6,6 +6,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <utility>
 
 #include "agents/collectors/framework_parsers.h"
 #include "agents/collectors/metric_derivation.h"
@@ -145,36 +146,40 @@ double Slowness(const StepSample& s) {
   return s.tokens_per_second_per_device > 0 ? 1.0 / s.tokens_per_second_per_device : 0;
 }
 
-// The first interval logged after the warm-up steps (when the log holds them) may still hold
-// the first steps after compilation: it is warm-up too when it is over 10% slower than the median
-// of the later ones (torchtitan's step 10 of log_freq 10 after step 1, or step 2 still ramping).
-bool StillWarmingUp(const std::vector<StepSample>& steady) {
-  if (steady.size() < 3) return false;
-  std::vector<double> later;
-  for (size_t i = 1; i < steady.size(); ++i) later.push_back(Slowness(steady[i]));
-  std::sort(later.begin(), later.end());
-  const double median = later[later.size() / 2];
-  return median > 0 && Slowness(steady.front()) > 1.1 * median;
+// The upper median of `v` (its middle element once sorted; 0 when empty).
+double UpperMedian(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return v[v.size() / 2];
 }
 
-// MaxText times a step on the host between two dispatches (JAX's asynchronous dispatch), so the
-// dispatch artefact, a step far shorter than the rest, is not always step 1: in its docs' 10-step
-// run step 1 took 0.323 s, step 2 1.022 s, step 3 0.699 s, then 1.011-1.012 s
-// (getting_started/Understanding_Logs_and_Metrics.md at e23ae165). Of its first three steady
-// steps, those up to the last one more than 10% shorter than the median of the steps after them
-// are warm-up too, when three steady steps remain (a slow one alone is a real step). Returns how
-// many to drop.
-size_t MaxTextSettlingSteps(const std::vector<StepSample>& steady) {
+// The slowness of the steady steps from `from` on.
+std::vector<double> SlownessFrom(const std::vector<StepSample>& steady, size_t from) {
+  std::vector<double> out;
+  for (size_t i = from; i < steady.size(); ++i) out.push_back(Slowness(steady[i]));
+  return out;
+}
+
+// How many leading steady steps (after the framework's warm-up, when the log holds it) are still
+// warm-up. The first interval may still hold the first steps after compilation: warm-up too when
+// it is over 10% slower than the median of the later ones (torchtitan's step 10 of log_freq 10
+// after step 1, or step 2 still ramping). MaxText times a step on the host between two
+// dispatches (JAX's asynchronous dispatch), so its dispatch artefact, a step far shorter than the
+// rest, is not always step 1: in its docs' 10-step run step 1 took 0.323 s, step 2 1.022 s, step 3
+// 0.699 s, then 1.011-1.012 s (getting_started/Understanding_Logs_and_Metrics.md at e23ae165). Of
+// its first three steady steps, those up to the last one more than 10% shorter than the median of
+// the steps after them are warm-up too, when three steady steps remain (a slow one alone is a
+// real step).
+size_t StillWarmingUp(const std::string& collector, const std::vector<StepSample>& steady) {
+  if (steady.size() < 3) return 0;
+  const double median = UpperMedian(SlownessFrom(steady, 1));
+  if (median > 0 && Slowness(steady.front()) > 1.1 * median) return 1;
   constexpr size_t kFirst = 3;
-  if (steady.size() < kFirst + 3) return 0;
-  std::vector<double> later;
-  for (size_t i = kFirst; i < steady.size(); ++i) later.push_back(Slowness(steady[i]));
-  std::sort(later.begin(), later.end());
-  const double median = later[later.size() / 2];
-  if (median <= 0) return 0;
+  if (collector != "maxtext" || steady.size() < kFirst + 3) return 0;
+  const double later = UpperMedian(SlownessFrom(steady, kFirst));
   size_t drop = 0;
   for (size_t i = 0; i < kFirst; ++i) {
-    if (Slowness(steady[i]) < 0.9 * median) drop = i + 1;
+    if (Slowness(steady[i]) < 0.9 * later) drop = i + 1;
   }
   return drop;
 }
@@ -191,8 +196,7 @@ int64_t DropProfilerBoundarySteps(std::vector<StepSample>* steps) {
     if (s.step_time_seconds > 0) times.push_back(s.step_time_seconds);
   }
   if (times.size() < 3) return 0;
-  std::sort(times.begin(), times.end());
-  const double median = times[times.size() / 2];
+  const double median = UpperMedian(std::move(times));
   const size_t before = steps->size();
   steps->erase(
       std::remove_if(steps->begin(), steps->end(),
@@ -345,11 +349,8 @@ Result<CollectedMetrics> CollectSteps(const std::string& collector, const Parsed
       previous = s.step;
     }
   }
-  if (previous != std::numeric_limits<int64_t>::min() && StillWarmingUp(steady)) {
-    last_warmup = steady.front().step;
-    steady.erase(steady.begin());
-  } else if (previous != std::numeric_limits<int64_t>::min() && collector == "maxtext") {
-    if (const size_t drop = MaxTextSettlingSteps(steady); drop > 0) {
+  if (previous != std::numeric_limits<int64_t>::min()) {
+    if (const size_t drop = StillWarmingUp(collector, steady); drop > 0) {
       last_warmup = steady[drop - 1].step;
       steady.erase(steady.begin(), steady.begin() + static_cast<std::ptrdiff_t>(drop));
     }
