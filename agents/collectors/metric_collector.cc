@@ -104,6 +104,16 @@ std::vector<StepSample> OnePerStep(const std::vector<StepSample>& samples, StepC
 // short "step"); torchtitan's step 1 (it compiles when torch.compile is on); the Hugging Face
 // progress bar's first tenth (its rate is a moving average over the steps so far); JSON lines:
 // step 0 and the first step logged.
+// The log interval: the smallest gap between two logged steps (0: fewer than two).
+int64_t LogInterval(const std::vector<int64_t>& steps) {
+  int64_t interval = 0;
+  for (size_t i = 1; i < steps.size(); ++i) {
+    const int64_t gap = steps[i] - steps[i - 1];
+    if (gap > 0 && (interval == 0 || gap < interval)) interval = gap;
+  }
+  return interval;
+}
+
 int64_t LastWarmupStep(const std::string& collector, const ParsedLog& parsed,
                        const std::vector<int64_t>& steps) {
   constexpr int64_t kNone = std::numeric_limits<int64_t>::min();
@@ -115,13 +125,28 @@ int64_t LastWarmupStep(const std::string& collector, const ParsedLog& parsed,
   }
   if (collector == "json") return steps.front() <= 1 ? 1 : 0;
   if (parsed.nemo_steps) return 1;
-  // Megatron: the log interval is the smallest gap between two logged iterations.
-  int64_t interval = 0;
-  for (size_t i = 1; i < steps.size(); ++i) {
-    const int64_t gap = steps[i] - steps[i - 1];
-    if (gap > 0 && (interval == 0 || gap < interval)) interval = gap;
-  }
-  return std::max<int64_t>(1, interval);
+  // Megatron: the first logged interval.
+  return std::max<int64_t>(1, LogInterval(steps));
+}
+
+// Whether the log holds the start of training: a step of the framework's warm-up, or, when a
+// quote begins after it, the first step after the warm-up. Megatron-LM's iteration line and
+// torchtitan's step line average over the log interval (the time since the last line), so there
+// the first logged interval after the warm-up still holds the first steps after initialisation
+// (a quote that begins at Megatron-LM's iteration 2 of log interval 1: 1348.7 ms, then 548 and
+// 560 ms); NeMo's train_step_timing, MaxText's step line are one step's own time. Then the
+// leading steady steps may still be warming up (StillWarmingUp); a log that begins later is
+// mid-run and drops nothing. Not for the Hugging Face bar nor JSON lines, whose first steps
+// LastWarmupStep already judges.
+bool HoldsTrainingStart(const std::string& collector, const ParsedLog& parsed,
+                        const std::vector<int64_t>& steps, int64_t last_warmup) {
+  if (steps.empty()) return false;
+  if (steps.front() <= last_warmup) return true;
+  if (collector == "hf-trainer" || collector == "json") return false;
+  const bool interval_means =
+      collector == "torchtitan" || (collector != "maxtext" && !parsed.nemo_steps);
+  const int64_t span = interval_means ? std::max<int64_t>(1, LogInterval(steps)) : 1;
+  return steps.front() <= last_warmup + span;
 }
 
 // Steps within this many of a validation / evaluation / checkpoint line are not judged by the
@@ -341,15 +366,10 @@ Result<CollectedMetrics> CollectSteps(const std::string& collector, const Parsed
   for (const auto& s : steps) numbers.push_back(s.step);
   int64_t last_warmup = LastWarmupStep(collector, parsed, numbers);
   std::vector<StepSample> steady;
-  int64_t previous = std::numeric_limits<int64_t>::min();
   for (const auto& s : steps) {
-    if (s.step > last_warmup) {
-      steady.push_back(s);
-    } else {
-      previous = s.step;
-    }
+    if (s.step > last_warmup) steady.push_back(s);
   }
-  if (previous != std::numeric_limits<int64_t>::min()) {
+  if (HoldsTrainingStart(collector, parsed, numbers, last_warmup)) {
     if (const size_t drop = StillWarmingUp(collector, steady); drop > 0) {
       last_warmup = steady[drop - 1].step;
       steady.erase(steady.begin(), steady.begin() + static_cast<std::ptrdiff_t>(drop));
