@@ -321,6 +321,12 @@ void ParseTorchtitanLine(std::string_view line, int64_t rank, ParsedLog* out) {
     out->logged_non_data_parallel = std::max(1.0, pp) * std::max(1.0, cp) * std::max(1.0, tp);
     return;
   }
+  // `Training starts at step N` (torchtitan/train.py, after the checkpoint load: self.step + 1):
+  // N > 1 is a resumed run, whose step N compiles and warms up as step 1 does.
+  if (NumberAfter(line, "Training starts at step", &v)) {
+    out->first_trained_step = ToCount(v);
+    return;
+  }
   // Since 2026-08 (73aed7f6c, "fold batch dim") torchtitan budgets tokens, not sequences:
   // `Trainer is initialized with 8192 tokens per DP rank, 65536 tokens per train step, gradient
   // accumulation steps 2, maximum context length 8192, ...` (torchtitan/trainer.py): a rank's
@@ -436,6 +442,55 @@ bool FindTqdm(std::string_view line, double* n, double* total, std::string_view*
   return found;
 }
 
+// The text of a Python dict's `'key': value` (up to the next comma or brace); empty when absent.
+std::string_view DictValueText(std::string_view line, std::string_view key) {
+  const size_t k = line.find(key);
+  if (k == std::string_view::npos) return {};
+  size_t a = line.find(':', k + key.size());
+  if (a == std::string_view::npos) return {};
+  ++a;
+  const size_t b = line.find_first_of(",}", a);
+  return line.substr(a, b == std::string_view::npos ? std::string_view::npos : b - a);
+}
+
+// One end-of-run summary line into the run's summary. ProgressCallback.on_log prints on every
+// local main process (`state.is_local_process_zero`), so a multi-node run prints the final dict
+// once per node, each with its own train_runtime and rates for the same run: dicts that share
+// their `train_loss` (the same run's end) are one sample, the mean of their printers' (rates and
+// step times). A dict of another run replaces the summary. `Trainer.log_metrics`'s `***** train
+// metrics *****` block (one `key = value` per line) repeats the last dict: it only fills what no
+// dict printed.
+void MergeSummary(std::string_view line, const RunSummary& d, RunSummary* sum) {
+  const bool dict = line.find('{') != std::string_view::npos;
+  if (!dict) {
+    if (sum->runtime_seconds <= 0) sum->runtime_seconds = d.runtime_seconds;
+    if (sum->samples_per_second <= 0) sum->samples_per_second = d.samples_per_second;
+    if (sum->steps_per_second <= 0) sum->steps_per_second = d.steps_per_second;
+    if (sum->tokens_per_second_per_device <= 0) {
+      sum->tokens_per_second_per_device = d.tokens_per_second_per_device;
+    }
+    return;
+  }
+  const std::string loss(DictValueText(line, "'train_loss'"));
+  if (sum->printers == 0 || loss.empty() || loss != sum->train_loss) {
+    *sum = d;
+    sum->printers = 1;
+    sum->train_loss = loss;
+    return;
+  }
+  const double n = sum->printers;
+  auto mean = [n](double a, double b) { return (a * n + b) / (n + 1); };
+  sum->runtime_seconds = mean(sum->runtime_seconds, d.runtime_seconds);
+  sum->samples_per_second = mean(sum->samples_per_second, d.samples_per_second);
+  // The step time is the mean of the printers' step times (1 / train_steps_per_second).
+  if (sum->steps_per_second > 0 && d.steps_per_second > 0) {
+    sum->steps_per_second = 1.0 / mean(1.0 / sum->steps_per_second, 1.0 / d.steps_per_second);
+  }
+  sum->tokens_per_second_per_device =
+      mean(sum->tokens_per_second_per_device, d.tokens_per_second_per_device);
+  ++sum->printers;
+}
+
 // The Hugging Face Trainer (src/transformers/trainer.py, trainer_callback.py ProgressCallback,
 // trainer_utils.py speed_metrics; huggingface/transformers@c599e98): every `logging_steps` a
 // Python dict `{'loss': 2.1, 'grad_norm': ..., 'learning_rate': ..., 'epoch': 0.1}` (no time), the
@@ -456,19 +511,21 @@ void ParseHfLine(std::string_view line, int64_t rank, ParsedLog* out) {
   if (!per_log_dict &&
       (Has(line, "train_runtime") || Has(line, "train_samples_per_second") ||
        Has(line, "train_steps_per_second") || Has(line, "train_tokens_per_second"))) {
-    if (RuntimeAfter(line, "train_runtime", &v)) sum.runtime_seconds = v;
+    RunSummary d;
+    if (RuntimeAfter(line, "train_runtime", &v)) d.runtime_seconds = v;
     if (NumberAfter(line, "train_samples_per_second'", &v) ||
         NumberAfter(line, "train_samples_per_second", &v)) {
-      sum.samples_per_second = v;
+      d.samples_per_second = v;
     }
     if (NumberAfter(line, "train_steps_per_second'", &v) ||
         NumberAfter(line, "train_steps_per_second", &v)) {
-      sum.steps_per_second = v;
+      d.steps_per_second = v;
     }
     if (NumberAfter(line, "train_tokens_per_second'", &v) ||
         NumberAfter(line, "train_tokens_per_second", &v)) {
-      sum.tokens_per_second_per_device = v;
+      d.tokens_per_second_per_device = v;
     }
+    MergeSummary(line, d, &sum);
     return;
   }
   if (Has(line, "'eval_") || Has(line, "\"eval_")) {

@@ -29,6 +29,10 @@ struct RunSummary {
   double samples_per_second = 0;  // global
   double steps_per_second = 0;
   double tokens_per_second_per_device = 0;  // `train_tokens_per_second` (include_tokens_per_second)
+  // How many printers' end-of-run dicts the figures above are the mean of, and the `train_loss`
+  // text they share (the same run's end, printed by each node's local rank 0).
+  int printers = 0;
+  std::string train_loss;
 };
 
 struct ParsedLog {
@@ -37,6 +41,9 @@ struct ParsedLog {
   RunSummary summary;
   int64_t other_lines = 0;  // validation/eval/ramp-up/profiler lines recognised and ignored
   bool nemo_steps = false;  // NeMo's train_step_timing lines (global_step counts from 0)
+  // The first step this process trains, when the log says (torchtitan's `Training starts at step
+  // N`; N > 1 after a checkpoint load); 0: not printed.
+  int64_t first_trained_step = 0;
   // The batch shape the log itself prints (torchtitan's `Trainer is initialized with local batch
   // size N, global batch size G, gradient accumulation steps A, sequence length S`): tokens one
   // data-parallel rank processes per step (local x A x S); 0 unknown.

@@ -101,7 +101,9 @@ std::vector<StepSample> OnePerStep(const std::vector<StepSample>& samples, StepC
 // iteration 1, or the first logged interval when the log interval is known from two lines (it
 // includes initialisation); NeMo's global_step 0 and 1; MaxText's steps 0 and 1 (step 0
 // compiles; step 1 is timed before the asynchronous dispatch of step 0 has finished, a far too
-// short "step"); torchtitan's step 1 (it compiles when torch.compile is on); the Hugging Face
+// short "step"); torchtitan's step 1 (it compiles when torch.compile is on), or the step a resumed
+// run starts at (`Training starts at step 3201`: the first interval after it ran at 2,516 tps where
+// the rest ran 3,329-3,338 in a resumed 2026 run); the Hugging Face
 // progress bar's first tenth (its rate is a moving average over the steps so far); JSON lines:
 // step 0 and the first step logged.
 // The log interval: the smallest gap between two logged steps (0: fewer than two).
@@ -119,7 +121,7 @@ int64_t LastWarmupStep(const std::string& collector, const ParsedLog& parsed,
   constexpr int64_t kNone = std::numeric_limits<int64_t>::min();
   if (steps.empty()) return kNone;
   if (collector == "maxtext") return 1;
-  if (collector == "torchtitan") return 1;
+  if (collector == "torchtitan") return std::max<int64_t>(1, parsed.first_trained_step);
   if (collector == "hf-trainer") {
     return steps.front() <= 1 ? std::max<int64_t>(2, steps.back() / 10) : kNone;
   }
@@ -165,10 +167,12 @@ bool AfterPause(const ParsedLog& parsed, int64_t step) {
   return false;
 }
 
-// Seconds per step, or 1 / tokens per second: larger is slower, comparable within one log.
+// 1 / tokens per second, or seconds per step: larger is slower, comparable within one log. The
+// printed rate comes first: a framework that prints it prints it on every step line, while step
+// times read from timestamps (StepTimesFromTimestamps) miss the first step of a log.
 double Slowness(const StepSample& s) {
-  if (s.step_time_seconds > 0) return s.step_time_seconds;
-  return s.tokens_per_second_per_device > 0 ? 1.0 / s.tokens_per_second_per_device : 0;
+  if (s.tokens_per_second_per_device > 0) return 1.0 / s.tokens_per_second_per_device;
+  return s.step_time_seconds > 0 ? s.step_time_seconds : 0;
 }
 
 // The upper median of `v` (its middle element once sorted; 0 when empty).
