@@ -198,11 +198,23 @@ std::vector<double> SlownessFrom(const std::vector<StepSample>& steady, size_t f
 // 0.699 s, then 1.011-1.012 s (getting_started/Understanding_Logs_and_Metrics.md at e23ae165). Of
 // its first three steady steps, those up to the last one more than 10% shorter than the median of
 // the steps after them are warm-up too, when three steady steps remain (a slow one alone is a
-// real step).
-size_t StillWarmingUp(const std::string& collector, const std::vector<StepSample>& steady) {
+// real step). NeMo's train_step_timing is a running mean over recent steps (a committed NeMo 1.x
+// A4 pod log prints 44.85 s for step 0, then 24.77, 18.06, 14.72, 12.71, then 4.68-4.71 s: step
+// 0 averaged with the ~4.7 s steps after it until it leaves a five-step window), so there each
+// leading value still over 10% above the median of the later ones is warm-up.
+size_t StillWarmingUp(const std::string& collector, bool running_mean,
+                      const std::vector<StepSample>& steady) {
   if (steady.size() < 3) return 0;
-  const double median = UpperMedian(SlownessFrom(steady, 1));
-  if (median > 0 && Slowness(steady.front()) > 1.1 * median) return 1;
+  // A running mean carries a slow first step into the values after it: each leading value still
+  // over 10% above the median of the later ones is warm-up (at most half the steps).
+  const size_t most = running_mean ? steady.size() / 2 : 1;
+  size_t slow = 0;
+  while (slow < most && slow + 2 < steady.size()) {
+    const double median = UpperMedian(SlownessFrom(steady, slow + 1));
+    if (median <= 0 || Slowness(steady[slow]) <= 1.1 * median) break;
+    ++slow;
+  }
+  if (slow > 0) return slow;
   constexpr size_t kFirst = 3;
   if (collector != "maxtext" || steady.size() < kFirst + 3) return 0;
   const double later = UpperMedian(SlownessFrom(steady, kFirst));
@@ -374,7 +386,7 @@ Result<CollectedMetrics> CollectSteps(const std::string& collector, const Parsed
     if (s.step > last_warmup) steady.push_back(s);
   }
   if (HoldsTrainingStart(collector, parsed, numbers, last_warmup)) {
-    if (const size_t drop = StillWarmingUp(collector, steady); drop > 0) {
+    if (const size_t drop = StillWarmingUp(collector, parsed.nemo_steps, steady); drop > 0) {
       last_warmup = steady[drop - 1].step;
       steady.erase(steady.begin(), steady.begin() + static_cast<std::ptrdiff_t>(drop));
     }
