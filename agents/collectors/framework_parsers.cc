@@ -442,17 +442,6 @@ bool FindTqdm(std::string_view line, double* n, double* total, std::string_view*
   return found;
 }
 
-// The text of a Python dict's `'key': value` (up to the next comma or brace); empty when absent.
-std::string_view DictValueText(std::string_view line, std::string_view key) {
-  const size_t k = line.find(key);
-  if (k == std::string_view::npos) return {};
-  size_t a = line.find(':', k + key.size());
-  if (a == std::string_view::npos) return {};
-  ++a;
-  const size_t b = line.find_first_of(",}", a);
-  return line.substr(a, b == std::string_view::npos ? std::string_view::npos : b - a);
-}
-
 // One end-of-run summary line into the run's summary. ProgressCallback.on_log prints on every
 // local main process (`state.is_local_process_zero`), so a multi-node run prints the final dict
 // once per node, each with its own train_runtime and rates for the same run: dicts that share
@@ -471,11 +460,12 @@ void MergeSummary(std::string_view line, const RunSummary& d, RunSummary* sum) {
     }
     return;
   }
-  const std::string loss(DictValueText(line, "'train_loss'"));
-  if (sum->printers == 0 || loss.empty() || loss != sum->train_loss) {
+  double loss = 0;
+  const bool has_loss = NumberAfter(line, "'train_loss'", &loss);
+  if (sum->printers == 0 || !has_loss || sum->train_loss != loss) {
     *sum = d;
     sum->printers = 1;
-    sum->train_loss = loss;
+    sum->train_loss = has_loss ? std::optional<double>(loss) : std::nullopt;
     return;
   }
   const double n = sum->printers;

@@ -7,6 +7,7 @@
 #define PARATUNE_AGENTS_COLLECTORS_FRAMEWORK_PARSERS_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -30,9 +31,9 @@ struct RunSummary {
   double steps_per_second = 0;
   double tokens_per_second_per_device = 0;  // `train_tokens_per_second` (include_tokens_per_second)
   // How many printers' end-of-run dicts the figures above are the mean of, and the `train_loss`
-  // text they share (the same run's end, printed by each node's local rank 0).
+  // they share (the same run's end, printed by each node's local rank 0).
   int printers = 0;
-  std::string train_loss;
+  std::optional<double> train_loss;
 };
 
 struct ParsedLog {
