@@ -95,17 +95,6 @@ std::vector<StepSample> OnePerStep(const std::vector<StepSample>& samples, StepC
   return out;
 }
 
-// The last step number that is the framework's warm-up (steps numbered up to it are dropped;
-// INT64_MIN: none), from the step numbers read (`steps`, ascending, distinct), so an excerpt
-// that starts mid-run drops nothing. Megatron-LM (and Megatron-Bridge's iteration lines):
-// iteration 1, or the first logged interval when the log interval is known from two lines (it
-// includes initialisation); NeMo's global_step 0 and 1; MaxText's steps 0 and 1 (step 0
-// compiles; step 1 is timed before the asynchronous dispatch of step 0 has finished, a far too
-// short "step"); torchtitan's step 1 (it compiles when torch.compile is on), or the step a resumed
-// run starts at (`Training starts at step 3201`: the first interval after it ran at 2,516 tps where
-// the rest ran 3,329-3,338 in a resumed 2026 run); the Hugging Face
-// progress bar's first tenth (its rate is a moving average over the steps so far); JSON lines:
-// step 0 and the first step logged.
 // The log interval: the smallest gap between two logged steps (0: fewer than two).
 int64_t LogInterval(const std::vector<int64_t>& steps) {
   int64_t interval = 0;
@@ -116,6 +105,17 @@ int64_t LogInterval(const std::vector<int64_t>& steps) {
   return interval;
 }
 
+// The last step number that is the framework's warm-up (steps numbered up to it are dropped;
+// INT64_MIN: none), from the step numbers read (`steps`, ascending, distinct), so an excerpt
+// that starts mid-run drops nothing. Megatron-LM (and Megatron-Bridge's iteration lines):
+// iteration 1, or the first logged interval when the log interval is known from two lines (it
+// includes initialisation); NeMo's global_step 0 and 1; MaxText's steps 0 and 1 (step 0
+// compiles; step 1 is timed before the asynchronous dispatch of step 0 has finished, a far too
+// short "step"); torchtitan's step 1 (it compiles when torch.compile is on), or the step a resumed
+// run starts at (`Training starts at step 3201`: the first interval after it ran at 2,516 tps where
+// the rest ran 3,329-3,338 in a resumed 2026 run); the Hugging Face progress bar's first tenth
+// (its rate is a moving average over the steps so far); JSON lines: step 0 and the first step
+// logged.
 int64_t LastWarmupStep(const std::string& collector, const ParsedLog& parsed,
                        const std::vector<int64_t>& steps) {
   constexpr int64_t kNone = std::numeric_limits<int64_t>::min();
@@ -145,8 +145,8 @@ bool HoldsTrainingStart(const std::string& collector, const ParsedLog& parsed,
   if (steps.empty()) return false;
   if (steps.front() <= last_warmup) return true;
   if (collector == "hf-trainer" || collector == "json") return false;
-  const bool interval_means =
-      collector == "torchtitan" || (collector != "maxtext" && !parsed.nemo_steps);
+  const bool interval_means = collector == "torchtitan" || collector == "megatron-lm" ||
+                              (collector == "megatron-bridge" && !parsed.nemo_steps);
   const int64_t span = interval_means ? std::max<int64_t>(1, LogInterval(steps)) : 1;
   return steps.front() <= last_warmup + span;
 }
