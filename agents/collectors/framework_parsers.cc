@@ -609,6 +609,59 @@ bool ParseLine(const std::string& collector, std::string_view line, int64_t rank
   return true;
 }
 
+// A Megatron record quoted from an issue or pull request is sometimes hard-wrapped at a fixed
+// column, mid-word: `... | number of s` / `kipped iterations:   0 |`, `max alloca` / `ted: 12712.4`
+// (NVIDIA-NeMo/Megatron-Bridge#841, wrapped at 86 columns, trailing spaces trimmed). Megatron
+// prints each record on one line that ends with `|` (training_log appends ` |` after every field)
+// or, for report_memory, with its `max reserved` field, so a record line that ends otherwise, as
+// wide as the widest line of the log (less one for a trimmed space), is joined with the lines that
+// follow while they stay that wide: a full-width line was cut mid-word (joined as is), a line one
+// narrower lost a space at the cut (joined with one). A line that starts a record of its own
+// (indented, or `[`) is never a continuation.
+// ` [2025-10-02 22:52:07] iteration       10/      50 |`: Megatron's iteration record starts with
+// `iteration`, after spaces and the optional bracketed time (not NeMo's `Training epoch 0,
+// iteration 9/99 | ...` progress line, which ends without `|`).
+bool StartsMegatronIteration(std::string_view text) {
+  size_t p = text.find_first_not_of(' ');
+  if (p != std::string_view::npos && text[p] == '[') {
+    p = text.find(']', p);
+    if (p != std::string_view::npos) p = text.find_first_not_of(' ', p + 1);
+  }
+  return p != std::string_view::npos && text.substr(p, 9) == "iteration";
+}
+
+bool IncompleteMegatronRecord(std::string_view text) {
+  const bool iteration = StartsMegatronIteration(text) && Has(text, "|");
+  const bool memory = Has(text, "memory (") && Has(text, "(after");
+  if (!iteration && !memory) return false;
+  std::string_view t = text.substr(0, text.find_last_not_of(' ') + 1);
+  if (memory) return !Has(t, "max reserved") && !Has(t, "max-reserved");
+  return t.empty() || t.back() != '|' ||
+         !(Has(t, "elapsed time per iteration") || Has(t, "elapsed_time_per_iteration"));
+}
+
+std::vector<CleanLine> JoinWrappedRecords(std::vector<CleanLine> lines) {
+  size_t width = 0;
+  for (const CleanLine& l : lines) width = std::max(width, l.text.size());
+  if (width < 60) return lines;
+  std::vector<CleanLine> out;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    CleanLine record = std::move(lines[i]);
+    size_t last_width = record.text.size();
+    while (i + 1 < lines.size() && last_width + 1 >= width &&
+           IncompleteMegatronRecord(record.text)) {
+      const std::string& next = lines[i + 1].text;
+      if (next.empty() || next[0] == ' ' || next[0] == '[' || lines[i + 1].rank >= 0) break;
+      if (last_width < width) record.text += ' ';
+      record.text += next;
+      last_width = next.size();
+      ++i;
+    }
+    out.push_back(std::move(record));
+  }
+  return out;
+}
+
 void FinishLog(ParsedLog* out) {
   if (out->pending) out->samples.push_back(out->pending_sample);
   out->pending = false;
@@ -624,7 +677,11 @@ Result<ParsedLog> ParseLog(const std::string& collector, std::string_view log) {
     return Status::Invalid("spec.metrics.collector: unknown collector \"" + collector +
                            "\" (known: " + known + ")");
   }
-  for (const CleanLine& line : CleanLines(log)) ParseLine(collector, line.text, line.rank, &parsed);
+  std::vector<CleanLine> lines = CleanLines(log);
+  if (collector == "megatron-lm" || collector == "megatron-bridge") {
+    lines = JoinWrappedRecords(std::move(lines));
+  }
+  for (const CleanLine& line : lines) ParseLine(collector, line.text, line.rank, &parsed);
   FinishLog(&parsed);
   return parsed;
 }
