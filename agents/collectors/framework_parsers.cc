@@ -640,6 +640,11 @@ bool IncompleteMegatronRecord(std::string_view text) {
          !(Has(t, "elapsed time per iteration") || Has(t, "elapsed_time_per_iteration"));
 }
 
+// A Megatron record has about thirty fields (under 1,000 characters): wrapped at 60 columns or
+// more it spans at most 17 lines. The bound keeps a hostile log (every line as wide as the widest)
+// from being joined into one record scanned again at every join.
+constexpr int kMaxContinuationLines = 24;
+
 std::vector<CleanLine> JoinWrappedRecords(std::vector<CleanLine> lines) {
   size_t width = 0;
   for (const CleanLine& l : lines) width = std::max(width, l.text.size());
@@ -648,8 +653,9 @@ std::vector<CleanLine> JoinWrappedRecords(std::vector<CleanLine> lines) {
   for (size_t i = 0; i < lines.size(); ++i) {
     CleanLine record = std::move(lines[i]);
     size_t last_width = record.text.size();
-    while (i + 1 < lines.size() && last_width + 1 >= width &&
-           IncompleteMegatronRecord(record.text)) {
+    for (int joined = 0; joined < kMaxContinuationLines && i + 1 < lines.size() &&
+                         last_width + 1 >= width && IncompleteMegatronRecord(record.text);
+         ++joined) {
       const std::string& next = lines[i + 1].text;
       if (next.empty() || next[0] == ' ' || next[0] == '[' || lines[i + 1].rank >= 0) break;
       if (last_width < width) record.text += ' ';

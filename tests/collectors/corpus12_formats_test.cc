@@ -64,5 +64,40 @@ TEST(Corpus12FormatsTest, WrappedRecordKeepsTheSpaceItsCutTrimmed) {
   EXPECT_NEAR(c->metrics.step_time_seconds, 4.001, 1e-9);
 }
 
+// A record continues on at most 24 lines (a Megatron record spans at most 17 when wrapped at 60
+// columns): the step time on a 10th continuation line is read, on a 30th it is not, and a hostile
+// log of equally wide lines is not joined into one record.
+TEST(Corpus12FormatsTest, WrappedRecordContinuesOnBoundedLines) {
+  // Every line 84 columns wide, cut mid-word; the step-time field cut between continuation lines
+  // `cut` and `cut + 1`.
+  auto log_with_cut_after = [](int cut) {
+    const std::string head = " iteration N/ 100 | consumed samples: 512 |";
+    const std::string before = "elapsed time per itera";
+    const std::string after = "tion (ms): 4000.0 |";
+    std::string log;
+    for (int it = 1; it <= 3; ++it) {
+      std::string first = head;
+      first.replace(first.find('N'), 1, std::to_string(it));
+      log += first + std::string(84 - first.size(), 'y') + "\n";
+      for (int k = 1; k <= 30; ++k) {
+        if (k == cut) {
+          log += std::string(84 - before.size(), 'x') + before + "\n";
+        } else if (k == cut + 1) {
+          log += after + std::string(84 - after.size(), 'z') + "\n";
+        } else {
+          log += std::string(84, 'w') + "\n";
+        }
+      }
+    }
+    return log;
+  };
+  auto near = CollectLogWithStepTimes("megatron-lm", log_with_cut_after(9), {});
+  ASSERT_TRUE(near.ok()) << near.status().ToString();
+  EXPECT_EQ(near->steps.read, 3);
+  EXPECT_NEAR(near->metrics.step_time_seconds, 4.0, 1e-9);
+  auto far = CollectLogWithStepTimes("megatron-lm", log_with_cut_after(29), {});
+  EXPECT_FALSE(far.ok() && far->steps.read > 0);
+}
+
 }  // namespace
 }  // namespace paratune::collectors
