@@ -609,15 +609,6 @@ bool ParseLine(const std::string& collector, std::string_view line, int64_t rank
   return true;
 }
 
-// A Megatron record quoted from an issue or pull request is sometimes hard-wrapped at a fixed
-// column, mid-word: `... | number of s` / `kipped iterations:   0 |`, `max alloca` / `ted: 12712.4`
-// (NVIDIA-NeMo/Megatron-Bridge#841, wrapped at 86 columns, trailing spaces trimmed). Megatron
-// prints each record on one line that ends with `|` (training_log appends ` |` after every field)
-// or, for report_memory, with its `max reserved` field, so a record line that ends otherwise, as
-// wide as the widest line of the log (less one for a trimmed space), is joined with the lines that
-// follow while they stay that wide: a full-width line was cut mid-word (joined as is), a line one
-// narrower lost a space at the cut (joined with one). A line that starts a record of its own
-// (indented, or `[`) is never a continuation.
 // ` [2025-10-02 22:52:07] iteration       10/      50 |`: Megatron's iteration record starts with
 // `iteration`, after spaces and the optional bracketed time (not NeMo's `Training epoch 0,
 // iteration 9/99 | ...` progress line, which ends without `|`).
@@ -630,13 +621,14 @@ bool StartsMegatronIteration(std::string_view text) {
   return p != std::string_view::npos && text.substr(p, 9) == "iteration";
 }
 
+// Whether `text` is a Megatron iteration or memory record that does not end as Megatron ends it.
 bool IncompleteMegatronRecord(std::string_view text) {
   const bool iteration = StartsMegatronIteration(text) && Has(text, "|");
   const bool memory = Has(text, "memory (") && Has(text, "(after");
   if (!iteration && !memory) return false;
   std::string_view t = text.substr(0, text.find_last_not_of(' ') + 1);
   if (memory) return !Has(t, "max reserved") && !Has(t, "max-reserved");
-  return t.empty() || t.back() != '|' ||
+  return t.back() != '|' ||  // not empty: an iteration record starts with `iteration`
          !(Has(t, "elapsed time per iteration") || Has(t, "elapsed_time_per_iteration"));
 }
 
@@ -645,6 +637,15 @@ bool IncompleteMegatronRecord(std::string_view text) {
 // from being joined into one record scanned again at every join.
 constexpr int kMaxContinuationLines = 24;
 
+// A Megatron record quoted from an issue or pull request is sometimes hard-wrapped at a fixed
+// column, mid-word: `... | number of s` / `kipped iterations:   0 |`, `max alloca` / `ted: 12712.4`
+// (NVIDIA-NeMo/Megatron-Bridge#841, wrapped at 86 columns, trailing spaces trimmed). Megatron
+// prints each record on one line that ends with `|` (training_log appends ` |` after every field)
+// or, for report_memory, with its `max reserved` field, so a record line that ends otherwise, as
+// wide as the widest line of the log (less one for a trimmed space), is joined with the lines that
+// follow while they stay that wide: a full-width line was cut mid-word (joined as is), a line one
+// narrower lost a space at the cut (joined with one). A line that starts a record of its own
+// (indented, or `[`) is never a continuation.
 std::vector<CleanLine> JoinWrappedRecords(std::vector<CleanLine> lines) {
   size_t width = 0;
   for (const CleanLine& l : lines) width = std::max(width, l.text.size());

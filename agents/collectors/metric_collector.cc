@@ -201,15 +201,14 @@ std::vector<double> SlownessFrom(const std::vector<StepSample>& steady, size_t f
 // real step). NeMo's train_step_timing is a running mean over recent steps (a committed NeMo 1.x
 // A4 pod log prints 44.85 s for step 0, then 24.77, 18.06, 14.72, 12.71, then 4.68-4.71 s: step
 // 0 averaged with the ~4.7 s steps after it until it leaves a five-step window), so there each
-// leading value still over 10% above the median of the later ones is warm-up.
+// leading value still over 10% above the median of the later ones is warm-up (at most half the
+// steps; at least two later steps remain, as steady.size() >= 3).
 size_t StillWarmingUp(const std::string& collector, bool running_mean,
                       const std::vector<StepSample>& steady) {
   if (steady.size() < 3) return 0;
-  // A running mean carries a slow first step into the values after it: each leading value still
-  // over 10% above the median of the later ones is warm-up (at most half the steps).
   const size_t most = running_mean ? steady.size() / 2 : 1;
   size_t slow = 0;
-  while (slow < most && slow + 2 < steady.size()) {
+  while (slow < most) {
     const double median = UpperMedian(SlownessFrom(steady, slow + 1));
     if (median <= 0 || Slowness(steady[slow]) <= 1.1 * median) break;
     ++slow;
