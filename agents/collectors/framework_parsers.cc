@@ -75,6 +75,14 @@ void ParseMegatronLine(std::string_view line, int64_t rank, ParsedLog* out) {
     return;
   }
   if (ParseMegatronMemory(line, out)) return;
+  // load_checkpoint's `  successfully loaded checkpoint from DIR [ t 1/2, p 1/1 ] at iteration N`
+  // (megatron/training/checkpointing.py, NVIDIA/Megatron-LM@d98e8a6; Megatron-Bridge's
+  // checkpointing.py prints the same, NVIDIA-NeMo/Megatron-Bridge@067f987): N is the iteration
+  // training resumes from (0 under --finetune), so this process trains N + 1 first.
+  if (Has(line, "successfully loaded checkpoint") && NumberAfter(line, "at iteration", &v)) {
+    out->first_trained_step = ToCount(v) + 1;
+    return;
+  }
   // The Megatron-LM v1.1.5 forks of DeepSpeedExamples (and BigScience's Megatron-DeepSpeed of
   // 2021) print `Effective Tera Flops per GPU: 41.94 and total parameters 52.005 B` on a line of
   // its own after each iteration's (`flops_calculator` in megatron/utils.py: parameters x batch x
@@ -184,6 +192,14 @@ void ParseMaxTextLine(std::string_view line, int64_t rank, ParsedLog* out) {
   // bytes / 2**30 (print_cpu_ram_stats' host line ends `-->  Available:` instead).
   if (Has(line, " on ") && !Has(line, "Available") && NumberAfter(line, "Using (GB)", &v)) {
     AddMemory(0, v, &out->memory);
+    return;
+  }
+  // load_state_if_possible's `restoring from this run's directory step S` (`... latest step S`
+  // before 2024; src/maxtext/common/checkpointing.py, AI-Hypercomputer/maxtext@e591f30): the
+  // checkpoint of step S holds the state after that step (maybe_save_checkpoint saves
+  // state.step - 1), so training resumes at S + 1 (train.py get_first_step).
+  if (Has(line, "restoring from this run's directory") && NumberAfter(line, "step", &v)) {
+    out->first_trained_step = ToCount(v) + 1;
     return;
   }
   if (Has(line, "Profiler session started") || Has(line, "Profiler session tear down")) {

@@ -115,20 +115,26 @@ int64_t LogInterval(const std::vector<int64_t>& steps) {
 // run starts at (`Training starts at step 3201`: the first interval after it ran at 2,516 tps where
 // the rest ran 3,329-3,338 in a resumed 2026 run); the Hugging Face progress bar's first tenth
 // (its rate is a moving average over the steps so far); JSON lines: step 0 and the first step
-// logged.
+// logged. A process resumed from a checkpoint (ParsedLog::first_trained_step) warms up as a fresh
+// one does, counted from its first step: Megatron's interval timer starts just before the training
+// loop (megatron/training/training.py train(), `interval-time`), and since 2026-01 (c40b6ea) it
+// logs its first iteration on its own to show the initialisation overhead (`is_first_iteration`),
+// so the first logged interval after the load holds it; MaxText compiles its first step and
+// mis-times the next whatever their numbers.
 int64_t LastWarmupStep(const std::string& collector, const ParsedLog& parsed,
                        const std::vector<int64_t>& steps) {
   constexpr int64_t kNone = std::numeric_limits<int64_t>::min();
   if (steps.empty()) return kNone;
-  if (collector == "maxtext") return 1;
-  if (collector == "torchtitan") return std::max<int64_t>(1, parsed.first_trained_step);
+  const int64_t first = parsed.first_trained_step;  // 0: not printed
+  if (collector == "maxtext") return first > 0 ? first + 1 : 1;
+  if (collector == "torchtitan") return std::max<int64_t>(1, first);
   if (collector == "hf-trainer") {
     return steps.front() <= 1 ? std::max<int64_t>(2, steps.back() / 10) : kNone;
   }
   if (collector == "json") return steps.front() <= 1 ? 1 : 0;
   if (parsed.nemo_steps) return 1;
-  // Megatron: the first logged interval.
-  return std::max<int64_t>(1, LogInterval(steps));
+  // Megatron: the first logged interval (of the resumed process: iterations first..).
+  return std::max<int64_t>(0, first - 1) + std::max<int64_t>(1, LogInterval(steps));
 }
 
 // Whether the log holds the start of training: a step of the framework's warm-up, or, when a
