@@ -404,6 +404,12 @@ Result<CollectedMetrics> CollectSteps(const std::string& collector, const Parsed
   }
   out.steps.read = static_cast<int64_t>(steps.size());
   out.steps.warmup_dropped = static_cast<int64_t>(steps.size() - steady.size());
+  if (parsed.first_trained_step > 1 && out.steps.warmup_dropped > 0) {
+    out.warnings.push_back("the log resumes from a checkpoint at step " +
+                           std::to_string(parsed.first_trained_step) + ": the steps up to " +
+                           std::to_string(last_warmup) +
+                           " are that process's warm-up and were dropped");
+  }
   out.metrics = MeansOf(parsed, steps, steady);
   // A tqdm bar's rate is already a moving average (tqdm's default smoothing 0.3, which the
   // Trainer's ProgressCallback keeps): its latest update is the bar's own estimate of the current

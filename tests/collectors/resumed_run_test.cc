@@ -41,6 +41,10 @@ TEST(ResumedRunTest, MegatronDropsTheResumedProcessFirstIterations) {
               1e-9);
   EXPECT_EQ(c->steps.warmup_dropped, 2);
   EXPECT_FALSE(health::DetectStepTimeAnomaly(c->step_times, {}, c->warmup_intervals));
+  ASSERT_EQ(c->warnings.size(), 1u);
+  EXPECT_EQ(c->warnings[0],
+            "the log resumes from a checkpoint at step 5001: the steps up to 5010 are that "
+            "process's warm-up and were dropped");
 }
 
 // Before 2026-01 the first record after a load is the first log interval's, which holds the
@@ -53,6 +57,8 @@ TEST(ResumedRunTest, MegatronOlderFormatDropsTheFirstIntervalAfterTheLoad) {
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_NEAR(c->metrics.step_time_seconds, 0.8, 1e-9);
   EXPECT_EQ(c->steps.warmup_dropped, 1);
+  ASSERT_EQ(c->warnings.size(), 1u);
+  EXPECT_NE(c->warnings[0].find("at step 5001: the steps up to 5010"), std::string::npos);
 }
 
 // Without a load line a log that begins at iteration 5010 is a quote from mid-run: nothing is
@@ -75,6 +81,7 @@ TEST(ResumedRunTest, MegatronFinetuneLoadIsAFreshStart) {
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_NEAR(c->metrics.step_time_seconds, 0.8, 1e-9);
   EXPECT_EQ(c->steps.warmup_dropped, 1);
+  EXPECT_TRUE(c->warnings.empty());
 }
 
 // MaxText's step line (src/maxtext/common/metric_logger.py) and restore line
