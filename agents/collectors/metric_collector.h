@@ -98,6 +98,9 @@ struct CollectedMetrics {
   std::map<std::string, std::string> sources;
   StepCounts steps;
   std::vector<std::string> warnings;  // what was corrected or could not be derived
+  // Why TFLOP/s and MFU were not derived though the log gave a rate (empty otherwise): the
+  // campaign's model or batch shape gave more than the accelerator's peak, so it is not the run's.
+  std::string implausible_derivation;
   // Leading entries of step_times that are the framework's warm-up (by step number).
   size_t warmup_intervals = 0;
   // Seconds per step of every logged interval, one per step number in step order, warm-up

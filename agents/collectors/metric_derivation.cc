@@ -55,6 +55,34 @@ void CorrectRecompute(const CollectorContext& ctx, CollectedMetrics* c) {
   }
 }
 
+bool Derived(const CollectedMetrics& c, const char* key) {
+  auto it = c.sources.find(key);
+  return it != c.sources.end() && it->second == kSourceDerived;
+}
+
+// A derived TFLOP/s per device above the accelerator's dense peak (an MFU over 1) cannot be: the
+// campaign's model or batch shape is not the run's that printed the log (a template that
+// hard-codes another batch or sequence length, a log read against another campaign). The derived
+// TFLOP/s and MFU are left out, so the objective is missing for that reason (ObjectiveMissing)
+// rather than an impossible value leading the search.
+void DropImplausible(const CollectorContext& ctx, CollectedMetrics* c) {
+  TrialMetrics& m = c->metrics;
+  if (m.tflops_per_device <= ctx.peak_tflops_per_device || !Derived(*c, "tflopsPerDevice")) return;
+  c->implausible_derivation =
+      "the TFLOP/s per device derived from its rate and the campaign (" +
+      Significant(m.tflops_per_device, 4) + ") exceed the accelerator's peak (" +
+      Significant(ctx.peak_tflops_per_device, 4) +
+      "): the campaign's model or batch shape (spec.model, spec.training.seqLength, "
+      "globalBatchSize, devices) is not the run's";
+  c->warnings.push_back(c->implausible_derivation + "; TFLOP/s and MFU are left out");
+  m.tflops_per_device = 0;
+  c->sources.erase("tflopsPerDevice");
+  if (Derived(*c, "mfu")) {
+    m.mfu = 0;
+    c->sources.erase("mfu");
+  }
+}
+
 }  // namespace
 
 void MarkSources(const TrialMetrics& m, const char* source,
@@ -98,6 +126,7 @@ void DeriveMissing(const CollectorContext& ctx, int64_t logged_gbs, bool counts_
     if (m.mfu == 0) {
       Set(c, &TrialMetrics::mfu, "mfu", m.tflops_per_device / ctx.peak_tflops_per_device);
     }
+    DropImplausible(ctx, c);
   }
 }
 
@@ -114,6 +143,9 @@ std::string MissingObjectiveReason(const std::string& collector, const Collected
   switch (objective) {
     case ObjectiveMetric::kMfu:
     case ObjectiveMetric::kTflopsPerDevice:
+      if (!c.implausible_derivation.empty()) {
+        return "the " + collector + " log has no TFLOP/s or MFU, and " + c.implausible_derivation;
+      }
       lacks = "no TFLOP/s or MFU";
       if (collector == "megatron-lm" || collector == "megatron-bridge") {
         lacks += " (Megatron prints TFLOP/s/GPU only with --log-throughput)";

@@ -21,7 +21,9 @@ void MarkSources(const TrialMetrics& m, const char* source,
 // Megatron-DeepSpeed's recomputation-counting TFLOPs (`counts_recompute`) replaced by model FLOPs
 // (or scaled by 3/4 for full recompute when the model's FLOPs are unknown); TFLOP/s per device
 // = model FLOPs per token x tokens/s per device (or MFU x peak); MFU = TFLOP/s / peak. Derived
-// metrics are marked kSourceDerived; values pushed out of range (inf, NaN) are dropped.
+// metrics are marked kSourceDerived; values pushed out of range (inf, NaN) are dropped, and so
+// are a derived TFLOP/s above the accelerator's peak and the MFU derived from it
+// (CollectedMetrics::implausible_derivation says why).
 void DeriveMissing(const CollectorContext& ctx, int64_t logged_gbs, bool counts_recompute,
                    CollectedMetrics* c);
 

@@ -156,6 +156,35 @@ TEST(RealFormatsTest, MegatronWithoutLogThroughputDerivesTheObjective) {
   EXPECT_NE(why.find("FLOPs per token"), std::string::npos) << why;
 }
 
+// A campaign whose batch shape is not the run's (its sequence length twice the 8,192 the
+// template hard-codes; the log prints the global batch) makes the derived TFLOP/s exceed the
+// accelerator's peak: an impossible MFU is never the objective; it is missing, with the reason.
+TEST(RealFormatsTest, ADerivedMfuOverOneIsLeftOutWithTheReason) {
+  std::string log;
+  for (int it = 10; it <= 50; it += 10) log += MegatronLine(it, 5000, false);
+  CollectorContext ctx = Llama8x();
+  ctx.seq_length = 2 * 8192;
+  auto c = CollectLogWithStepTimes("megatron-lm", log, ctx);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_DOUBLE_EQ(c->metrics.step_time_seconds, 5.0);
+  EXPECT_EQ(c->metrics.tflops_per_device, 0);
+  EXPECT_EQ(c->metrics.mfu, 0);
+  EXPECT_EQ(c->sources.count("mfu"), 0u);
+  EXPECT_EQ(c->sources.count("tflopsPerDevice"), 0u);
+  EXPECT_GT(c->metrics.tokens_per_second_per_device, 0);  // the rate the shape gives stays
+  const std::string why = MissingObjectiveReason("megatron-lm", *c, ObjectiveMetric::kMfu, ctx);
+  EXPECT_NE(why.find("exceed the accelerator's peak (989)"), std::string::npos) << why;
+  EXPECT_NE(why.find("spec.training.seqLength"), std::string::npos) << why;
+  ASSERT_FALSE(c->warnings.empty());
+  EXPECT_NE(c->warnings.back().find("TFLOP/s and MFU are left out"), std::string::npos);
+  // The campaign's own shape gives an MFU under 1, kept.
+  auto fits = CollectLogWithStepTimes("megatron-lm", log, Llama8x());
+  ASSERT_TRUE(fits.ok());
+  EXPECT_GT(fits->metrics.mfu, 0);
+  EXPECT_LT(fits->metrics.mfu, 1);
+  EXPECT_TRUE(fits->implausible_derivation.empty());
+}
+
 TEST(RealFormatsTest, MegatronDeepSpeedTflopsCountRecomputation) {
   std::string log;
   for (int it = 1; it <= 5; ++it) {
