@@ -50,6 +50,8 @@ inline constexpr const char* kBaselineReplaced = "BaselineReplaced";
 // Cluster health (contract section 10).
 inline constexpr const char* kAnomalyDetected = "AnomalyDetected";
 inline constexpr const char* kObjectiveMissing = "ObjectiveMissing";
+// What the metric collector corrected or dropped while reading a trial's log.
+inline constexpr const char* kMetricsRead = "MetricsRead";
 inline constexpr const char* kAvoidingNodes = "AvoidingNodes";
 inline constexpr const char* kNodeSuspect = "NodeSuspect";
 inline constexpr const char* kNodeCleared = "NodeCleared";

@@ -186,6 +186,15 @@ TEST(TrialReconcilerTest, AnImpossibleDerivedObjectiveIsMissingWithTheReason) {
     }
   }
   EXPECT_TRUE(missing) << st.dump();
+  // The collector's note on how it read the log is a Normal Event on the TrialRun.
+  bool note = false;
+  for (const auto& e : c.List(res::kEvents)) {
+    note =
+        note || (e.value("reason", "") == "MetricsRead" && e.value("type", "") == "Normal" &&
+                 e["involvedObject"].value("kind", "") == "TrialRun" &&
+                 e.value("message", "").find("TFLOP/s and MFU are left out") != std::string::npos);
+  }
+  EXPECT_TRUE(note);
 }
 
 // A succeeded trial whose log gives no time at all: no objective (not 0), ObjectiveMissing, and
