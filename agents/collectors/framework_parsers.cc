@@ -497,6 +497,58 @@ void MergeSummary(std::string_view line, const RunSummary& d, RunSummary* sum) {
   ++sum->printers;
 }
 
+// The value of the Hugging Face Trainer metric `key` in bytes: the end-of-run dict's `'key': 1234`
+// (bytes, an int) or log_metrics's `  key = 117MB` (metrics_format in trainer_pt_utils.py prints
+// every `_mem_` metric as `v >> 20` followed by `MB`). The key must stand whole (not the tail of
+// a longer name).
+bool TrainerMemoryBytes(std::string_view line, std::string_view key, double* bytes) {
+  for (size_t at = line.find(key); at != std::string_view::npos; at = line.find(key, at + 1)) {
+    const char before = at == 0 ? ' ' : line[at - 1];
+    if ((before >= 'a' && before <= 'z') || before == '_') continue;
+    std::string_view rest = line.substr(at + key.size());
+    constexpr std::string_view kBetween = "'\" :=\t";  // between a key and its value
+    if (rest.empty() || kBetween.find(rest.front()) == std::string_view::npos) continue;
+    const size_t p = rest.find_first_not_of(kBetween);
+    if (p == std::string_view::npos) continue;
+    rest.remove_prefix(p);
+    size_t end = 0;
+    while (end < rest.size() && (IsDigit(rest[end]) || rest[end] == '-' || rest[end] == '.')) {
+      ++end;
+    }
+    if (end == 0) continue;
+    const double v = std::atof(std::string(rest.substr(0, end)).c_str());
+    *bytes = rest.substr(end, 2) == "MB" ? v * 1024.0 * 1024.0 : v;
+    return true;
+  }
+  return false;
+}
+
+// The Hugging Face Trainer's memory metrics (skip_memory_metrics=False, off by default;
+// TrainerMemoryTracker in src/transformers/trainer_utils.py, huggingface/transformers@007360d):
+// the end-of-run dict, and log_metrics's block after it, carry `before_init_mem_gpu` (allocated
+// when the Trainer was built), `init_mem_gpu_alloc_delta` (what building it allocated: the model
+// moved to the device), `train_mem_gpu_alloc_delta` (allocated at train()'s end over its start)
+// and `train_mem_gpu_peaked_delta` (the peak over the end; the tracker resets the peak when
+// train() starts). Their sum is the peak allocated while training (torch.cuda.max_memory_allocated
+// of the printing rank), short of whatever the script itself allocated between building the
+// Trainer and calling train(). Each complete printing is one reading (each node's local rank 0
+// prints the dict: the largest is the peak).
+void ParseTrainerMemory(std::string_view line, ParsedLog* out) {
+  TrainerMemoryMetrics& t = out->trainer_memory;
+  double v = 0;
+  if (TrainerMemoryBytes(line, "before_init_mem_gpu", &v)) t.before_init = v;
+  if (TrainerMemoryBytes(line, "init_mem_gpu_alloc_delta", &v)) t.init_alloc = v;
+  if (TrainerMemoryBytes(line, "train_mem_gpu_alloc_delta", &v)) t.train_alloc = v;
+  if (TrainerMemoryBytes(line, "train_mem_gpu_peaked_delta", &v)) t.train_peaked = v;
+  if (!t.before_init || !t.init_alloc || !t.train_alloc || !t.train_peaked) return;
+  const double peak = *t.before_init + *t.init_alloc + *t.train_alloc + *t.train_peaked;
+  if (peak > 0) {
+    out->memory.library_peak_gib =
+        std::max(out->memory.library_peak_gib, peak / (1024.0 * 1024.0 * 1024.0));
+  }
+  t = TrainerMemoryMetrics{};
+}
+
 // The Hugging Face Trainer (src/transformers/trainer.py, trainer_callback.py ProgressCallback,
 // trainer_utils.py speed_metrics; huggingface/transformers@c599e98): every `logging_steps` a
 // Python dict `{'loss': 2.1, 'grad_norm': ..., 'learning_rate': ..., 'epoch': 0.1}` (no time), the
@@ -509,6 +561,7 @@ void MergeSummary(std::string_view line, const RunSummary& d, RunSummary* sum) {
 void ParseHfLine(std::string_view line, int64_t rank, ParsedLog* out) {
   double v = 0;
   RunSummary& sum = out->summary;
+  if (Has(line, "_mem_gpu")) ParseTrainerMemory(line, out);
   // Newer Trainers add `train_runtime` and `train_tokens_per_second` to every logging_steps dict
   // too (the tokens seen by all ranks since the start over the runtime so far, with
   // include_num_input_tokens_seen): not the end-of-run figures, which carry no 'loss'.
@@ -607,9 +660,24 @@ void TrackAsyncSave(std::string_view line, ParsedLog* out) {
   }
 }
 
+// DeepSpeed's throughput timer, beneath Megatron-DeepSpeed and the Hugging Face Trainer with
+// DeepSpeed (ThroughputTimer.stop in deepspeed/utils/timer.py, deepspeedai/DeepSpeed@edaa722):
+// every steps_per_print optimizer steps (10 by default until 2024-10, f74ea69ab; unset, so off,
+// since), on rank 0, `epoch=0/micro_step=10/global_step=10, RunningAvgSamplesPerSec=58.7,
+// CurrSamplesPerSec=61.4, MemAllocated=6.01GB, MaxMemAllocated=19.52GB` (`0/80,
+// RunningAvgSamplesPerSec=...` before 2022-11), where GB is bytes / 1024**3:
+// torch.cuda.max_memory_allocated() of rank 0.
+void ParseDeepSpeedMemory(std::string_view line, ParsedLog* out) {
+  double v = 0;
+  if (Has(line, "RunningAvgSamplesPerSec") && NumberAfter(line, "MaxMemAllocated", &v) && v > 0) {
+    out->memory.library_peak_gib = std::max(out->memory.library_peak_gib, v);
+  }
+}
+
 bool ParseLine(const std::string& collector, std::string_view line, int64_t rank, ParsedLog* out) {
   const size_t before = out->samples.size();
   if (!ParseFrameworkLine(collector, line, rank, out)) return false;
+  ParseDeepSpeedMemory(line, out);
   if (out->samples.size() == before && !line.empty() && IsPause(line)) {
     const int64_t last = out->samples.empty() ? -1 : out->samples.back().step;
     if (out->pauses.empty() || out->pauses.back() != last) out->pauses.push_back(last);
@@ -685,9 +753,15 @@ std::vector<CleanLine> JoinWrappedRecords(std::vector<CleanLine> lines) {
   return out;
 }
 
+// The framework's own memory lines first; a library's (DeepSpeed's, the Trainer's tracker) only
+// when the framework printed none.
 void FinishLog(ParsedLog* out) {
   if (out->pending) out->samples.push_back(out->pending_sample);
   out->pending = false;
+  const bool framework_memory =
+      out->memory.peak_gib > 0 || std::any_of(out->samples.begin(), out->samples.end(),
+                                              [](const StepSample& s) { return s.memory_gib > 0; });
+  if (!framework_memory) out->memory.peak_gib = out->memory.library_peak_gib;
 }
 
 }  // namespace

@@ -22,6 +22,19 @@ struct LogMemory {
   double peak_gib = 0;
   double avg_gib = 0;
   int avg_count = 0;
+  // The peak a library beneath the framework printed (DeepSpeed's throughput timer, the Hugging
+  // Face Trainer's memory tracker): the log's peak only when the framework printed none of its own
+  // (ParseLog).
+  double library_peak_gib = 0;
+};
+
+// The Hugging Face Trainer's memory metrics of one printing (skip_memory_metrics=False), in bytes,
+// as far as read: log_metrics prints them one per line, the end-of-run dict all together.
+struct TrainerMemoryMetrics {
+  std::optional<double> before_init;   // before_init_mem_gpu
+  std::optional<double> init_alloc;    // init_mem_gpu_alloc_delta
+  std::optional<double> train_alloc;   // train_mem_gpu_alloc_delta (negative when train() freed)
+  std::optional<double> train_peaked;  // train_mem_gpu_peaked_delta
 };
 
 // A whole-run summary (the Hugging Face Trainer's `train_runtime` ... dict at the end).
@@ -39,6 +52,7 @@ struct RunSummary {
 struct ParsedLog {
   std::vector<StepSample> samples;  // log order, one per step line read (duplicates included)
   LogMemory memory;
+  TrainerMemoryMetrics trainer_memory;
   RunSummary summary;
   int64_t other_lines = 0;  // validation/eval/ramp-up/profiler lines recognised and ignored
   bool nemo_steps = false;  // NeMo's train_step_timing lines (global_step counts from 0)
