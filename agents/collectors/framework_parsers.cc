@@ -132,6 +132,68 @@ void ParseMegatronLine(std::string_view line, int64_t rank, ParsedLog* out) {
   Push(s, rank, out);
 }
 
+// NeMo Automodel (NVIDIA-NeMo/Automodel, nemo_automodel/recipes/llm/train_ft.py log_train_metrics
+// and _run_train_optim_step, @36044ad): rank 0 logs every optimizer step, behind `2025-08-20
+// 10:00:00 | INFO | root | `, `step 10 | epoch 0 | loss 2.3456 | grad_norm 1.2345 | lr 1.00e-05 |
+// mem 12.34 GiB | tps 12345.67(1543.21/gpu) | num_label_tokens 4096`, steps counted from 0.
+// Since 2025-08-18 (e557448ff) `tps` is the step's tokens summed over the data-parallel ranks over
+// the time since the previous step ended: the whole job's tokens/s, the first step holding the
+// start-up and a step after a validation or checkpoint save holding that pause. `/gpu` (since
+// 2025-08-28, db4c6227a) divides it by the data- and context-parallel sizes only, so it is per
+// device when tp = pp = 1. `mem` is torch.cuda.max_memory_allocated() / 2**30, the peak being
+// reset after each line. Before 2025-08-18 the line read `step 8 | epoch 0 | loss ... | grad_norm
+// ... | mem: 14.58 GiB | tps 9328.79` (finetune.py, b37910a9: no lr before 2025-07-22), its step
+// counting micro-batches (so the first optimizer step is `step 4` under 4 accumulation steps), and
+// its tps rank 0's own tokens over the time since the last line: a per-device figure when tp = pp
+// = 1. `[val] ...` lines are validation. The VLM, distillation and diffusion-LM recipes print the
+// same fields among their own; base_recipe.py prints `Loading checkpoint from DIR` when it
+// resumes, and that process's first step warms up as a fresh one's does. Returns whether the line
+// was one of these.
+bool ParseAutomodelLine(std::string_view line, int64_t rank, ParsedLog* out) {
+  if (Has(line, "Loading checkpoint from") && !Has(line, "from iteration")) {
+    out->automodel_checkpoint_loaded = true;
+    return true;
+  }
+  const size_t epoch = line.find(" | epoch ");
+  if (epoch == std::string_view::npos) return false;
+  if (Has(line, "[val]")) {
+    ++out->other_lines;
+    return true;
+  }
+  const size_t step_at = line.rfind("step ", epoch);
+  double tps = 0;
+  if (step_at == std::string_view::npos || !NumberAfter(line, "| tps", &tps) || tps <= 0) {
+    return false;
+  }
+  double step = 0;
+  if (!NumberAfter(line.substr(step_at, epoch - step_at), "step", &step)) return false;
+  StepSample s;
+  s.step = ToCount(step);
+  double v = 0;
+  if (NumberAfter(line, "| mem:", &v)) {  // before 2025-08-18: rank 0's own tokens/s
+    s.tokens_per_second_per_device = tps;
+  } else {
+    NumberAfter(line, "| mem", &v);
+    s.tokens_per_second_all_devices = tps;
+    // `tps 12345.67(1543.21/gpu)`: the figure in parentheses right after tps.
+    std::string_view rest = line.substr(line.find("| tps") + 5);
+    rest.remove_prefix(std::min(rest.size(), rest.find('(')));
+    double per_gpu = 0;
+    if (rest.size() > 1 && Has(rest.substr(0, rest.find(')') + 1), "/gpu)") &&
+        NumberAfter(rest, "(", &per_gpu)) {
+      s.tokens_per_second_per_device = per_gpu;
+    }
+  }
+  s.memory_gib = v;
+  out->automodel_steps = true;
+  if (out->automodel_checkpoint_loaded) {
+    out->first_trained_step = s.step;
+    out->automodel_checkpoint_loaded = false;
+  }
+  Push(s, rank, out);
+  return true;
+}
+
 // Megatron-Bridge (src/megatron/bridge/training/utils/train_utils.py training_log,
 // NVIDIA-NeMo/Megatron-Bridge@067f987): Megatron-LM's iteration line on the last rank, and on rank
 // 0 `Step Time : 5.41s GPU utilization: 412.3MODEL_TFLOP/s/GPU` (no iteration number). NeMo 2 /
@@ -141,6 +203,7 @@ void ParseMegatronLine(std::string_view line, int64_t rank, ParsedLog* out) {
 // log_tokens_per_sec also `tokens_per_sec_per_gpu: ...`.
 void ParseBridgeLine(std::string_view line, int64_t rank, ParsedLog* out) {
   double v = 0;
+  if (ParseAutomodelLine(line, rank, out)) return;
   if (NumberAfter(line, "Step Time :", &v) || NumberAfter(line, "Step Time:", &v)) {
     if (out->pending) Push(out->pending_sample, -1, out);  // no iteration line followed
     StepSample s;
@@ -165,6 +228,11 @@ void ParseBridgeLine(std::string_view line, int64_t rank, ParsedLog* out) {
     // StepTimingCallback (nemo/utils/exp_manager.py, NVIDIA/NeMo@8cfedd7) with
     // log_tokens_per_sec: `tokens_per_sec_per_gpu: 6.859e+03` (tokens of one GPU / step time).
     if (NumberAfter(line, "tokens_per_sec_per_gpu", &v)) s.tokens_per_second_per_device = v;
+    // NeMo 2's Hugging Face AutoModel
+    // (nemo/collections/llm/gpt/model/hf_auto_model_for_causal_lm.py, NVIDIA/NeMo@8cfedd7) adds
+    // `tps=` to the bar: tokens/s summed over the data-parallel ranks (all_reduce SUM), the whole
+    // job's.
+    if (NumberAfter(line, ", tps=", &v)) s.tokens_per_second_all_devices = v;
     if (NumberAfter(line, "global_batch_size", &v)) s.global_batch_size = ToCount(v);
     Push(s, rank, out);
     return;
@@ -611,7 +679,7 @@ void ParseHfLine(std::string_view line, int64_t rank, ParsedLog* out) {
 bool IsPause(std::string_view line) {
   // Lines that start a pause (not those reporting its end: "Successfully saved checkpoint").
   for (std::string_view w :
-       {"alidation", "validate step", "eval", "aving checkpoint", "aving the checkpoint",
+       {"alidation", "validate step", "[val] ", "eval", "aving checkpoint", "aving the checkpoint",
         "Checkpoint Save", "Scheduled async checkpoint", "Saving model",
         // Megatron-LM's timers after a save (megatron/training/training.py
         // save_checkpoint_and_time: `save-checkpoint ...: (min, max)`); on a rank that prints

@@ -56,10 +56,15 @@ struct ParsedLog {
   RunSummary summary;
   int64_t other_lines = 0;  // validation/eval/ramp-up/profiler lines recognised and ignored
   bool nemo_steps = false;  // NeMo's train_step_timing lines (global_step counts from 0)
+  // NeMo Automodel's step lines (each one step's own time, steps counted from 0), and whether its
+  // `Loading checkpoint from DIR` was read with no step line after it yet.
+  bool automodel_steps = false;
+  bool automodel_checkpoint_loaded = false;
   // The first step this process trains, when the log says: torchtitan's `Training starts at step
   // N` (N > 1 after a checkpoint load), Megatron's `successfully loaded checkpoint ... at
-  // iteration N` (N + 1), MaxText's `restoring from this run's directory step S` (S + 1); 0: not
-  // printed. A resumed process warms up at that step as a fresh one does at its first.
+  // iteration N` (N + 1), MaxText's `restoring from this run's directory step S` (S + 1), NeMo
+  // Automodel's first step line after `Loading checkpoint from`; 0: not printed. A resumed process
+  // warms up at that step as a fresh one does at its first.
   int64_t first_trained_step = 0;
   // The batch shape the log itself prints (torchtitan's `Trainer is initialized with local batch
   // size N, global batch size G, gradient accumulation steps A, sequence length S`): tokens one

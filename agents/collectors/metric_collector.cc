@@ -84,9 +84,10 @@ std::vector<StepSample> OnePerStep(const std::vector<StepSample>& samples, StepC
   out.reserve(by_step.size());
   for (auto& [step, group] : by_step) {
     StepSample s = group.front();
-    for (double StepSample::*f : {&StepSample::step_time_seconds, &StepSample::tflops_per_device,
-                                  &StepSample::tokens_per_second_per_device, &StepSample::mfu,
-                                  &StepSample::logged_at_seconds}) {
+    for (double StepSample::*f :
+         {&StepSample::step_time_seconds, &StepSample::tflops_per_device,
+          &StepSample::tokens_per_second_per_device, &StepSample::tokens_per_second_all_devices,
+          &StepSample::mfu, &StepSample::logged_at_seconds}) {
       s.*f = GroupMean(group, f);
     }
     for (const auto& g : group) s.memory_gib = std::max(s.memory_gib, g.memory_gib);
@@ -115,12 +116,13 @@ int64_t LogInterval(const std::vector<int64_t>& steps) {
 // run starts at (`Training starts at step 3201`: the first interval after it ran at 2,516 tps where
 // the rest ran 3,329-3,338 in a resumed 2026 run); the Hugging Face progress bar's first tenth
 // (its rate is a moving average over the steps so far); JSON lines: step 0 and the first step
-// logged. A process resumed from a checkpoint (ParsedLog::first_trained_step) warms up as a fresh
-// one does, counted from its first step: Megatron's interval timer starts just before the training
-// loop (megatron/training/training.py train(), `interval-time`), and since 2026-01 (c40b6ea) it
-// logs its first iteration on its own to show the initialisation overhead (`is_first_iteration`),
-// so the first logged interval after the load holds it; MaxText compiles its first step and
-// mis-times the next whatever their numbers.
+// logged; NeMo Automodel's first step line when it is the run's first (numbered at most the log's
+// step spacing). A process resumed from a checkpoint (ParsedLog::first_trained_step) warms up as a
+// fresh one does, counted from its first step: Megatron's interval timer starts just before the
+// training loop (megatron/training/training.py train(), `interval-time`), and since 2026-01
+// (c40b6ea) it logs its first iteration on its own to show the initialisation overhead
+// (`is_first_iteration`), so the first logged interval after the load holds it; MaxText compiles
+// its first step and mis-times the next whatever their numbers.
 int64_t LastWarmupStep(const std::string& collector, const ParsedLog& parsed,
                        const std::vector<int64_t>& steps) {
   constexpr int64_t kNone = std::numeric_limits<int64_t>::min();
@@ -132,6 +134,12 @@ int64_t LastWarmupStep(const std::string& collector, const ParsedLog& parsed,
     return steps.front() <= 1 ? std::max<int64_t>(2, steps.back() / 10) : kNone;
   }
   if (collector == "json") return steps.front() <= 1 ? 1 : 0;
+  if (parsed.automodel_steps) {
+    // NeMo Automodel: the process's first step line (steps counted from 0, or before 2025-08 in
+    // micro-batches, so `step 4` under 4 accumulation steps), the time since the loop began.
+    if (first > 0) return first;
+    return steps.front() <= std::max<int64_t>(1, LogInterval(steps)) ? steps.front() : kNone;
+  }
   if (parsed.nemo_steps) return 1;
   // Megatron: the first logged interval (of the resumed process: iterations first..).
   return std::max<int64_t>(0, first - 1) + std::max<int64_t>(1, LogInterval(steps));
@@ -151,8 +159,9 @@ bool HoldsTrainingStart(const std::string& collector, const ParsedLog& parsed,
   if (steps.empty()) return false;
   if (steps.front() <= last_warmup) return true;
   if (collector == "hf-trainer" || collector == "json") return false;
-  const bool interval_means = collector == "torchtitan" || collector == "megatron-lm" ||
-                              (collector == "megatron-bridge" && !parsed.nemo_steps);
+  const bool interval_means =
+      collector == "torchtitan" || collector == "megatron-lm" ||
+      (collector == "megatron-bridge" && !parsed.nemo_steps && !parsed.automodel_steps);
   const int64_t span = interval_means ? std::max<int64_t>(1, LogInterval(steps)) : 1;
   return steps.front() <= last_warmup + span;
 }
@@ -178,6 +187,7 @@ bool AfterPause(const ParsedLog& parsed, int64_t step) {
 // times read from timestamps (StepTimesFromTimestamps) miss the first step of a log.
 double Slowness(const StepSample& s) {
   if (s.tokens_per_second_per_device > 0) return 1.0 / s.tokens_per_second_per_device;
+  if (s.tokens_per_second_all_devices > 0) return 1.0 / s.tokens_per_second_all_devices;
   return s.step_time_seconds > 0 ? s.step_time_seconds : 0;
 }
 
@@ -367,6 +377,17 @@ Result<CollectedMetrics> CollectSteps(const std::string& collector, const Parsed
   CollectedMetrics out;
   out.steps.other_lines = parsed.other_lines;
   std::vector<StepSample> steps = OnePerStep(WithNegativeTimesMerged(parsed.samples), &out.steps);
+  // A whole job's tokens/s (NeMo Automodel's tps) over the campaign's devices is the per-device
+  // figure; Automodel's own `/gpu` leaves tensor and pipeline parallelism out, so it stands in
+  // only when the campaign does not say how many devices.
+  if (ctx.devices > 0) {
+    for (StepSample& s : steps) {
+      if (s.tokens_per_second_all_devices > 0) {
+        s.tokens_per_second_per_device =
+            s.tokens_per_second_all_devices / static_cast<double>(ctx.devices);
+      }
+    }
+  }
   if (collector == "torchtitan" && !HasBatchShape(campaign) &&
       parsed.logged_non_data_parallel <= 0) {
     StepTimesFromTimestamps(&steps);

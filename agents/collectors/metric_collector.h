@@ -46,6 +46,9 @@ struct StepSample {
   double step_time_seconds = 0;
   double tflops_per_device = 0;
   double tokens_per_second_per_device = 0;
+  // Tokens/s of the whole job, when that is what the line prints (NeMo Automodel's `tps`): per
+  // device over the campaign's devices (metric_collector.cc).
+  double tokens_per_second_all_devices = 0;
   double mfu = 0;
   double memory_gib = 0;
   int64_t global_batch_size = 0;
