@@ -117,11 +117,18 @@ void ParseMegatronLine(std::string_view line, int64_t rank, ParsedLog* out) {
   // Pai-Megatron-Patch (alibaba) adds ` tokens/sec/gpu: N |` (global batch x seq length /
   // elapsed / world size) to Megatron-LM's line (its run scripts as quoted in DeepLink-org
   // AIChipBenchmark llm/QwenVL/README.md, abfb98e).
+  // OpenEuroLLM's fork (OpenEuroLLM/NVIDIA-Megatron-LM, megatron/training/training.py, cfae326
+  // of 2026-03) adds ` Tokens per second per GPU (Tok/s/GPU): N |` beside the throughput field
+  // (global batch x seq length / elapsed / world size).
   if (NumberAfter(line, "tokens per gpu per second (tgs)", &v) ||
       NumberAfter(line, "tokens_per_gpu_per_second_tgs", &v) ||
-      NumberAfter(line, "tokens/sec/gpu", &v)) {
+      NumberAfter(line, "tokens/sec/gpu", &v) || NumberAfter(line, "(Tok/s/GPU)", &v)) {
     s.tokens_per_second_per_device = v;
   }
+  // epfLLM's Megatron-LLM (megatron/training.py, 9380370 of 2023-09) adds ` rate (tokens/sec):
+  // N |`: the tokens counted on every data-parallel rank (all-reduced in finetune.py) over the
+  // interval, the whole job's.
+  if (NumberAfter(line, "rate (tokens/sec)", &v)) s.tokens_per_second_all_devices = v;
   if (NumberAfter(line, "global batch size", &v) || NumberAfter(line, "global_batch_size", &v)) {
     s.global_batch_size = ToCount(v);
   }

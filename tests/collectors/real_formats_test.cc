@@ -207,6 +207,39 @@ TEST(RealFormatsTest, MegatronDeepSpeedTflopsCountRecomputation) {
   EXPECT_EQ(model->sources.at("tflopsPerDevice"), kSourceDerived);
 }
 
+// Megatron-LM forks that add a tokens/s field to the iteration line: OpenEuroLLM's per GPU,
+// epfLLM's Megatron-LLM for the whole job (its tokens all-reduced over the data-parallel ranks).
+TEST(RealFormatsTest, MegatronForksPrintTokensPerSecond) {
+  std::string open_euro, epfl;
+  for (int it = 10; it <= 40; it += 10) {
+    open_euro += " [2026-03-10 10:00:" + std::to_string(it) + "] iteration       " +
+                 std::to_string(it) +
+                 "/    1000 | consumed samples:         5120 | elapsed time per iteration (ms): "
+                 "8000.0 | mem usages: 0.8123 | throughput per GPU (TFLOP/s/GPU): 400.1 | Tokens "
+                 "per second per GPU (Tok/s/GPU): 4096.0 | learning rate: 3.000000E-04 | global "
+                 "batch size:    32 | lm loss: 2.100000E+00 | loss scale: 1.0 |\n";
+    epfl += " iteration       " + std::to_string(it) +
+            "/  250000 | consumed samples:        10240 | elapsed time per iteration (ms): 4000.0 "
+            "| rate (tokens/sec): 65536.00 | learning rate: 1.500E-07 | global batch size:    32 | "
+            "lm loss: 3.198731E+00 | loss scale: 1.0 | grad norm: 10.550 | number of skipped "
+            "iterations:   0 | number of nan iterations:   0 |\n";
+  }
+  // Read without a campaign: nothing to derive tokens/s from, so they are the log's.
+  auto per_gpu = CollectLogWithStepTimes("megatron-lm", open_euro, {});
+  ASSERT_TRUE(per_gpu.ok()) << per_gpu.status().ToString();
+  EXPECT_DOUBLE_EQ(per_gpu->metrics.tokens_per_second_per_device, 4096);
+  // The whole job's rate over the campaign's 8 devices; unknown without a device count.
+  CollectorContext devices_only;
+  devices_only.devices = 8;
+  auto whole = CollectLogWithStepTimes("megatron-lm", epfl, devices_only);
+  ASSERT_TRUE(whole.ok()) << whole.status().ToString();
+  EXPECT_DOUBLE_EQ(whole->metrics.tokens_per_second_per_device, 65536.0 / 8);
+  auto bare = CollectLogWithStepTimes("megatron-lm", epfl, {});
+  ASSERT_TRUE(bare.ok()) << bare.status().ToString();
+  EXPECT_EQ(bare->metrics.tokens_per_second_per_device, 0);
+  EXPECT_DOUBLE_EQ(bare->metrics.step_time_seconds, 4.0);
+}
+
 TEST(RealFormatsTest, MegatronBridgeStepTimeLineAndMemoryInGigabytes) {
   std::string log;
   for (int it = 1; it <= 6; ++it) {
