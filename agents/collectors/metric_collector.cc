@@ -380,13 +380,24 @@ Result<CollectedMetrics> CollectSteps(const std::string& collector, const Parsed
   // A whole job's tokens/s (NeMo Automodel's tps) over the campaign's devices is the per-device
   // figure; Automodel's own `/gpu` leaves tensor and pipeline parallelism out, so it stands in
   // only when the campaign does not say how many devices.
-  if (ctx.devices > 0) {
+  const bool whole_job_rate = std::any_of(steps.begin(), steps.end(), [](const StepSample& s) {
+    return s.tokens_per_second_all_devices > 0;
+  });
+  if (whole_job_rate && ctx.devices > 0) {
     for (StepSample& s : steps) {
       if (s.tokens_per_second_all_devices > 0) {
         s.tokens_per_second_per_device =
             s.tokens_per_second_all_devices / static_cast<double>(ctx.devices);
       }
     }
+  } else if (whole_job_rate && std::any_of(steps.begin(), steps.end(), [](const StepSample& s) {
+               return s.tokens_per_second_per_device > 0;
+             })) {
+    out.warnings.push_back(
+        "tokens/s per device is the log's per-GPU figure (NeMo Automodel's `/gpu`: the whole "
+        "job's tokens/s over the data- and context-parallel ranks), per device only when tp and "
+        "pp are 1; the campaign's device count (spec.hardware) makes it the whole job's over "
+        "its devices");
   }
   if (collector == "torchtitan" && !HasBatchShape(campaign) &&
       parsed.logged_non_data_parallel <= 0) {

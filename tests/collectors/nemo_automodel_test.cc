@@ -65,6 +65,10 @@ TEST(NemoAutomodelTest, WholeJobTokensPerDeviceTheFirstStepWarmsUpValidationIsNo
   auto bare = CollectLogWithStepTimes("megatron-bridge", log, {});
   ASSERT_TRUE(bare.ok()) << bare.status().ToString();
   EXPECT_NEAR(bare->metrics.tokens_per_second_per_device, (9 * 20000.0 + 2 * 10000.0) / 11, 1e-6);
+  // ... and says what it is.
+  ASSERT_FALSE(bare->warnings.empty());
+  EXPECT_NE(bare->warnings.back().find("per device only when tp and pp are 1"), std::string::npos);
+  for (const auto& w : c->warnings) EXPECT_EQ(w.find("per-GPU figure"), std::string::npos) << w;
 }
 
 TEST(NemoAutomodelTest, TheJuly2025FormCountsMicroBatchesAndPrintsRankZerosTokens) {
