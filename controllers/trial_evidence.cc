@@ -127,7 +127,6 @@ TrialPods ReadTrialPods(const std::vector<json>& pods) {
   out.pods.reserve(pods.size());
   for (const auto& pod : pods) out.pods.push_back(ReadPod(pod));
   const TrialPod* lead = nullptr;
-  const TrialPod* failed = nullptr;
   for (const TrialPod& p : out.pods) {
     if (!p.node_name.empty() && std::find(out.node_names.begin(), out.node_names.end(),
                                           p.node_name) == out.node_names.end()) {
@@ -139,12 +138,23 @@ TrialPods ReadTrialPods(const std::vector<json>& pods) {
       out.start_time = p.start_time;
     }
     if (lead == nullptr || (p.lead && !lead->lead)) lead = &p;
-    if (failed == nullptr && p.failed) failed = &p;
   }
   std::sort(out.node_names.begin(), out.node_names.end());
-  // A failed pod's evidence wins over the lead's.
-  if (failed != nullptr) lead = failed;
-  if (lead != nullptr) out.evidence = *lead;
+  // A failed pod's evidence wins over the lead's; among failed pods, the first to finish (one
+  // that failed without a finished container, e.g. an image that cannot be pulled, after them).
+  const auto rank = [&](size_t i) {
+    const TrialPod& p = out.pods[i];
+    if (p.failed) return p.finished_at ? 0 : 1;
+    return &p == lead ? 2 : 3;
+  };
+  out.evidence_order.resize(out.pods.size());
+  for (size_t i = 0; i < out.pods.size(); ++i) out.evidence_order[i] = i;
+  std::stable_sort(out.evidence_order.begin(), out.evidence_order.end(), [&](size_t a, size_t b) {
+    const int ra = rank(a), rb = rank(b);
+    if (ra != rb) return ra < rb;
+    return ra == 0 && *out.pods[a].finished_at < *out.pods[b].finished_at;
+  });
+  if (!out.evidence_order.empty()) out.evidence = out.pods[out.evidence_order.front()];
   return out;
 }
 

@@ -60,9 +60,15 @@ struct TrialPods {
   bool any_running = false;
   bool any_finished = false;             // a pod in phase Succeeded or Failed
   std::optional<SystemTime> start_time;  // earliest pod start
-  // The pod the failure evidence comes from: the first failed pod, else the lead pod (the first
-  // with completion index 0, else the first pod). Empty when there are no pods.
+  // The pod the failure evidence comes from: the failed pod that finished first (the first to
+  // fail is the cause; the pods failing after it are mostly its victims: peers timing out in a
+  // collective, or pods the Job controller deleted when the Job failed), else the lead pod (the
+  // first with completion index 0, else the first pod). Empty when there are no pods.
   TrialPod evidence;
+  // Indexes into `pods` in the order their evidence is preferred: `evidence` first, then the
+  // other failed pods by the time they finished, then the rest in the order given. A pod whose
+  // log is gone (deleted since it was listed) gives way to the next.
+  std::vector<size_t> evidence_order;
 };
 
 // Reads the trial's pods (any order).

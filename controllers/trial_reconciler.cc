@@ -428,17 +428,26 @@ bool TrialRunReconciler::NeverAdmissible(const Context& ctx, const std::string& 
 
 Result<kube::ReconcileResult> TrialRunReconciler::Fail(Context& ctx, const std::string& reason,
                                                        const std::string& message) {
-  const TrialPod& pod = ctx.pods.evidence;
+  // The evidence pod (trial_evidence.h: the first failed pod to finish), or the next in that
+  // order when the API server no longer has it (a pod the Job controller deleted as the Job
+  // failed, between the list and the read): its log, exit and events are the diagnosis's input.
+  const TrialPod* chosen = &ctx.pods.evidence;
+  std::string log;
+  for (size_t i : ctx.pods.evidence_order) {
+    const TrialPod& candidate = ctx.pods.pods[i];
+    bool retry_log = false, gone = false;
+    log = PodLog(candidate, &retry_log, &gone);
+    if (retry_log) return Status::Unavailable("the failed pod's log could not be read yet");
+    if (!gone) {
+      chosen = &candidate;
+      break;
+    }
+  }
+  const TrialPod& pod = *chosen;
   FailureEvidence evidence;
   evidence.pod_reason = pod.pod_reason.empty() ? reason : pod.pod_reason;
   evidence.exit_code = pod.exit_code;
-  std::string log;
-  if (!ctx.pods.pods.empty()) {
-    bool retry_log = false;
-    log = PodLog(pod, &retry_log);
-    if (retry_log) return Status::Unavailable("the failed pod's log could not be read yet");
-    evidence.events = PodEvents(pod);
-  }
+  if (!ctx.pods.pods.empty()) evidence.events = PodEvents(pod);
   evidence.log = log.empty() ? pod.termination_message : log;
   if (!message.empty()) evidence.events.push_back(reason + ": " + message);
   // The campaign's knowledge ConfigMaps (its namespace) beside the site's.
@@ -496,6 +505,7 @@ Result<kube::ReconcileResult> TrialRunReconciler::Fail(Context& ctx, const std::
                      {"terminationMessage", Utf8Tail(pod.termination_message, kMaxObservedText)},
                      {"logTail", Utf8Tail(log, kMaxObservedText)},
                      {"events", evidence.events}};
+  if (!pod.name.empty()) status.observed["pod"] = pod.name;
   spdlog::warn("trial {}/{}: failed ({}): {}", ctx.key.ns, ctx.key.name, d.category, d.summary);
   return Finish(ctx, "Failed", d.summary);
 }
@@ -526,13 +536,14 @@ std::vector<std::string> TrialRunReconciler::AvoidList(const Context& ctx) {
   return {avoid.begin(), avoid.end()};
 }
 
-std::string TrialRunReconciler::PodLog(const TrialPod& pod, bool* retry) {
+std::string TrialRunReconciler::PodLog(const TrialPod& pod, bool* retry, bool* gone) {
   kube::PodLogOptions opts;
   opts.container = pod.container;
   opts.tail_lines = opts_.log_tail_lines;
   opts.limit_bytes = opts_.log_limit_bytes;
   auto log = client_->GetPodLog(pod.ns, pod.name, opts);
   if (!log.ok()) {
+    if (gone != nullptr) *gone = log.status().code() == StatusCode::kNotFound;
     // Only the reads a trial's outcome rests on are reported (early stopping polls pods that
     // may not have started yet).
     if (retry != nullptr) {

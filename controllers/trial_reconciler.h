@@ -140,8 +140,9 @@ class TrialRunReconciler : public kube::Reconciler {
   // The bounded, UTF-8 safe log of the trial container of `pod` ("" when it cannot be read).
   // When `retry` is given, it is set if the read failed in a way that reading again soon can
   // mend (ShouldRetryLogRead): the caller then returns an error so that the reconcile is retried
-  // with backoff instead of ending the trial without its log.
-  std::string PodLog(const TrialPod& pod, bool* retry = nullptr);
+  // with backoff instead of ending the trial without its log. When `gone` is given, it is set
+  // if the API server no longer has the pod (NotFound: deleted since the pods were listed).
+  std::string PodLog(const TrialPod& pod, bool* retry = nullptr, bool* gone = nullptr);
   Result<kube::ReconcileResult> Fail(Context& ctx, const std::string& reason,
                                      const std::string& message);
   // True when the campaign's diagnosis of Kueue's QuotaReserved message is Unschedulable and

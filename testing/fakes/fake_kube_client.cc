@@ -288,6 +288,7 @@ Status FakeKubeClient::DeleteLocked(const GroupVersionResource& gvr, const std::
     return Status::Ok();
   }
   objects_.erase(it);
+  if (gvr.GroupResource() == "pods") logs_.erase(ns + "/" + name);  // its log goes with it
   StampLocked(gvr, &obj);
   RecordLocked(gvr, WatchEvent::Type::kDeleted, obj);
   if (policy != "Orphan") CollectGarbageLocked(UidOf(obj));

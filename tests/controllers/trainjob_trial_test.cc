@@ -75,7 +75,8 @@ std::string MegatronLog(double tflops) {
 // Plays Trainer's JobSet: the trainer pod of node rank `rank` (replicated job "node", labelled
 // as paratune's runtime patch asks), terminated with `exit_code` / `reason`, printing `log`.
 void AddTrainerPod(FakeCluster& c, int rank, int exit_code, const std::string& reason,
-                   const std::string& log) {
+                   const std::string& log,
+                   const std::string& finished_at = "2026-11-21T05:20:00Z") {
   const std::string name = std::string(kTrial) + "-node-0-" + std::to_string(rank) + "-x";
   Json pod = {
       {"apiVersion", "v1"},
@@ -94,15 +95,14 @@ void AddTrainerPod(FakeCluster& c, int rank, int exit_code, const std::string& r
   auto created = c.client.Create(res::kPods, "ns", pod);
   ASSERT_TRUE(created.ok());
   Json p = *created;
-  p["status"] = {{"phase", exit_code == 0 ? "Succeeded" : "Failed"},
-                 {"startTime", "2026-11-21T05:00:00Z"},
-                 {"containerStatuses",
-                  {{{"name", "node"},
-                    {"state",
-                     {{"terminated",
-                       {{"exitCode", exit_code},
-                        {"reason", reason},
-                        {"finishedAt", "2026-11-21T05:20:00Z"}}}}}}}}};
+  p["status"] = {
+      {"phase", exit_code == 0 ? "Succeeded" : "Failed"},
+      {"startTime", "2026-11-21T05:00:00Z"},
+      {"containerStatuses",
+       {{{"name", "node"},
+         {"state",
+          {{"terminated",
+            {{"exitCode", exit_code}, {"reason", reason}, {"finishedAt", finished_at}}}}}}}}};
   ASSERT_TRUE(c.client.UpdateStatus(res::kPods, p).ok());
   c.client.SetPodLog("ns", name, log);
 }
@@ -158,6 +158,52 @@ TEST(TrainJobTrialTest, AFailedTrainJobIsDiagnosedFromItsPods) {
   ASSERT_EQ(st.value("phase", ""), "Failed") << st.dump();
   EXPECT_EQ(st["observed"].value("podReason", ""), "Error");
   EXPECT_NE(st["observed"].value("logTail", "").find("CUDA out of memory"), std::string::npos);
+  EXPECT_EQ(st["failure"].value("category", ""), "CudaOOM") << st.dump();
+}
+
+// The pod that failed first is the cause: rank 1 ran out of memory, and rank 0 died ten minutes
+// later in NCCL's watchdog waiting for it. The diagnosis reads rank 1, not the first pod listed.
+TEST(TrainJobTrialTest, TheFirstPodToFailIsTheEvidence) {
+  FakeCluster c;
+  CreateCampaignAndTrial(c);
+  Reconcile(c);
+  AddTrainerPod(c, 0, 1, "Error",
+                "[rank0]:[E1121 05:30:00.000000000 ProcessGroupNCCL.cpp:616] [Rank 0] Watchdog "
+                "caught collective operation timeout: WorkNCCL(SeqNum=1204, OpType=ALLREDUCE, "
+                "NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600017 milliseconds before "
+                "timing out.\n",
+                "2026-11-21T05:30:00Z");
+  AddTrainerPod(c, 1, 1, "Error",
+                "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 "
+                "has a total capacity of 79.11 GiB of which 1.02 GiB is free.\n",
+                "2026-11-21T05:20:00Z");
+  SetTrainJobCondition(c, "Failed", "JobSetFailed", "jobset failed: child job node failed");
+  const Json st = Reconcile(c);
+  ASSERT_EQ(st.value("phase", ""), "Failed") << st.dump();
+  EXPECT_EQ(st["failure"].value("category", ""), "CudaOOM") << st.dump();
+  EXPECT_EQ(st["observed"].value("pod", ""), std::string(kTrial) + "-node-0-1-x") << st.dump();
+}
+
+// A pod deleted between the list and the read of its log (the Job controller deletes the pods
+// still active when the Job fails): the next pod's log, exit and events are the evidence, not
+// an empty log (a clean-clone CI run saw that: a diagnosis from events alone).
+TEST(TrainJobTrialTest, AFailedPodGoneBeforeItsLogIsReadGivesWayToTheNext) {
+  FakeCluster c;
+  CreateCampaignAndTrial(c);
+  Reconcile(c);
+  AddTrainerPod(c, 0, 1, "Error", "torch.OutOfMemoryError: CUDA out of memory.\n",
+                "2026-11-21T05:20:00Z");
+  AddTrainerPod(c, 1, 1, "Error",
+                "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 "
+                "has a total capacity of 79.11 GiB of which 1.02 GiB is free.\n",
+                "2026-11-21T05:20:01Z");
+  SetTrainJobCondition(c, "Failed", "JobSetFailed", "jobset failed: child job node failed");
+  c.client.InjectError("log", "pods", Status::NotFound("pods \"tj-t001-node-0-0-x\" not found"));
+  const Json st = Reconcile(c);
+  ASSERT_EQ(st.value("phase", ""), "Failed") << st.dump();
+  EXPECT_EQ(st["observed"].value("pod", ""), std::string(kTrial) + "-node-0-1-x") << st.dump();
+  EXPECT_NE(st["observed"].value("logTail", "").find("CUDA out of memory"), std::string::npos)
+      << st.dump();
   EXPECT_EQ(st["failure"].value("category", ""), "CudaOOM") << st.dump();
 }
 

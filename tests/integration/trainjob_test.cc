@@ -17,6 +17,7 @@
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <fstream>
 #include <set>
 #include <string>
 #include <thread>
@@ -211,6 +212,17 @@ class FakeTrainer {
   std::thread thread_;
 };
 
+// The lines of the file at `path` that contain `what` (what a failure message needs of the
+// operator's log, which goes with the cluster's directory).
+std::string LinesMentioning(const std::string& path, const std::string& what) {
+  std::ifstream in(path);
+  std::string out;
+  for (std::string line; std::getline(in, line);) {
+    if (line.find(what) != std::string::npos) out += line + "\n";
+  }
+  return out;
+}
+
 TEST(TrainJobTest, ATrainJobCampaignRunsToCompletionWithMetricsFromTheLastRank) {
   PARATUNE_REQUIRE_CLUSTER(cluster);
   ASSERT_TRUE(cluster->InstallCrdsAndRbac().ok());
@@ -266,7 +278,9 @@ TEST(TrainJobTest, ATrainJobCampaignRunsToCompletionWithMetricsFromTheLastRank) 
       const Json& failure = Field(st, "failure");
       EXPECT_FALSE(failure.value("category", "").empty()) << st.dump(2);
       EXPECT_NE(failure.value("category", ""), "Unknown") << st.dump(2);
-      EXPECT_FALSE(Field(st, "observed").value("logTail", "").empty()) << st.dump(2);
+      EXPECT_FALSE(Field(st, "observed").value("logTail", "").empty())
+          << st.dump(2) << "\nthe operator's log reads:\n"
+          << LinesMentioning(op.log_path(), "log not read");
     }
   }
   EXPECT_EQ(failed, 1) << "the first TrainJob ran with every simulated fault";
