@@ -37,6 +37,7 @@ TrialPod ReadPod(const json& pod) {
     p.container = StringField(containers[0], "name");
   }
   p.node_name = StringField(spec, "nodeName");
+  p.deleting = meta.contains("deletionTimestamp");
   p.phase = StringField(status, "phase");
   const std::string started = StringField(status, "startTime");
   // The first terminated (or waiting) container says whether the pod failed.
@@ -152,7 +153,11 @@ TrialPods ReadTrialPods(const std::vector<json>& pods) {
   std::stable_sort(out.evidence_order.begin(), out.evidence_order.end(), [&](size_t a, size_t b) {
     const int ra = rank(a), rb = rank(b);
     if (ra != rb) return ra < rb;
-    return ra == 0 && *out.pods[a].finished_at < *out.pods[b].finished_at;
+    if (ra != 0) return false;
+    const TrialPod& pa = out.pods[a];
+    const TrialPod& pb = out.pods[b];
+    if (*pa.finished_at != *pb.finished_at) return *pa.finished_at < *pb.finished_at;
+    return !pa.deleting && pb.deleting;
   });
   if (!out.evidence_order.empty()) out.evidence = out.pods[out.evidence_order.front()];
   return out;

@@ -48,6 +48,7 @@ struct TrialPod {
   std::string pod_reason;  // when failed: OOMKilled, Error, Evicted, ImagePullBackOff, ...
   std::optional<SystemTime> start_time;
   std::optional<SystemTime> finished_at;  // its containers' latest finish, when one finished
+  bool deleting = false;                  // it has a deletionTimestamp
   // Its PodScheduled=False/Unschedulable conditions while Pending: since when, and the
   // scheduler's message.
   std::vector<std::pair<SystemTime, std::string>> unschedulable;
@@ -66,8 +67,9 @@ struct TrialPods {
   // first with completion index 0, else the first pod). Empty when there are no pods.
   TrialPod evidence;
   // Indexes into `pods` in the order their evidence is preferred: `evidence` first, then the
-  // other failed pods by the time they finished, then the rest in the order given. A pod whose
-  // log is gone (deleted since it was listed) gives way to the next.
+  // other failed pods by the time they finished (in the same second, one not being deleted
+  // first: finishedAt has whole seconds), then the rest in the order given. A pod whose log is
+  // gone (deleted since it was listed) gives way to the next.
   std::vector<size_t> evidence_order;
 };
 

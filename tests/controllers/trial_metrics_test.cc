@@ -237,6 +237,33 @@ TEST(TrialEvidenceTest, AFailedPodsEvidenceWinsAndTimesAreReadOnce) {
   EXPECT_EQ(which, 2u);
 }
 
+// Among failed pods the evidence is the first to finish; within the same second (finishedAt has
+// whole seconds) one the Job controller is not deleting; then the other failed pods, then the
+// lead, then the rest.
+TEST(TrialEvidenceTest, TheFirstFailedPodToFinishIsTheEvidenceThenTheOthersInOrder) {
+  const auto failed = [](const std::string& name, int rank, const std::string& finished) {
+    json pod = Pod(name, rank);
+    pod["status"]["phase"] = "Failed";
+    json& term = pod["status"]["containerStatuses"][0]["state"]["terminated"];
+    term["exitCode"] = 1;
+    term["reason"] = "Error";
+    term["finishedAt"] = finished;
+    return pod;
+  };
+  json deleted = failed("t-a", 1, "2026-11-21T05:20:00Z");
+  deleted["metadata"]["deletionTimestamp"] = "2026-11-21T05:20:00Z";
+  const json kept = failed("t-b", 2, "2026-11-21T05:20:00Z");
+  const json victim = failed("t-c", 3, "2026-11-21T05:30:00Z");
+  const json lead = Pod("t-0", 0);
+  json pending = Pod("t-d", 4);
+  pending["status"] = {{"phase", "Pending"}};
+  const TrialPods pods = ReadTrialPods({pending, victim, lead, deleted, kept});
+  EXPECT_EQ(pods.evidence.name, "t-b");
+  std::vector<std::string> order;
+  for (size_t i : pods.evidence_order) order.push_back(pods.pods[i].name);
+  EXPECT_EQ(order, (std::vector<std::string>{"t-b", "t-a", "t-c", "t-0", "t-d"}));
+}
+
 std::vector<double> Steps(double mean, double rel_noise, int n) {
   std::vector<double> out;
   for (int i = 0; i < n; ++i) out.push_back(mean * (1 + rel_noise * ((i % 2) ? 1 : -1)));
