@@ -61,6 +61,7 @@ Result<bool> TrialRunReconciler::MaybeStopEarly(Context& ctx, const Json& worklo
   status.objective = in.objective;
   status.metrics_source = read->source.ToJson();
   status.metric_sources = read->collected.sources;
+  status.metrics_warnings = BoundedMetricsWarnings(read->collected.warnings);
   status.early_stop = evidence;
   auto finished = Finish(ctx, "EarlyStopped", d.summary);
   if (!finished.ok()) return finished.status();

@@ -3,6 +3,7 @@
 #include <map>
 #include <optional>
 
+#include "base/utf8.h"
 #include "controllers/collectors/log_sources.h"
 
 namespace paratune::controllers {
@@ -116,6 +117,16 @@ Result<TrialMetricsReading> ReadTrialMetrics(const TrialPods& trial, const std::
                           " step lines in the logs of " +
                           (logs.ReadNames().empty() ? "any pod" : logs.ReadNames()) +
                           " (the framework prints them on the " + out.source.convention + " rank)");
+}
+
+std::optional<std::vector<std::string>> BoundedMetricsWarnings(
+    const std::vector<std::string>& warnings) {
+  if (warnings.empty()) return std::nullopt;
+  std::vector<std::string> out;
+  for (size_t i = 0; i < warnings.size() && i < kMaxMetricsWarnings; ++i) {
+    out.push_back(Utf8Head(warnings[i], kMaxMetricsWarningBytes, "..."));
+  }
+  return out;
 }
 
 }  // namespace paratune::controllers

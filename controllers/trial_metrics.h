@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,14 @@ Result<TrialMetricsReading> ReadTrialMetrics(const TrialPods& pods, const std::s
                                              const collectors::CollectorContext& ctx,
                                              const PodLogReader& read_log, size_t max_log_reads,
                                              bool use_termination_messages = true);
+
+// What the collector corrected or dropped while reading (CollectedMetrics::warnings) as a
+// TrialRun keeps it: the first kMaxMetricsWarnings, each at most kMaxMetricsWarningBytes (UTF-8
+// safe, "..." where cut); nullopt when there is none. The same lines are the MetricsRead Events.
+inline constexpr size_t kMaxMetricsWarnings = 4;
+inline constexpr size_t kMaxMetricsWarningBytes = 1000;
+std::optional<std::vector<std::string>> BoundedMetricsWarnings(
+    const std::vector<std::string>& warnings);
 
 }  // namespace paratune::controllers
 

@@ -33,7 +33,6 @@ namespace res = kube::resources;
 constexpr size_t kMaxObservedText = 8 * 1024;
 constexpr char kPodsByTrial[] = "pods-by-trial";
 // At most this many MetricsRead Events per trial (a reading has a handful of notes at most).
-constexpr size_t kMaxMetricsReadEvents = 4;
 
 }  // namespace
 
@@ -400,10 +399,11 @@ Result<kube::ReconcileResult> TrialRunReconciler::Succeed(Context& ctx) {
   }
   // How the log was read where the collector corrected or dropped something (a resumed
   // process's warm-up, Megatron-DeepSpeed's recomputation-counting TFLOPs, an impossible derived
-  // TFLOP/s): Normal Events on the TrialRun, so `kubectl describe trialrun` says it.
-  for (size_t i = 0; i < collected.warnings.size() && i < kMaxMetricsReadEvents; ++i) {
-    ctx.events.push_back(
-        {false, "Normal", reasons::kMetricsRead, Utf8Head(collected.warnings[i], 1000, "...")});
+  // TFLOP/s): status.metricsWarnings, and Normal Events on the TrialRun, so `kubectl describe
+  // trialrun` says it.
+  status.metrics_warnings = BoundedMetricsWarnings(collected.warnings);
+  for (const std::string& w : status.metrics_warnings.value_or(std::vector<std::string>{})) {
+    ctx.events.push_back({false, "Normal", reasons::kMetricsRead, w});
   }
   if (anomaly) {
     spdlog::warn("trial {}/{}: anomaly {}: {}", ctx.key.ns, ctx.key.name, anomaly_kind,

@@ -29,16 +29,17 @@ constexpr const char* kObjective = "objective";
 constexpr const char* kMetrics = "metrics";
 constexpr const char* kMetricsSource = "metricsSource";
 constexpr const char* kMetricSources = "metricSources";
+constexpr const char* kMetricsWarnings = "metricsWarnings";
 constexpr const char* kEarlyStop = "earlyStop";
 constexpr const char* kFailure = "failure";
 constexpr const char* kAnomaly = "anomaly";
 constexpr const char* kObserved = "observed";
 constexpr const char* kConditions = "conditions";
 
-constexpr std::array<const char*, 17> kKnownKeys = {
-    kPhase,         kJobName,      kAcceleratorHours, kNodeNames, kStartTime,     kCompletionTime,
-    kAdmissionTime, kQueueSeconds, kObjective,        kMetrics,   kMetricsSource, kMetricSources,
-    kEarlyStop,     kFailure,      kAnomaly,          kObserved,  kConditions};
+constexpr std::array<const char*, 18> kKnownKeys = {
+    kPhase,           kJobName,      kAcceleratorHours, kNodeNames, kStartTime,     kCompletionTime,
+    kAdmissionTime,   kQueueSeconds, kObjective,        kMetrics,   kMetricsSource, kMetricSources,
+    kMetricsWarnings, kEarlyStop,    kFailure,          kAnomaly,   kObserved,      kConditions};
 
 bool IsKnownKey(const std::string& key) {
   return std::any_of(kKnownKeys.begin(), kKnownKeys.end(), [&](const char* k) { return key == k; });
@@ -164,6 +165,7 @@ Result<TrialRunStatus> TrialRunStatusFromJson(const json& status) {
   PARATUNE_RETURN_IF_ERROR(ReadSubtree(f, kMetrics, object, &out.metrics));
   PARATUNE_RETURN_IF_ERROR(ReadSubtree(f, kMetricsSource, object, &out.metrics_source));
   PARATUNE_RETURN_IF_ERROR(ReadSubtree(f, kMetricSources, object, &out.metric_sources));
+  PARATUNE_RETURN_IF_ERROR(ReadOptional(f, kMetricsWarnings, &out.metrics_warnings));
   PARATUNE_RETURN_IF_ERROR(ReadSubtree(f, kEarlyStop, object, &out.early_stop));
   PARATUNE_RETURN_IF_ERROR(ReadSubtree(f, kFailure, object, &out.failure));
   PARATUNE_RETURN_IF_ERROR(ReadSubtree(f, kAnomaly, object, &out.anomaly));
@@ -194,6 +196,7 @@ json ToJson(const TrialRunStatus& s) {
   Put(&out, kMetrics, s.metrics);
   Put(&out, kMetricsSource, s.metrics_source);
   Put(&out, kMetricSources, s.metric_sources);
+  Put(&out, kMetricsWarnings, s.metrics_warnings);
   Put(&out, kEarlyStop, s.early_stop);
   Put(&out, kFailure, s.failure);
   Put(&out, kAnomaly, s.anomaly);

@@ -48,6 +48,10 @@ struct TrialRunStatus {
   nlohmann::json metrics_source;  // MetricsSource::ToJson (trial_metrics.h)
   // {metric: "log" | "termination-message" | "derived"} (CollectedMetrics::sources)
   nlohmann::json metric_sources;
+  // What the collector corrected or dropped while reading the metrics (CollectedMetrics::
+  // warnings, the first kMaxMetricsWarnings, each bounded): kept with the trial, where the
+  // MetricsRead Events that say the same expire.
+  std::optional<std::vector<std::string>> metrics_warnings;
   nlohmann::json early_stop;  // EarlyStopDecision::ToJson + bestTrial (early_stopping.h)
   nlohmann::json failure;     // FailureDiagnosis::ToJson (evidence bounded)
   nlohmann::json anomaly;     // health::Anomaly::ToJson

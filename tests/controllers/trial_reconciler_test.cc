@@ -166,6 +166,7 @@ TEST(TrialReconcilerTest, AnObjectiveTheLogLacksIsDerivedAndItsSourceRecorded) {
   EXPECT_LT(st.value("objective", 1.0), 1.0) << st.dump();
   EXPECT_EQ(st["metricSources"]["mfu"], "derived") << st.dump();
   EXPECT_EQ(st["metricSources"]["stepTimeSeconds"], "log") << st.dump();
+  EXPECT_FALSE(st.contains("metricsWarnings")) << "nothing corrected or dropped: " << st.dump();
 }
 
 // The same run in 9 s a step would be 1,687 TFLOP/s per GPU, over the H100's 989: the campaign
@@ -195,6 +196,12 @@ TEST(TrialReconcilerTest, AnImpossibleDerivedObjectiveIsMissingWithTheReason) {
                  e.value("message", "").find("TFLOP/s and MFU are left out") != std::string::npos);
   }
   EXPECT_TRUE(note);
+  // ... and stays in its status, where Events expire.
+  ASSERT_TRUE(st.contains("metricsWarnings")) << st.dump();
+  ASSERT_EQ(st["metricsWarnings"].size(), 1u) << st.dump();
+  EXPECT_NE(st["metricsWarnings"][0].get<std::string>().find("TFLOP/s and MFU are left out"),
+            std::string::npos)
+      << st.dump();
 }
 
 // A succeeded trial whose log gives no time at all: no objective (not 0), ObjectiveMissing, and

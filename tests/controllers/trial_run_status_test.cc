@@ -20,6 +20,7 @@ json FullStatus() {
     "acceleratorHours": 1.733333,
     "metricsSource": {"pod": "llama3-8b-a100x8-t003-1-x", "rank": 1, "from": "log",
                       "convention": "last", "memoryPod": "llama3-8b-a100x8-t003-0-x"},
+    "metricsWarnings": ["a resumed process's first interval (warm-up) was dropped"],
     "earlyStop": {"stepsSeen": 5, "meanStepSeconds": 9.4, "noise": 0.02, "margin": 0.05,
                   "projectedObjective": 0.41, "optimisticObjective": 0.44,
                   "bestObjective": 0.58, "bestTrial": "llama3-8b-a100x8-t001",
@@ -38,7 +39,8 @@ json FullStatus() {
                 "signature": "cuda-oom"},
     "anomaly": {"kind": "StepTimeDrift", "observed": 11.0, "expected": 9.0, "ratio": 1.22,
                 "summary": "step time drifted", "nodeNames": ["node-b"]},
-    "observed": {"podReason": "OOMKilled", "exitCode": 137, "terminationMessage": "",
+    "observed": {"pod": "llama3-8b-a100x8-t003-1-x", "podReason": "OOMKilled", "exitCode": 137,
+                 "terminationMessage": "",
                  "logTail": "...", "events": ["BackOff: restarting"]},
     "conditions": [{"type": "Completed", "status": "True", "reason": "EarlyStopped",
                     "message": "cannot beat the best",
@@ -58,6 +60,8 @@ TEST(TrialRunStatusTest, FullStatusRoundTripsWithEveryField) {
   EXPECT_EQ(st->completion_time, "2026-11-23T10:17:10Z");
   EXPECT_EQ(st->admission_time, "2026-11-23T10:04:10Z");
   EXPECT_EQ(st->queue_seconds, 250);
+  EXPECT_EQ(st->metrics_warnings,
+            (std::vector<std::string>{"a resumed process's first interval (warm-up) was dropped"}));
   EXPECT_EQ(st->objective, 0.41);
   EXPECT_EQ(st->metrics_source["rank"], 1);
   EXPECT_EQ(st->early_stop["bestTrial"], "llama3-8b-a100x8-t001");
@@ -122,6 +126,7 @@ TEST(TrialRunStatusTest, KnownKeyOfTheWrongTypeIsRefusedNamingIt) {
            {{{"queueSeconds", -1}}, "status.queueSeconds"},
            {{{"acceleratorHours", "1h"}}, "status.acceleratorHours"},
            {{{"nodeNames", "node-a"}}, "status.nodeNames"},
+           {{{"metricsWarnings", {1, 2}}}, "status.metricsWarnings"},
            {{{"startTime", 12}}, "status.startTime"},
            {{{"metrics", json::array()}}, "status.metrics"},
            {{{"conditions", json::object()}}, "status.conditions"}}) {
