@@ -429,8 +429,10 @@ bool TrialRunReconciler::NeverAdmissible(const Context& ctx, const std::string& 
 Result<kube::ReconcileResult> TrialRunReconciler::Fail(Context& ctx, const std::string& reason,
                                                        const std::string& message) {
   // The evidence pod (trial_evidence.h: the first failed pod to finish), or the next in that
-  // order when the API server no longer has it (a pod the Job controller deleted as the Job
-  // failed, between the list and the read): its log, exit and events are the diagnosis's input.
+  // order when the API server no longer has it, deleted between the list and the read: the Job
+  // controller deletes a Job's active pods when it fails (backoffLimit), and JobSet's deletes
+  // its active child Jobs once the JobSet has failed (jobset_controller.go, "clean up active
+  // child jobs"). Its log, exit and events are the diagnosis's input.
   const TrialPod* chosen = &ctx.pods.evidence;
   std::string log;
   for (size_t i : ctx.pods.evidence_order) {
