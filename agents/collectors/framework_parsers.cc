@@ -120,9 +120,13 @@ void ParseMegatronLine(std::string_view line, int64_t rank, ParsedLog* out) {
   // OpenEuroLLM's fork (OpenEuroLLM/NVIDIA-Megatron-LM, megatron/training/training.py, cfae326
   // of 2026-03) adds ` Tokens per second per GPU (Tok/s/GPU): N |` beside the throughput field
   // (global batch x seq length / elapsed / world size).
+  // Megatron-LM's own RL training (--perform-rl-step, megatron/rl/rl_utils.py
+  // log_rl_throughput_metrics, 7597a0d of 2026-04) adds ` toks/s: N | toks/s/gpu: N |` (the same
+  // quotient), then compute_ and actual_ twins under sequence packing: the first is read.
   if (NumberAfter(line, "tokens per gpu per second (tgs)", &v) ||
       NumberAfter(line, "tokens_per_gpu_per_second_tgs", &v) ||
-      NumberAfter(line, "tokens/sec/gpu", &v) || NumberAfter(line, "(Tok/s/GPU)", &v)) {
+      NumberAfter(line, "tokens/sec/gpu", &v) || NumberAfter(line, "(Tok/s/GPU)", &v) ||
+      NumberAfter(line, "| toks/s/gpu", &v)) {
     s.tokens_per_second_per_device = v;
   }
   // epfLLM's Megatron-LLM (megatron/training.py, 9380370 of 2023-09) adds ` rate (tokens/sec):

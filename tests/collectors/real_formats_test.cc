@@ -238,6 +238,21 @@ TEST(RealFormatsTest, MegatronForksPrintTokensPerSecond) {
   ASSERT_TRUE(bare.ok()) << bare.status().ToString();
   EXPECT_EQ(bare->metrics.tokens_per_second_per_device, 0);
   EXPECT_DOUBLE_EQ(bare->metrics.step_time_seconds, 4.0);
+  // Megatron-LM's RL training line (log_rl_throughput_metrics, with sequence packing): the
+  // per-GPU tokens/s of batch x seq length, not the compute_ or actual_ twins after it.
+  std::string rl;
+  for (int it = 10; it <= 40; it += 10) {
+    rl += " [2026-05-02 08:00:" + std::to_string(it) + "] iteration       " + std::to_string(it) +
+          "/     100 | consumed samples:          640 | elapsed time per iteration (ms): "
+          "16000.0 | throughput per GPU (TFLOP/s/GPU): 120.5 | learning rate: 1.000000E-06 | "
+          "global batch size:    64 | lm loss: 1.200000E-01 | loss scale: 1.0 | number of "
+          "skipped iterations:   0 | number of nan iterations:   0 | toks/s: 32768 | toks/s/gpu: "
+          "2048 | compute_toks/s: 30000 | compute_toks/s/gpu: 1875 | actual_toks/s: 21000 | "
+          "actual_toks/s/gpu: 1313 | packing_eff: 70.0% | avg_seq_len: 1412.3 |\n";
+  }
+  auto rl_read = CollectLogWithStepTimes("megatron-lm", rl, {});
+  ASSERT_TRUE(rl_read.ok()) << rl_read.status().ToString();
+  EXPECT_DOUBLE_EQ(rl_read->metrics.tokens_per_second_per_device, 2048);
 }
 
 TEST(RealFormatsTest, MegatronBridgeStepTimeLineAndMemoryInGigabytes) {
