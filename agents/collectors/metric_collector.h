@@ -102,7 +102,8 @@ struct CollectedMetrics {
   StepCounts steps;
   std::vector<std::string> warnings;  // what was corrected or could not be derived
   // Why TFLOP/s and MFU were not derived though the log gave a rate (empty otherwise): the
-  // campaign's model or batch shape gave more than the accelerator's peak, so it is not the run's.
+  // campaign's model or batch shape gave more than the accelerator's peak, so it is not the run's;
+  // or why MFU was not derived from the TFLOP/s the log printed: they exceed the peak.
   std::string implausible_derivation;
   // Leading entries of step_times that are the framework's warm-up (by step number).
   size_t warmup_intervals = 0;

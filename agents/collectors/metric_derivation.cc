@@ -83,6 +83,23 @@ void DropImplausible(const CollectorContext& ctx, CollectedMetrics* c) {
   }
 }
 
+// The same for the TFLOP/s the log printed: an MFU derived from them over 1 says the campaign's
+// accelerator (or precision, which picks the peak) is not what ran, or that the framework counts
+// FLOPs its own way. The printed TFLOP/s stay (they are the framework's); the MFU is left out.
+void DropImpossibleMfu(const CollectorContext& ctx, CollectedMetrics* c) {
+  TrialMetrics& m = c->metrics;
+  if (m.mfu <= 1 || !Derived(*c, "mfu") || Derived(*c, "tflopsPerDevice")) return;
+  c->implausible_derivation =
+      "the MFU derived from the TFLOP/s per device it printed (" +
+      Significant(m.tflops_per_device, 4) + ") and the accelerator's peak (" +
+      Significant(ctx.peak_tflops_per_device, 4) +
+      ") is over 1: the campaign's accelerator or precision (spec.hardware.accelerator, "
+      "spec.training.precision) is not what ran, or the framework counts FLOPs its own way";
+  c->warnings.push_back(c->implausible_derivation + "; MFU is left out");
+  m.mfu = 0;
+  c->sources.erase("mfu");
+}
+
 }  // namespace
 
 void MarkSources(const TrialMetrics& m, const char* source,
@@ -127,6 +144,7 @@ void DeriveMissing(const CollectorContext& ctx, int64_t logged_gbs, bool counts_
       Set(c, &TrialMetrics::mfu, "mfu", m.tflops_per_device / ctx.peak_tflops_per_device);
     }
     DropImplausible(ctx, c);
+    DropImpossibleMfu(ctx, c);
   }
 }
 
@@ -144,7 +162,9 @@ std::string MissingObjectiveReason(const std::string& collector, const Collected
     case ObjectiveMetric::kMfu:
     case ObjectiveMetric::kTflopsPerDevice:
       if (!c.implausible_derivation.empty()) {
-        return "the " + collector + " log has no TFLOP/s or MFU, and " + c.implausible_derivation;
+        return "the " + collector + " log has " +
+               (m.tflops_per_device > 0 ? "no MFU" : "no TFLOP/s or MFU") + ", and " +
+               c.implausible_derivation;
       }
       lacks = "no TFLOP/s or MFU";
       if (collector == "megatron-lm" || collector == "megatron-bridge") {

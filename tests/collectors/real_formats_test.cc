@@ -156,6 +156,30 @@ TEST(RealFormatsTest, MegatronWithoutLogThroughputDerivesTheObjective) {
   EXPECT_NE(why.find("FLOPs per token"), std::string::npos) << why;
 }
 
+// TFLOP/s the log printed above the campaign's accelerator's peak (a campaign that names an
+// H100 for a run on a faster part, here 1,200 TFLOP/s/GPU against 989): the TFLOP/s stay, the
+// MFU they would give (1.21) is left out with the reason, and an MFU objective is missing.
+TEST(RealFormatsTest, AnMfuOverOneFromPrintedTflopsIsLeftOutWithTheReason) {
+  std::string log;
+  for (int it = 10; it <= 50; it += 10) {
+    log += MegatronLine(it, 5000, false);
+    log.insert(log.rfind(" | learning rate"), " | throughput per GPU (TFLOP/s/GPU): 1200.0");
+  }
+  const CollectorContext ctx = Llama8x();
+  auto c = CollectLogWithStepTimes("megatron-lm", log, ctx);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_DOUBLE_EQ(c->metrics.tflops_per_device, 1200);
+  EXPECT_EQ(c->sources.at("tflopsPerDevice"), "log");
+  EXPECT_EQ(c->metrics.mfu, 0);
+  EXPECT_EQ(c->sources.count("mfu"), 0u);
+  const std::string why = MissingObjectiveReason("megatron-lm", *c, ObjectiveMetric::kMfu, ctx);
+  EXPECT_NE(why.find("has no MFU"), std::string::npos) << why;
+  EXPECT_NE(why.find("spec.hardware.accelerator"), std::string::npos) << why;
+  EXPECT_EQ(MissingObjectiveReason("megatron-lm", *c, ObjectiveMetric::kTflopsPerDevice, ctx), "");
+  ASSERT_FALSE(c->warnings.empty());
+  EXPECT_NE(c->warnings.back().find("MFU is left out"), std::string::npos);
+}
+
 // A campaign whose batch shape is not the run's (its sequence length twice the 8,192 the
 // template hard-codes; the log prints the global batch) makes the derived TFLOP/s exceed the
 // accelerator's peak: an impossible MFU is never the objective; it is missing, with the reason.
