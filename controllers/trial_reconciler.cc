@@ -32,7 +32,6 @@ namespace res = kube::resources;
 
 constexpr size_t kMaxObservedText = 8 * 1024;
 constexpr char kPodsByTrial[] = "pods-by-trial";
-// At most this many MetricsRead Events per trial (a reading has a handful of notes at most).
 
 }  // namespace
 
@@ -432,11 +431,14 @@ Result<kube::ReconcileResult> TrialRunReconciler::Fail(Context& ctx, const std::
   // order when the API server no longer has it, deleted between the list and the read: the Job
   // controller deletes a Job's active pods when it fails (backoffLimit), and JobSet's deletes
   // its active child Jobs once the JobSet has failed (jobset_controller.go, "clean up active
-  // child jobs"). Its log, exit and events are the diagnosis's input.
+  // child jobs"). Its log, exit and events are the diagnosis's input. At most max_log_reads
+  // pods are tried.
   const TrialPod* chosen = &ctx.pods.evidence;
   std::string log;
-  for (size_t i : ctx.pods.evidence_order) {
-    const TrialPod& candidate = ctx.pods.pods[i];
+  const size_t tries =
+      std::min(ctx.pods.evidence_order.size(), std::max<size_t>(1, opts_.max_log_reads));
+  for (size_t t = 0; t < tries; ++t) {
+    const TrialPod& candidate = ctx.pods.pods[ctx.pods.evidence_order[t]];
     bool retry_log = false, gone = false;
     log = PodLog(candidate, &retry_log, &gone);
     if (retry_log) return Status::Unavailable("the failed pod's log could not be read yet");
