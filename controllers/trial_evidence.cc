@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <tuple>
 
 #include "base/json_fields.h"
 
@@ -141,26 +142,23 @@ TrialPods ReadTrialPods(const std::vector<json>& pods) {
     if (lead == nullptr || (p.lead && !lead->lead)) lead = &p;
   }
   std::sort(out.node_names.begin(), out.node_names.end());
-  // A failed pod's evidence wins over the lead's; among failed pods, the first to finish (one
-  // that failed without a finished container, e.g. an image that cannot be pulled, after them).
-  const auto rank = [&](size_t i) {
+  // The order of TrialPods::evidence_order, as a key: (class, finish, being deleted), the finish
+  // and deletion counting only among failed pods that finished.
+  const auto key = [&](size_t i) {
     const TrialPod& p = out.pods[i];
-    if (p.failed) return p.finished_at ? 0 : 1;
-    return &p == lead ? 2 : 3;
+    const int cls = p.failed ? (p.finished_at ? 0 : 1) : (&p == lead ? 2 : 3);
+    return std::tuple(cls, cls == 0 ? *p.finished_at : SystemTime{}, cls == 0 && p.deleting);
   };
   out.evidence_order.resize(out.pods.size());
   for (size_t i = 0; i < out.pods.size(); ++i) out.evidence_order[i] = i;
-  std::stable_sort(out.evidence_order.begin(), out.evidence_order.end(), [&](size_t a, size_t b) {
-    const int ra = rank(a), rb = rank(b);
-    if (ra != rb) return ra < rb;
-    if (ra != 0) return false;
-    const TrialPod& pa = out.pods[a];
-    const TrialPod& pb = out.pods[b];
-    if (*pa.finished_at != *pb.finished_at) return *pa.finished_at < *pb.finished_at;
-    return !pa.deleting && pb.deleting;
-  });
-  if (!out.evidence_order.empty()) out.evidence = out.pods[out.evidence_order.front()];
+  std::stable_sort(out.evidence_order.begin(), out.evidence_order.end(),
+                   [&](size_t a, size_t b) { return key(a) < key(b); });
   return out;
+}
+
+const TrialPod& TrialPods::Evidence() const {
+  static const TrialPod kNone;
+  return evidence_order.empty() ? kNone : pods[evidence_order.front()];
 }
 
 bool ShouldRetryLogRead(const Status& read, const TrialPod& pod, SystemTime now) {

@@ -61,16 +61,18 @@ struct TrialPods {
   bool any_running = false;
   bool any_finished = false;             // a pod in phase Succeeded or Failed
   std::optional<SystemTime> start_time;  // earliest pod start
-  // The pod the failure evidence comes from: the failed pod that finished first (the first to
-  // fail is the cause; the pods failing after it are mostly its victims: peers timing out in a
-  // collective, or pods the Job controller deleted when the Job failed), else the lead pod (the
-  // first with completion index 0, else the first pod). Empty when there are no pods.
-  TrialPod evidence;
-  // Indexes into `pods` in the order their evidence is preferred: `evidence` first, then the
-  // other failed pods by the time they finished (in the same second, one not being deleted
-  // first: finishedAt has whole seconds), then the rest in the order given. A pod whose log is
-  // gone (deleted since it was listed) gives way to the next.
+  // Indexes into `pods` in the order their failure evidence is preferred: the failed pods by the
+  // time they finished (the first to fail is the cause; the pods failing after it are mostly its
+  // victims: peers timing out in a collective, or pods the Job controller deleted when the Job
+  // failed; in the same second, one not being deleted first: finishedAt has whole seconds), then
+  // failed pods that never finished a container, then the lead pod (the first with completion
+  // index 0, else the first pod), then the rest in the order given. A pod whose log is gone
+  // (deleted since it was listed) gives way to the next.
   std::vector<size_t> evidence_order;
+
+  // The pod the failure evidence comes from: the first of evidence_order (an empty pod when
+  // there are no pods).
+  const TrialPod& Evidence() const;
 };
 
 // Reads the trial's pods (any order).

@@ -401,8 +401,10 @@ Result<kube::ReconcileResult> TrialRunReconciler::Succeed(Context& ctx) {
   // TFLOP/s): status.metricsWarnings, and Normal Events on the TrialRun, so `kubectl describe
   // trialrun` says it.
   status.metrics_warnings = BoundedMetricsWarnings(collected.warnings);
-  for (const std::string& w : status.metrics_warnings.value_or(std::vector<std::string>{})) {
-    ctx.events.push_back({false, "Normal", reasons::kMetricsRead, w});
+  if (status.metrics_warnings) {
+    for (const std::string& w : *status.metrics_warnings) {
+      ctx.events.push_back({false, "Normal", reasons::kMetricsRead, w});
+    }
   }
   if (anomaly) {
     spdlog::warn("trial {}/{}: anomaly {}: {}", ctx.key.ns, ctx.key.name, anomaly_kind,
@@ -433,7 +435,7 @@ Result<kube::ReconcileResult> TrialRunReconciler::Fail(Context& ctx, const std::
   // its active child Jobs once the JobSet has failed (jobset_controller.go, "clean up active
   // child jobs"). Its log, exit and events are the diagnosis's input. At most max_log_reads
   // pods are tried.
-  const TrialPod* chosen = &ctx.pods.evidence;
+  const TrialPod* chosen = &ctx.pods.Evidence();
   std::string log;
   const size_t tries =
       std::min(ctx.pods.evidence_order.size(), std::max<size_t>(1, opts_.max_log_reads));

@@ -76,7 +76,7 @@ TEST(TrialEvidenceTest, APodsRankIsItsCompletionIndexAnnotationOrLabel) {
   EXPECT_TRUE(pods.pods[1].lead);
   EXPECT_FALSE(pods.pods[2].lead);
   EXPECT_EQ(pods.pods[0].container, "t");
-  EXPECT_EQ(pods.evidence.name, "single");
+  EXPECT_EQ(pods.Evidence().name, "single");
 }
 
 TEST(LogSourcesTest, BoundedReadsNeverParseACutLineOrSplitACharacter) {
@@ -219,10 +219,10 @@ TEST(TrialEvidenceTest, AFailedPodsEvidenceWinsAndTimesAreReadOnce) {
                           {"message", "0/3 nodes are available"},
                           {"lastTransitionTime", "2026-11-21T05:55:00Z"}}}}};
   const TrialPods pods = ReadTrialPods({lead, failed, pending});
-  EXPECT_EQ(pods.evidence.name, "t-1");
-  EXPECT_EQ(pods.evidence.pod_reason, "OOMKilled");
-  EXPECT_EQ(pods.evidence.exit_code, 137);
-  EXPECT_EQ(pods.evidence.termination_message, "boom");
+  EXPECT_EQ(pods.Evidence().name, "t-1");
+  EXPECT_EQ(pods.Evidence().pod_reason, "OOMKilled");
+  EXPECT_EQ(pods.Evidence().exit_code, 137);
+  EXPECT_EQ(pods.Evidence().termination_message, "boom");
   EXPECT_EQ(pods.node_names, (std::vector<std::string>{"node-a", "node-b"}));
   EXPECT_TRUE(pods.any_finished);
   EXPECT_FALSE(pods.any_running);
@@ -258,7 +258,7 @@ TEST(TrialEvidenceTest, TheFirstFailedPodToFinishIsTheEvidenceThenTheOthersInOrd
   json pending = Pod("t-d", 4);
   pending["status"] = {{"phase", "Pending"}};
   const TrialPods pods = ReadTrialPods({pending, victim, lead, deleted, kept});
-  EXPECT_EQ(pods.evidence.name, "t-b");
+  EXPECT_EQ(pods.Evidence().name, "t-b");
   std::vector<std::string> order;
   for (size_t i : pods.evidence_order) order.push_back(pods.pods[i].name);
   EXPECT_EQ(order, (std::vector<std::string>{"t-b", "t-a", "t-c", "t-0", "t-d"}));
