@@ -21,15 +21,25 @@ Result<KueuePending> ReadKueuePending(kube::KubeClient* client, const kube::Json
     return list.status();
   }
   for (const auto& wl : list->items) {
-    out.workload = kube::NameOf(wl);
+    KueuePending read;
+    read.workload = kube::NameOf(wl);
+    const kube::Json& active = ObjectField(wl, "spec").value("active", kube::Json());
+    read.deactivated = active.is_boolean() && !active.get<bool>();
     const kube::Json& status = ObjectField(wl, "status");
     const auto conditions = status.find("conditions");
-    const kube::Json* reserved =
-        conditions == status.end() ? nullptr : FindCondition(*conditions, "QuotaReserved");
-    if (reserved != nullptr && reserved->value("status", "") == "False") {
-      out.message = reserved->value("message", "");
-      if (!out.message.empty()) break;
+    if (conditions != status.end()) {
+      const kube::Json* reserved = FindCondition(*conditions, "QuotaReserved");
+      if (reserved != nullptr && reserved->value("status", "") == "False") {
+        read.message = reserved->value("message", "");
+      }
+      const kube::Json* evicted = FindCondition(*conditions, "Evicted");
+      if (evicted != nullptr && evicted->value("status", "") == "True") {
+        read.evicted_reason = evicted->value("reason", "");
+        read.evicted_message = evicted->value("message", "");
+      }
     }
+    out = std::move(read);
+    if (!out.message.empty() || out.deactivated || !out.evicted_reason.empty()) break;
   }
   return out;
 }

@@ -21,16 +21,26 @@ inline const kube::GroupVersionResource kKueueWorkloads{"kueue.x-k8s.io", "v1bet
 inline const kube::GroupVersionResource kKueueWorkloadsV1beta2{"kueue.x-k8s.io", "v1beta2",
                                                                "workloads", true, "Workload"};
 inline constexpr const char* kKueueJobUidLabel = "kueue.x-k8s.io/job-uid";
+// The reason a trial fails with (its observed pod reason) when Kueue deactivated its Workload.
+inline constexpr const char* kKueueDeactivated = "Deactivated";
 
 struct KueuePending {
   std::string workload;  // the Workload's name ("" when none was found)
   std::string message;   // its QuotaReserved=False message ("" when none)
+  // Its Evicted=True condition, when Kueue evicted it after an admission (reasons in
+  // apis/kueue/v1beta1/workload_types.go: Preempted, PodsReadyTimeout, AdmissionCheck,
+  // ClusterQueueStopped, LocalQueueStopped, NodeFailures, Deactivated); "" when not evicted.
+  std::string evicted_reason;
+  std::string evicted_message;
+  // spec.active is false: Kueue deactivated it (waitForPodsReady's requeuing limit, a rejected
+  // admission check) or someone did, and it admits it again only once spec.active is true.
+  bool deactivated = false;
 };
 
 // One LIST of the Workloads of `workload` (a Job or JobSet, by its uid) in its namespace (a second,
-// of v1beta2, when v1beta1 is not served). Empty (not an error) when neither is served
-// (NotFound) or the operator may not read them (Forbidden): the trial then simply waits, as it
-// did before. Other transport errors are returned.
+// of v1beta2, when v1beta1 is not served); the first one that says anything is read. Empty (not an
+// error) when neither is served (NotFound) or the operator may not read them (Forbidden): the trial
+// then simply waits, as it did before. Other transport errors are returned.
 Result<KueuePending> ReadKueuePending(kube::KubeClient* client, const kube::Json& workload);
 
 }  // namespace paratune::controllers

@@ -214,13 +214,14 @@ Result<kube::ReconcileResult> TrialRunReconciler::Observe(Context& ctx, const Js
                  workload["metadata"].value("creationTimestamp", ""));
   // No pods placed yet: nothing to say (an empty list written was a status write of its own).
   if (!pods.node_names.empty() || status.node_names) status.node_names = pods.node_names;
-  if (pods.start_time && !status.start_time) {
-    status.start_time = FormatRfc3339(*pods.start_time);
-  }
   // Queued (Kueue): pending until admitted; admission time and queue time go to status. The
   // trial timeout (the Job's activeDeadlineSeconds) counts from admission.
   const AdmissionUpdate admission =
       ObserveAdmission(workload, TrialQueueName(ctx.campaign), ctx.now, &status);
+  // Not while queued: the pods still listed then are an evicted run's, on their way out.
+  if (pods.start_time && !status.start_time && !admission.queued) {
+    status.start_time = FormatRfc3339(*pods.start_time);
+  }
   if (admission.admitted_now && recorder_ != nullptr) {
     recorder_->Event(ctx.trial, admission.suspend_unsupported ? "Warning" : "Normal",
                      admission.suspend_unsupported ? "QueueUnsupported" : reasons::kAdmitted,
@@ -231,8 +232,33 @@ Result<kube::ReconcileResult> TrialRunReconciler::Observe(Context& ctx, const Js
     // Kueue's reason (its Workload is not watched: looked at again every kueue_check_interval).
     auto pending = ReadKueuePending(client_, workload);
     if (!pending.ok()) return pending.status();
+    if (admission.evicted_now && recorder_ != nullptr) {
+      const std::string why =
+          pending->evicted_reason.empty()
+              ? ""
+              : "Kueue evicted Workload " + pending->workload + " (" + pending->evicted_reason +
+                    (pending->evicted_message.empty() ? "" : ": " + pending->evicted_message) +
+                    "); ";
+      recorder_->Event(ctx.trial, "Warning", kEvicted,
+                       Utf8Head(why + admission.message, 1000, "..."));
+    }
+    if (pending->deactivated) {
+      // Kueue admits a deactivated Workload only once someone sets spec.active true again
+      // (waitForPodsReady's requeuing limit and a rejected admission check deactivate it): the
+      // trial would wait for ever.
+      const std::string kind = workload.value("kind", "Job");
+      const std::string& said =
+          pending->evicted_message.empty() ? pending->message : pending->evicted_message;
+      PARATUNE_RETURN_IF_ERROR(DeleteWorkload(ctx, kind, kube::NameOf(workload)));
+      return Fail(ctx, kKueueDeactivated,
+                  "Kueue deactivated its Workload " + pending->workload + " (spec.active false" +
+                      (said.empty() ? "" : ": " + said) +
+                      ") and admits it again only once spec.active is true; its " + kind +
+                      " was deleted");
+    }
     if (!pending->message.empty()) {
-      SetCondition(&status.conditions, kAdmitted, false, "Queued",
+      SetCondition(&status.conditions, kAdmitted, false,
+                   admission.evicted_now ? kEvicted : "Queued",
                    "Kueue (Workload " + pending->workload + "): " + pending->message, 0, ctx.now);
       if (NeverAdmissible(ctx, pending->message)) {
         PARATUNE_RETURN_IF_ERROR(
@@ -476,6 +502,18 @@ Result<kube::ReconcileResult> TrialRunReconciler::Fail(Context& ctx, const std::
   if (reason == "DeadlineExceeded" && d.Is(FailureCategory::kUnknown)) {
     d.category = ToString(FailureCategory::kTimeout);
     d.summary = "the trial ran past spec.budget.trialTimeout (" + message + ")";
+  }
+  if (reason == kKueueDeactivated) {
+    // Read from the Workload, not from words: Kueue gave up admitting the trial's pods
+    // (PodsReadyTimeout up to its requeuing limit, a rejected admission check) or someone
+    // stopped it. Not the parameters' fault, and running it again meets the same queue.
+    d = FailureDiagnosis{};
+    d.category = ToString(FailureCategory::kUnschedulable);
+    d.retryable = false;
+    d.confidence = 90;
+    d.signature = "kueue-deactivated";
+    d.summary = message + " (Confidence: 90)";
+    d.evidence = reason + ": " + message;
   }
   if (reason == "Unschedulable" && d.Is(FailureCategory::kUnknown)) {
     d.category = ToString(FailureCategory::kUnschedulable);

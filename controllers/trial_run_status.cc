@@ -25,6 +25,7 @@ constexpr const char* kStartTime = "startTime";
 constexpr const char* kCompletionTime = "completionTime";
 constexpr const char* kAdmissionTime = "admissionTime";
 constexpr const char* kQueueSeconds = "queueSeconds";
+constexpr const char* kEvictions = "evictions";
 constexpr const char* kObjective = "objective";
 constexpr const char* kMetrics = "metrics";
 constexpr const char* kMetricsSource = "metricsSource";
@@ -36,10 +37,11 @@ constexpr const char* kAnomaly = "anomaly";
 constexpr const char* kObserved = "observed";
 constexpr const char* kConditions = "conditions";
 
-constexpr std::array<const char*, 18> kKnownKeys = {
-    kPhase,           kJobName,      kAcceleratorHours, kNodeNames, kStartTime,     kCompletionTime,
-    kAdmissionTime,   kQueueSeconds, kObjective,        kMetrics,   kMetricsSource, kMetricSources,
-    kMetricsWarnings, kEarlyStop,    kFailure,          kAnomaly,   kObserved,      kConditions};
+constexpr std::array<const char*, 19> kKnownKeys = {
+    kPhase,          kJobName,       kAcceleratorHours, kNodeNames,       kStartTime,
+    kCompletionTime, kAdmissionTime, kQueueSeconds,     kEvictions,       kObjective,
+    kMetrics,        kMetricsSource, kMetricSources,    kMetricsWarnings, kEarlyStop,
+    kFailure,        kAnomaly,       kObserved,         kConditions};
 
 bool IsKnownKey(const std::string& key) {
   return std::any_of(kKnownKeys.begin(), kKnownKeys.end(), [&](const char* k) { return key == k; });
@@ -160,6 +162,8 @@ Result<TrialRunStatus> TrialRunStatusFromJson(const json& status) {
   PARATUNE_RETURN_IF_ERROR(ReadOptional(f, kAdmissionTime, &out.admission_time));
   PARATUNE_RETURN_IF_ERROR(
       f.ReadOptionalInt(kQueueSeconds, 0, std::numeric_limits<int64_t>::max(), &out.queue_seconds));
+  PARATUNE_RETURN_IF_ERROR(
+      f.ReadOptionalInt(kEvictions, 0, std::numeric_limits<int64_t>::max(), &out.evictions));
   PARATUNE_RETURN_IF_ERROR(ReadOptional(f, kObjective, &out.objective));
   const auto object = json::value_t::object;
   PARATUNE_RETURN_IF_ERROR(ReadSubtree(f, kMetrics, object, &out.metrics));
@@ -192,6 +196,7 @@ json ToJson(const TrialRunStatus& s) {
   Put(&out, kCompletionTime, s.completion_time);
   Put(&out, kAdmissionTime, s.admission_time);
   Put(&out, kQueueSeconds, s.queue_seconds);
+  Put(&out, kEvictions, s.evictions);
   Put(&out, kObjective, s.objective);
   Put(&out, kMetrics, s.metrics);
   Put(&out, kMetricsSource, s.metrics_source);

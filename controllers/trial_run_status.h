@@ -42,7 +42,10 @@ struct TrialRunStatus {
   std::optional<std::string> completion_time;  // RFC 3339
   std::optional<std::string> admission_time;   // RFC 3339, queued trials: Kueue's admission
   std::optional<int64_t> queue_seconds;        // queued trials: seconds suspended, >= 0
-  std::optional<double> objective;             // the campaign's objective metric, measured
+  // Queued trials: times the workload was suspended again after an admission (Kueue evicts an
+  // admitted workload that way: preemption, PodsReadyTimeout, ...); absent: never.
+  std::optional<int64_t> evictions;
+  std::optional<double> objective;  // the campaign's objective metric, measured
 
   nlohmann::json metrics;         // TrialMetrics::ToJson (agents/core/results.h)
   nlohmann::json metrics_source;  // MetricsSource::ToJson (trial_metrics.h)

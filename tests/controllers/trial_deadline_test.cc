@@ -79,5 +79,44 @@ TEST(TrialDeadlineTest, QueueTimeDoesNotCountAndTheTimeoutEndsTheTrialAfterAdmis
   EXPECT_FALSE(c.client.Get(res::kJobs, "ns", kTrial).ok()) << "the Job must be deleted";
 }
 
+// Kueue evicted it (preemption): suspended again, its pods stopped. Once admitted again it has
+// the whole timeout again, as Kubernetes gives the Job's activeDeadlineSeconds (the resume resets
+// status.startTime, KEP-2232): the time before the eviction and in the queue does not count.
+TEST(TrialDeadlineTest, AnEvictedTrialHasTheWholeTimeoutAgainOnceAdmittedAgain) {
+  FakeTimeSource clock;
+  FakeCluster c(/*detect_anomalies=*/false, &clock);
+  CreateQueuedTrial(c);
+  Reconcile(c);
+  Admit(c, clock);
+  Reconcile(c);
+  ASSERT_FALSE(Status(c).value("admissionTime", "").empty()) << Status(c);
+
+  clock.Advance(Millis(50000));  // 50 of its 60 s, then preempted
+  Json job = c.Get(res::kJobs, kTrial);
+  job["spec"]["suspend"] = true;
+  ASSERT_TRUE(c.client.Update(res::kJobs, job).ok());
+  Reconcile(c);
+  Json st = Status(c);
+  EXPECT_EQ(st.value("phase", ""), "Pending") << st;
+  EXPECT_EQ(st.value("evictions", 0), 1) << st;
+  EXPECT_FALSE(st.contains("admissionTime")) << st;
+
+  clock.Advance(Millis(600000));  // ten minutes queued again
+  Reconcile(c);
+  EXPECT_EQ(Status(c).value("phase", ""), "Pending") << Status(c);
+
+  Admit(c, clock);
+  Reconcile(c);
+  clock.Advance(Millis(50000));  // 50 s into the second run: 710 s after the first admission
+  Reconcile(c);
+  st = Status(c);
+  EXPECT_NE(st.value("phase", ""), "Failed") << st;
+  EXPECT_EQ(st.value("queueSeconds", 0), 600) << st;
+
+  clock.Advance(Millis(21000));  // 71 s after the second admission
+  Reconcile(c);
+  EXPECT_EQ(Status(c).value("phase", ""), "Failed") << Status(c);
+}
+
 }  // namespace
 }  // namespace paratune::controllers

@@ -5,7 +5,10 @@
 // for ever. Without Kueue's API (or a Workload yet) nothing changes.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "controllers/conditions.h"
 #include "controllers/kueue_workload.h"
@@ -34,8 +37,10 @@ void LaunchQueuedTrial(FakeCluster& c) {
   ASSERT_EQ(c.Get(res::kJobs, kTrial)["spec"].value("suspend", false), true);
 }
 
-// Plays Kueue: the Workload of the trial's Job, not admitted for `message`.
-void KueuePending(FakeCluster& c, const std::string& message) {
+// Plays Kueue: the Workload of the trial's Job, not admitted for `message`; `evicted` (a reason
+// and message) adds its Evicted=True condition, `active` its spec.active.
+void KueuePending(FakeCluster& c, const std::string& message,
+                  const std::pair<std::string, std::string>& evicted = {}, bool active = true) {
   const Json job = c.Get(res::kJobs, kTrial);
   Json wl = {{"apiVersion", "kueue.x-k8s.io/v1beta1"},
              {"kind", "Workload"},
@@ -43,7 +48,7 @@ void KueuePending(FakeCluster& c, const std::string& message) {
               {{"name", std::string("job-") + kTrial + "-3f2a1"},
                {"namespace", "ns"},
                {"labels", {{kKueueJobUidLabel, kube::UidOf(job)}}}}},
-             {"spec", {{"queueName", "team-q"}}}};
+             {"spec", {{"queueName", "team-q"}, {"active", active}}}};
   auto created = c.client.Create(kKueueWorkloads, "ns", wl);
   ASSERT_TRUE(created.ok()) << created.status().ToString();
   Json with = *created;
@@ -52,7 +57,32 @@ void KueuePending(FakeCluster& c, const std::string& message) {
                        {"status", "False"},
                        {"reason", "Pending"},
                        {"message", message}}}}};
+  if (!evicted.first.empty()) {
+    with["status"]["conditions"].push_back({{"type", "Evicted"},
+                                            {"status", "True"},
+                                            {"reason", evicted.first},
+                                            {"message", evicted.second}});
+  }
   ASSERT_TRUE(c.client.UpdateStatus(kKueueWorkloads, with).ok());
+}
+
+// Plays Kueue and the Job controller: admits the trial's Job (or, `suspend`, evicts it).
+void SetSuspend(FakeCluster& c, bool suspend) {
+  Json job = c.Get(res::kJobs, kTrial);
+  job["spec"]["suspend"] = suspend;
+  ASSERT_TRUE(c.client.Update(res::kJobs, job).ok());
+  if (suspend) return;
+  job = c.Get(res::kJobs, kTrial);
+  job["status"] = {{"startTime", FormatRfc3339(std::chrono::system_clock::now())}, {"active", 1}};
+  ASSERT_TRUE(c.client.UpdateStatus(res::kJobs, job).ok());
+}
+
+std::vector<Json> EventsOf(FakeCluster& c, const std::string& reason) {
+  std::vector<Json> out;
+  for (const auto& e : c.List(res::kEvents)) {
+    if (e.value("reason", "") == reason) out.push_back(e);
+  }
+  return out;
 }
 
 Json Status(FakeCluster& c) { return c.Get(res::kTrialRuns, kTrial).value("status", Json()); }
@@ -114,6 +144,87 @@ TEST(TrialQueueTest, WithoutAWorkloadTheTrialWaitsAsBefore) {
   const Json* admitted = FindCondition(st["conditions"], kAdmitted);
   ASSERT_NE(admitted, nullptr);
   EXPECT_NE(admitted->value("message", "").find("waiting for Kueue"), std::string::npos);
+}
+
+// Preempted by a workload of higher priority: Kueue suspends the admitted Job again (its pods go)
+// and queues its Workload, which it admits again later. The trial waits again, counts the
+// eviction, and its Event says what Kueue said; the Job stays.
+TEST(TrialQueueTest, APreemptedTrialWaitsAgainAndSaysWhy) {
+  FakeCluster c(/*detect_anomalies=*/false, RealTimeSource::Get(), KnowledgeAnalyzer());
+  LaunchQueuedTrial(c);
+  SetSuspend(c, false);
+  // Its pod runs (the Job controller's and the kubelet's part).
+  Json pod = {{"apiVersion", "v1"},
+              {"kind", "Pod"},
+              {"metadata",
+               {{"name", std::string(kTrial) + "-abcde"},
+                {"namespace", "ns"},
+                {"labels", {{"tuning.paratune.dev/trial", kTrial}}}}},
+              {"spec", {{"nodeName", "gpu-0"}, {"containers", {{{"name", "trainer"}}}}}}};
+  auto created = c.client.Create(res::kPods, "ns", pod);
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  pod = *created;
+  pod["status"] = {{"phase", "Running"}, {"startTime", "2026-11-21T05:00:00Z"}};
+  ASSERT_TRUE(c.client.UpdateStatus(res::kPods, pod).ok());
+  ASSERT_TRUE(c.trial_reconciler->Reconcile({"ns", kTrial}).ok());
+  ASSERT_FALSE(Status(c).value("admissionTime", "").empty()) << Status(c).dump(2);
+  ASSERT_EQ(Status(c).value("startTime", ""), "2026-11-21T05:00:00Z") << Status(c).dump(2);
+
+  const std::string preempted =
+      "Preempted to accommodate a workload (UID: 5c1e, JobUID: 9a7b) due to prioritization in "
+      "the ClusterQueue; preemptor path: /team-cq; preemptee path: /team-cq";
+  SetSuspend(c, true);
+  KueuePending(c, preempted, {"Preempted", preempted});
+  ASSERT_TRUE(c.trial_reconciler->Reconcile({"ns", kTrial}).ok());
+  const Json st = Status(c);
+  EXPECT_EQ(st.value("phase", ""), "Pending") << st.dump(2);
+  EXPECT_EQ(st.value("evictions", 0), 1) << st.dump(2);
+  EXPECT_FALSE(st.contains("admissionTime")) << st.dump(2);
+  // Its pod is still listed (terminating): the stopped run's start is not the trial's any more.
+  EXPECT_FALSE(st.contains("startTime")) << st.dump(2);
+  const Json* admitted = FindCondition(st["conditions"], kAdmitted);
+  ASSERT_NE(admitted, nullptr) << st.dump(2);
+  EXPECT_EQ(admitted->value("reason", ""), kEvicted);
+  const auto events = EventsOf(c, kEvicted);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_NE(events[0].value("message", "").find("(Preempted: Preempted to accommodate"),
+            std::string::npos)
+      << events[0].dump(2);
+  EXPECT_EQ(events[0].value("type", ""), "Warning");
+  EXPECT_EQ(c.Get(res::kJobs, kTrial)["spec"].value("suspend", false), true) << "the Job stays";
+
+  // Looked at again while it waits: no second eviction.
+  ASSERT_TRUE(c.trial_reconciler->Reconcile({"ns", kTrial}).ok());
+  EXPECT_EQ(Status(c).value("evictions", 0), 1);
+  EXPECT_EQ(EventsOf(c, kEvicted).size(), 1u);
+  EXPECT_FALSE(Status(c).contains("startTime")) << Status(c).dump(2);
+
+  SetSuspend(c, false);
+  ASSERT_TRUE(c.trial_reconciler->Reconcile({"ns", kTrial}).ok());
+  EXPECT_FALSE(Status(c).value("admissionTime", "").empty()) << Status(c).dump(2);
+  EXPECT_TRUE(IsConditionTrue(Status(c)["conditions"], kAdmitted)) << Status(c).dump(2);
+}
+
+// waitForPodsReady evicted it until its requeuing limit, and Kueue deactivated the Workload: it
+// is never admitted again on its own, so the trial fails, not retryable, and its Job goes.
+TEST(TrialQueueTest, AWorkloadKueueDeactivatedFailsTheTrial) {
+  FakeCluster c(/*detect_anomalies=*/false, RealTimeSource::Get(), KnowledgeAnalyzer());
+  LaunchQueuedTrial(c);
+  KueuePending(c, "The workload is deactivated",
+               {"Deactivated",
+                "The workload is deactivated due to exceeding the maximum number of re-queuing "
+                "retries"},
+               /*active=*/false);
+  ASSERT_TRUE(c.trial_reconciler->Reconcile({"ns", kTrial}).ok());
+  const Json st = Status(c);
+  ASSERT_EQ(st.value("phase", ""), "Failed") << st.dump(2);
+  EXPECT_EQ(st["failure"].value("category", ""), "Unschedulable") << st["failure"].dump(2);
+  EXPECT_FALSE(st["failure"].value("retryable", true));
+  EXPECT_EQ(st["failure"].value("signature", ""), "kueue-deactivated");
+  EXPECT_NE(st["failure"].value("summary", "").find("re-queuing retries"), std::string::npos)
+      << st["failure"].dump(2);
+  EXPECT_EQ(st["observed"].value("podReason", ""), kKueueDeactivated);
+  EXPECT_FALSE(c.client.Get(res::kJobs, "ns", kTrial).ok()) << "the Job must be deleted";
 }
 
 }  // namespace

@@ -30,6 +30,7 @@ json FullStatus() {
     "completionTime": "2026-11-23T10:17:10Z",
     "admissionTime": "2026-11-23T10:04:10Z",
     "queueSeconds": 250,
+    "evictions": 1,
     "objective": 0.41,
     "metrics": {"mfu": 0.41, "tflopsPerDevice": 405.5, "tokensPerSecondPerDevice": 3100.0,
                 "stepTimeSeconds": 9.4, "peakMemoryGiB": 61.2, "avgMemoryGiB": 55.0,
@@ -60,6 +61,7 @@ TEST(TrialRunStatusTest, FullStatusRoundTripsWithEveryField) {
   EXPECT_EQ(st->completion_time, "2026-11-23T10:17:10Z");
   EXPECT_EQ(st->admission_time, "2026-11-23T10:04:10Z");
   EXPECT_EQ(st->queue_seconds, 250);
+  EXPECT_EQ(st->evictions, 1);
   EXPECT_EQ(st->metrics_warnings,
             (std::vector<std::string>{"a resumed process's first interval (warm-up) was dropped"}));
   EXPECT_EQ(st->objective, 0.41);
@@ -124,6 +126,7 @@ TEST(TrialRunStatusTest, KnownKeyOfTheWrongTypeIsRefusedNamingIt) {
   for (const auto& [in, field] : std::vector<std::pair<json, std::string>>{
            {{{"queueSeconds", "ten"}}, "status.queueSeconds"},
            {{{"queueSeconds", -1}}, "status.queueSeconds"},
+           {{{"evictions", "one"}}, "status.evictions"},
            {{{"acceleratorHours", "1h"}}, "status.acceleratorHours"},
            {{{"nodeNames", "node-a"}}, "status.nodeNames"},
            {{{"metricsWarnings", {1, 2}}}, "status.metricsWarnings"},

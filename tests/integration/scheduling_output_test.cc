@@ -255,6 +255,106 @@ TEST(SchedulingTest, ATrialKueueCanNeverAdmitFailsInsteadOfWaitingForEver) {
   op.Stop(SIGTERM);
 }
 
+// Kueue preempts an admitted trial (jobframework stopJob: spec.suspend true again) and admits it
+// later. The test plays Kueue: it admits the suspended JobSet, then suspends it again with the
+// Workload's Evicted=True (Preempted) condition, then admits it again. The operator, on the real
+// API server and under its ServiceAccount, counts the eviction in status.evictions (a field the
+// CRD's schema must keep), clears admissionTime by merge patch, says what Kueue said in an
+// Evicted Event, and once the JobSet is admitted again gives the trial its whole timeout from
+// then: the 20 s counted from the first admission had passed by then.
+TEST(SchedulingTest, APreemptedTrialIsQueuedAgainAndTimedFromItsNextAdmission) {
+  PARATUNE_REQUIRE_CLUSTER(cluster);
+  ASSERT_TRUE(cluster->InstallCrdsAndRbac().ok());
+  SchemalessCrd jobsets = JobSetCrd(cluster);
+  ASSERT_TRUE(jobsets.ok());
+  SchemalessCrd workloads(cluster, "kueue.x-k8s.io", "v1beta1", "workloads", "Workload");
+  ASSERT_TRUE(workloads.ok());
+  KubeClient* admin = cluster->Admin();
+  const std::string ns = cluster->NewNamespace("queue-evict");
+  Json campaign = SimCampaign("qevict", 1, 1);
+  campaign["spec"]["hardware"]["nodes"] = 2;
+  campaign["spec"]["queueName"] = "team-q";
+  campaign["spec"]["budget"]["trialTimeout"] = "20s";
+  ASSERT_TRUE(admin->Create(resources::kTuningCampaigns, ns, campaign).ok());
+  OperatorProcess op(cluster, {"--namespace", ns}, cluster->dir() + "/" + ns + "-operator.log");
+  ASSERT_TRUE(op.Start());
+  const std::string trial = "qevict-t001";
+  const Json jobset = AwaitJobSet(admin, ns, trial);
+  ASSERT_FALSE(jobset.is_null()) << Describe(admin, ns, "qevict")
+                                 << "\noperator log: " << op.log_path();
+  auto suspend = [&](bool value) {
+    auto patched = admin->Patch(controllers::kJobSets, ns, trial, PatchType::kMerge,
+                                Json{{"spec", {{"suspend", value}}}});
+    ASSERT_TRUE(patched.ok()) << StatusText(patched.status());
+  };
+  suspend(false);
+  const auto first_admission = std::chrono::steady_clock::now();
+  Json status;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        status = Field(TrialRun(admin, ns, trial), "status");
+        return !status.value("admissionTime", "").empty();
+      },
+      seconds(30)))
+      << status.dump(2) << "\noperator log: " << op.log_path();
+  std::this_thread::sleep_for(seconds(16));
+
+  const std::string preempted =
+      "Preempted to accommodate a workload (UID: 5c1e, JobUID: 9a7b) due to prioritization in "
+      "the ClusterQueue; preemptor path: /team-cq; preemptee path: /team-cq";
+  Json wl = {{"apiVersion", "kueue.x-k8s.io/v1beta1"},
+             {"kind", "Workload"},
+             {"metadata",
+              {{"name", "jobset-" + trial + "-7e3f0"},
+               {"labels", {{"kueue.x-k8s.io/job-uid", UidOf(jobset)}}}}},
+             {"spec", {{"queueName", "team-q"}, {"active", true}}}};
+  auto created = admin->Create(controllers::kKueueWorkloads, ns, wl);
+  ASSERT_TRUE(created.ok()) << StatusText(created.status());
+  Json evicted = *created;
+  evicted["status"] = {{"conditions",
+                        {{{"type", "QuotaReserved"},
+                          {"status", "False"},
+                          {"reason", "Pending"},
+                          {"lastTransitionTime", "2026-11-30T07:00:00Z"},
+                          {"message", preempted}},
+                         {{"type", "Evicted"},
+                          {"status", "True"},
+                          {"reason", "Preempted"},
+                          {"lastTransitionTime", "2026-11-30T07:00:00Z"},
+                          {"message", preempted}}}}};
+  auto updated = admin->UpdateStatus(controllers::kKueueWorkloads, evicted);
+  ASSERT_TRUE(updated.ok()) << StatusText(updated.status());
+  suspend(true);
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        status = Field(TrialRun(admin, ns, trial), "status");
+        return status.value("evictions", 0) == 1;
+      },
+      seconds(30)))
+      << status.dump(2) << "\noperator log: " << op.log_path();
+  EXPECT_EQ(status.value("phase", ""), "Pending") << status.dump(2);
+  EXPECT_FALSE(status.contains("admissionTime")) << status.dump(2);
+  ASSERT_NE(Condition(status, "Admitted"), nullptr);
+  EXPECT_EQ(Condition(status, "Admitted")->value("status", ""), "False");
+  EXPECT_TRUE(WaitFor([&] { return HasEvent(admin, ns, trial, "Evicted"); }, seconds(10)));
+
+  std::this_thread::sleep_for(seconds(5));
+  suspend(false);
+  const auto second_admission = std::chrono::steady_clock::now();
+  ASSERT_GT(second_admission - first_admission, seconds(20)) << "the first timeout has passed";
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        status = Field(TrialRun(admin, ns, trial), "status");
+        return status.value("phase", "") == "Failed";
+      },
+      seconds(60)))
+      << status.dump(2) << "\noperator log: " << op.log_path();
+  EXPECT_GE(std::chrono::steady_clock::now() - second_admission, seconds(20)) << status.dump(2);
+  EXPECT_EQ(Field(status, "failure").value("category", ""), "Timeout") << status.dump(2);
+  EXPECT_EQ(status.value("evictions", 0), 1) << status.dump(2);
+  op.Stop(SIGTERM);
+}
+
 TEST(SchedulingTest, QueuedJobIsHeldForKueueOrTheOperatorSaysTheClusterCannot) {
   PARATUNE_REQUIRE_CLUSTER(cluster);
   ASSERT_TRUE(cluster->InstallCrdsAndRbac().ok());
