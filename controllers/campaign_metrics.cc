@@ -23,6 +23,7 @@ constexpr std::array<const char*, 6> kPhases = {"Pending", "Running",  "Succeede
 struct TrialTally {
   std::map<std::string, double> by_phase;
   double queue_seconds = 0;
+  double evictions = 0;
 };
 
 // TrialRuns by "namespace/campaign".
@@ -40,6 +41,8 @@ std::map<std::string, TrialTally> TallyTrials(const std::vector<kube::ObjectPtr>
     if (status.ok() && status->queue_seconds) {
       tally.queue_seconds += static_cast<double>(*status->queue_seconds);
     }
+    if (status.ok() && status->evictions)
+      tally.evictions += static_cast<double>(*status->evictions);
   }
   return out;
 }
@@ -79,6 +82,7 @@ void AddCampaign(const Json& campaign, const TrialTally& tally,
   (*out)[kCampaignHoursSaved].emplace_back(with("reason", "early_stopping"),
                                            NumberField(hours, "savedByEarlyStopping"));
   (*out)[kCampaignQueueWait].emplace_back(who, tally.queue_seconds);
+  (*out)[kCampaignEvictions].emplace_back(who, tally.evictions);
   const auto campaign_phase = CampaignPhaseIn(status);
   Labels info =
       with(kube::kPhaseLabel,
@@ -91,10 +95,10 @@ void AddCampaign(const Json& campaign, const TrialTally& tally,
 }  // namespace
 
 std::vector<std::string> CampaignMetricNames() {
-  return {
-      kCampaignBestObjective, kCampaignBaselineObjective, kCampaignTrials,    kCampaignOomsAvoided,
-      kCampaignHoursSpent,    kCampaignHoursSaved,        kCampaignQueueWait, kCampaignInfo,
-      kCampaignSeriesDropped};
+  return {kCampaignBestObjective, kCampaignBaselineObjective, kCampaignTrials,
+          kCampaignOomsAvoided,   kCampaignHoursSpent,        kCampaignHoursSaved,
+          kCampaignQueueWait,     kCampaignEvictions,         kCampaignInfo,
+          kCampaignSeriesDropped};
 }
 
 std::map<std::string, SeriesList> CampaignMetricSeries(
@@ -132,6 +136,8 @@ void ExportCampaignMetrics(const kube::ObjectReader* campaigns, const kube::Obje
       {kCampaignHoursSpent, "counter", "Accelerator-hours spent by the campaign's finished trials"},
       {kCampaignHoursSaved, "counter", "Accelerator-hours saved, by reason (early stopping)"},
       {kCampaignQueueWait, "counter", "Seconds the campaign's trials waited in the queue (Kueue)"},
+      {kCampaignEvictions, "counter",
+       "Times Kueue suspended one of the campaign's trials again after admitting it"},
       {kCampaignInfo, "gauge", "1 per campaign, with its phase, accelerator and framework"},
       {kCampaignSeriesDropped, "gauge", "Campaigns left without series (past the bound)"},
   };

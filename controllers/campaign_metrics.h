@@ -15,6 +15,8 @@
 //   paratune_campaign_accelerator_hours_spent_total{namespace,campaign}  finished trials
 //   paratune_campaign_accelerator_hours_saved_total{namespace,campaign,reason="early_stopping"}
 //   paratune_campaign_queue_wait_seconds_total{namespace,campaign}  TrialRuns' queueSeconds
+//   paratune_campaign_trial_evictions_total{namespace,campaign}  TrialRuns' evictions (Kueue
+//                          suspended an admitted trial again: preemption, PodsReadyTimeout, ...)
 //   paratune_campaign_info{namespace,campaign,phase,accelerator,framework} 1
 //   paratune_campaign_series_dropped  campaigns left out past max_campaigns (0 normally)
 #ifndef PARATUNE_CONTROLLERS_CAMPAIGN_METRICS_H_
@@ -37,6 +39,7 @@ inline constexpr char kCampaignOomsAvoided[] = "paratune_campaign_ooms_avoided_t
 inline constexpr char kCampaignHoursSpent[] = "paratune_campaign_accelerator_hours_spent_total";
 inline constexpr char kCampaignHoursSaved[] = "paratune_campaign_accelerator_hours_saved_total";
 inline constexpr char kCampaignQueueWait[] = "paratune_campaign_queue_wait_seconds_total";
+inline constexpr char kCampaignEvictions[] = "paratune_campaign_trial_evictions_total";
 inline constexpr char kCampaignInfo[] = "paratune_campaign_info";
 inline constexpr char kCampaignSeriesDropped[] = "paratune_campaign_series_dropped";
 

@@ -35,12 +35,13 @@ Json Campaign(const std::string& ns, const std::string& name) {
 }
 
 Json Trial(const std::string& ns, const std::string& campaign, const std::string& name,
-           const std::string& phase, int queue_seconds) {
+           const std::string& phase, int queue_seconds, int evictions = 0) {
   Json t = {{"apiVersion", "tuning.paratune.dev/v1alpha1"},
             {"kind", "TrialRun"},
             {"metadata", {{"name", name}, {"namespace", ns}}},
             {"spec", {{"campaignRef", {{"name", campaign}}}, {"iteration", 1}}}};
   if (!phase.empty()) t["status"] = {{"phase", phase}, {"queueSeconds", queue_seconds}};
+  if (evictions > 0) t["status"]["evictions"] = evictions;
   return t;
 }
 
@@ -58,7 +59,7 @@ class CampaignMetricsTest : public ::testing::Test {
     CreateWithStatus(res::kTuningCampaigns, Campaign("team-a", "llama"));
     CreateWithStatus(res::kTuningCampaigns, Campaign("team-b", "qwen"));
     for (const Json& t : {Trial("team-a", "llama", "llama-t001", "Succeeded", 30),
-                          Trial("team-a", "llama", "llama-t002", "Succeeded", 12),
+                          Trial("team-a", "llama", "llama-t002", "Succeeded", 12, 2),
                           Trial("team-a", "llama", "llama-t003", "Running", 0),
                           Trial("team-a", "llama", "llama-t004", "", 0)}) {
       CreateWithStatus(res::kTrialRuns, t);
@@ -90,6 +91,8 @@ TEST_F(CampaignMetricsTest, EachCampaignHasItsSeriesLabelledByNamespaceAndCampai
   EXPECT_EQ(Value(kCampaignHoursSaved, {{"reason", "early_stopping"}}), 0.5);
   EXPECT_EQ(Value(kCampaignQueueWait), 42);
   EXPECT_EQ(Value(kCampaignQueueWait, {}, "qwen", "team-b"), 0) << "its own trials only";
+  EXPECT_EQ(Value(kCampaignEvictions), 2);
+  EXPECT_EQ(Value(kCampaignEvictions, {}, "qwen", "team-b"), 0);
   const std::string text = metrics_.Render();
   EXPECT_NE(text.find("# TYPE paratune_campaign_ooms_avoided_total counter"), std::string::npos);
   EXPECT_NE(text.find("paratune_campaign_info{namespace=\"team-b\",campaign=\"qwen\",phase=\""
