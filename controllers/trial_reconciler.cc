@@ -223,8 +223,11 @@ Result<kube::ReconcileResult> TrialRunReconciler::Observe(Context& ctx, const Js
     status.start_time = FormatRfc3339(*pods.start_time);
   }
   if (admission.admitted_now && recorder_ != nullptr) {
-    recorder_->Event(ctx.trial, admission.suspend_unsupported ? "Warning" : "Normal",
-                     admission.suspend_unsupported ? "QueueUnsupported" : reasons::kAdmitted,
+    // Evicted and admitted again between two looks: one Evicted Warning says both.
+    const bool evicted = admission.evicted_now;
+    recorder_->Event(ctx.trial, admission.suspend_unsupported || evicted ? "Warning" : "Normal",
+                     admission.suspend_unsupported ? "QueueUnsupported"
+                                                   : (evicted ? kEvicted : reasons::kAdmitted),
                      admission.message);
   }
   if (admission.queued) {

@@ -227,5 +227,32 @@ TEST(TrialQueueTest, AWorkloadKueueDeactivatedFailsTheTrial) {
   EXPECT_FALSE(c.client.Get(res::kJobs, "ns", kTrial).ok()) << "the Job must be deleted";
 }
 
+// Evicted and admitted again while the operator was not looking (a restart): the Job's startTime,
+// which Kubernetes resets on every resume, moved well past the admission recorded. Counted as an
+// eviction, with one Evicted Warning, and the timeout counts from the new start.
+TEST(TrialQueueTest, AnEvictionMissedBetweenTwoLooksIsCountedFromTheJobsStartTime) {
+  FakeCluster c(/*detect_anomalies=*/false, RealTimeSource::Get(), KnowledgeAnalyzer());
+  LaunchQueuedTrial(c);
+  SetSuspend(c, false);
+  ASSERT_TRUE(c.trial_reconciler->Reconcile({"ns", kTrial}).ok());
+  const std::string first = Status(c).value("admissionTime", "");
+  ASSERT_FALSE(first.empty()) << Status(c).dump(2);
+  Json job = c.Get(res::kJobs, kTrial);
+  const std::string later =
+      FormatRfc3339(std::chrono::system_clock::now() + std::chrono::minutes(5));
+  job["status"]["startTime"] = later;
+  ASSERT_TRUE(c.client.UpdateStatus(res::kJobs, job).ok());
+  ASSERT_TRUE(c.trial_reconciler->Reconcile({"ns", kTrial}).ok());
+  const Json st = Status(c);
+  EXPECT_EQ(st.value("evictions", 0), 1) << st.dump(2);
+  EXPECT_EQ(st.value("admissionTime", ""), later) << st.dump(2);
+  const auto events = EventsOf(c, kEvicted);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].value("type", ""), "Warning");
+  // Looked at again: nothing more.
+  ASSERT_TRUE(c.trial_reconciler->Reconcile({"ns", kTrial}).ok());
+  EXPECT_EQ(Status(c).value("evictions", 0), 1);
+}
+
 }  // namespace
 }  // namespace paratune::controllers
