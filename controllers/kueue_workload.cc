@@ -38,8 +38,20 @@ Result<KueuePending> ReadKueuePending(kube::KubeClient* client, const kube::Json
         read.evicted_message = evicted->value("message", "");
       }
     }
+    const auto checks = status.find("admissionChecks");
+    if (checks != status.end() && checks->is_array()) {
+      for (const auto& check : *checks) {
+        if (!check.is_object() || check.value("state", "") == "Ready") continue;
+        const std::string said = check.value("message", "");
+        read.checks += std::string(read.checks.empty() ? "" : "; ") + check.value("name", "?") +
+                       " (" + check.value("state", "?") + ")" + (said.empty() ? "" : ": " + said);
+      }
+    }
     out = std::move(read);
-    if (!out.message.empty() || out.deactivated || !out.evicted_reason.empty()) break;
+    if (!out.message.empty() || out.deactivated || !out.evicted_reason.empty() ||
+        !out.checks.empty()) {
+      break;
+    }
   }
   return out;
 }

@@ -32,6 +32,10 @@ struct KueuePending {
   // ClusterQueueStopped, LocalQueueStopped, NodeFailures, Deactivated); "" when not evicted.
   std::string evicted_reason;
   std::string evicted_message;
+  // Quota is reserved but its admission checks are not all Ready (status.admissionChecks, e.g.
+  // a ProvisioningRequest check waiting for GKE's Dynamic Workload Scheduler to provision the
+  // nodes): "NAME (State): message; ...", "" when none waits.
+  std::string checks;
   // spec.active is false: Kueue deactivated it (waitForPodsReady's requeuing limit, a rejected
   // admission check) or someone did, and it admits it again only once spec.active is true.
   bool deactivated = false;

@@ -259,6 +259,14 @@ Result<kube::ReconcileResult> TrialRunReconciler::Observe(Context& ctx, const Js
                       ") and admits it again only once spec.active is true; its " + kind +
                       " was deleted");
     }
+    if (pending->message.empty() && !pending->checks.empty()) {
+      SetCondition(
+          &status.conditions, kAdmitted, false, "Queued",
+          Utf8Head("Kueue (Workload " + pending->workload +
+                       "): quota reserved, waiting for its admission checks: " + pending->checks,
+                   1000, "..."),
+          0, ctx.now);
+    }
     if (!pending->message.empty()) {
       SetCondition(&status.conditions, kAdmitted, false,
                    admission.evicted_now ? kEvicted : "Queued",

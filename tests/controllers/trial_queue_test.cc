@@ -254,5 +254,46 @@ TEST(TrialQueueTest, AnEvictionMissedBetweenTwoLooksIsCountedFromTheJobsStartTim
   EXPECT_EQ(Status(c).value("evictions", 0), 1);
 }
 
+// GKE's Dynamic Workload Scheduler through Kueue's ProvisioningRequest admission check: quota is
+// reserved, and the Workload waits for the check until the nodes are provisioned. The trial says
+// so with the check's own message (Kueue copies the ProvisioningRequest's Provisioned condition
+// message into it, pkg/controller/admissionchecks/provisioning/controller.go; the wording here is
+// illustrative), instead of a bare "waiting".
+TEST(TrialQueueTest, AWorkloadWaitingForItsAdmissionCheckSaysWhich) {
+  FakeCluster c(/*detect_anomalies=*/false, RealTimeSource::Get(), KnowledgeAnalyzer());
+  LaunchQueuedTrial(c);
+  const Json job = c.Get(res::kJobs, kTrial);
+  Json wl = {{"apiVersion", "kueue.x-k8s.io/v1beta1"},
+             {"kind", "Workload"},
+             {"metadata",
+              {{"name", std::string("job-") + kTrial + "-3f2a1"},
+               {"namespace", "ns"},
+               {"labels", {{kKueueJobUidLabel, kube::UidOf(job)}}}}},
+             {"spec", {{"queueName", "team-q"}}}};
+  auto created = c.client.Create(kKueueWorkloads, "ns", wl);
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  Json with = *created;
+  with["status"] = {
+      {"conditions",
+       {{{"type", "QuotaReserved"}, {"status", "True"}, {"reason", "QuotaReserved"}}}},
+      {"admissionChecks",
+       {{{"name", "dws-prov"},
+         {"state", "Pending"},
+         {"message", "Provisioning Request was successfully queued. ETA: 2026-11-30T09:00:00Z"}},
+        {{"name", "other-check"}, {"state", "Ready"}, {"message", ""}}}}};
+  ASSERT_TRUE(c.client.UpdateStatus(kKueueWorkloads, with).ok());
+  ASSERT_TRUE(c.trial_reconciler->Reconcile({"ns", kTrial}).ok());
+  const Json st = Status(c);
+  EXPECT_EQ(st.value("phase", ""), "Pending") << st.dump(2);
+  const Json* admitted = FindCondition(st["conditions"], kAdmitted);
+  ASSERT_NE(admitted, nullptr) << st.dump(2);
+  const std::string said = admitted->value("message", "");
+  EXPECT_NE(said.find("dws-prov (Pending): Provisioning Request was successfully queued. ETA"),
+            std::string::npos)
+      << said;
+  EXPECT_EQ(said.find("other-check"), std::string::npos) << "a Ready check is not waited for";
+  EXPECT_TRUE(c.client.Get(res::kJobs, "ns", kTrial).ok()) << "the Job stays";
+}
+
 }  // namespace
 }  // namespace paratune::controllers
