@@ -37,10 +37,8 @@ void LaunchQueuedTrial(FakeCluster& c) {
   ASSERT_EQ(c.Get(res::kJobs, kTrial)["spec"].value("suspend", false), true);
 }
 
-// Plays Kueue: the Workload of the trial's Job, not admitted for `message`; `evicted` (a reason
-// and message) adds its Evicted=True condition, `active` its spec.active.
-void KueuePending(FakeCluster& c, const std::string& message,
-                  const std::pair<std::string, std::string>& evicted = {}, bool active = true) {
+// Plays Kueue: the Workload of the trial's Job, with `status` and spec.active `active`.
+void KueueWorkload(FakeCluster& c, const Json& status, bool active = true) {
   const Json job = c.Get(res::kJobs, kTrial);
   Json wl = {{"apiVersion", "kueue.x-k8s.io/v1beta1"},
              {"kind", "Workload"},
@@ -52,18 +50,26 @@ void KueuePending(FakeCluster& c, const std::string& message,
   auto created = c.client.Create(kKueueWorkloads, "ns", wl);
   ASSERT_TRUE(created.ok()) << created.status().ToString();
   Json with = *created;
-  with["status"] = {{"conditions",
-                     {{{"type", "QuotaReserved"},
-                       {"status", "False"},
-                       {"reason", "Pending"},
-                       {"message", message}}}}};
-  if (!evicted.first.empty()) {
-    with["status"]["conditions"].push_back({{"type", "Evicted"},
-                                            {"status", "True"},
-                                            {"reason", evicted.first},
-                                            {"message", evicted.second}});
-  }
+  with["status"] = status;
   ASSERT_TRUE(c.client.UpdateStatus(kKueueWorkloads, with).ok());
+}
+
+// The Workload not admitted for `message`; `evicted` (a reason and message) adds its
+// Evicted=True condition, `active` its spec.active.
+void KueuePending(FakeCluster& c, const std::string& message,
+                  const std::pair<std::string, std::string>& evicted = {}, bool active = true) {
+  Json status = {{"conditions",
+                  {{{"type", "QuotaReserved"},
+                    {"status", "False"},
+                    {"reason", "Pending"},
+                    {"message", message}}}}};
+  if (!evicted.first.empty()) {
+    status["conditions"].push_back({{"type", "Evicted"},
+                                    {"status", "True"},
+                                    {"reason", evicted.first},
+                                    {"message", evicted.second}});
+  }
+  KueueWorkload(c, status, active);
 }
 
 // Plays Kueue and the Job controller: admits the trial's Job (or, `suspend`, evicts it).
@@ -262,26 +268,15 @@ TEST(TrialQueueTest, AnEvictionMissedBetweenTwoLooksIsCountedFromTheJobsStartTim
 TEST(TrialQueueTest, AWorkloadWaitingForItsAdmissionCheckSaysWhich) {
   FakeCluster c(/*detect_anomalies=*/false, RealTimeSource::Get(), KnowledgeAnalyzer());
   LaunchQueuedTrial(c);
-  const Json job = c.Get(res::kJobs, kTrial);
-  Json wl = {{"apiVersion", "kueue.x-k8s.io/v1beta1"},
-             {"kind", "Workload"},
-             {"metadata",
-              {{"name", std::string("job-") + kTrial + "-3f2a1"},
-               {"namespace", "ns"},
-               {"labels", {{kKueueJobUidLabel, kube::UidOf(job)}}}}},
-             {"spec", {{"queueName", "team-q"}}}};
-  auto created = c.client.Create(kKueueWorkloads, "ns", wl);
-  ASSERT_TRUE(created.ok()) << created.status().ToString();
-  Json with = *created;
-  with["status"] = {
-      {"conditions",
-       {{{"type", "QuotaReserved"}, {"status", "True"}, {"reason", "QuotaReserved"}}}},
-      {"admissionChecks",
-       {{{"name", "dws-prov"},
-         {"state", "Pending"},
-         {"message", "Provisioning Request was successfully queued. ETA: 2026-11-30T09:00:00Z"}},
-        {{"name", "other-check"}, {"state", "Ready"}, {"message", ""}}}}};
-  ASSERT_TRUE(c.client.UpdateStatus(kKueueWorkloads, with).ok());
+  KueueWorkload(
+      c,
+      {{"conditions",
+        {{{"type", "QuotaReserved"}, {"status", "True"}, {"reason", "QuotaReserved"}}}},
+       {"admissionChecks",
+        {{{"name", "dws-prov"},
+          {"state", "Pending"},
+          {"message", "Provisioning Request was successfully queued. ETA: 2026-11-30T09:00:00Z"}},
+         {{"name", "other-check"}, {"state", "Ready"}, {"message", ""}}}}});
   ASSERT_TRUE(c.trial_reconciler->Reconcile({"ns", kTrial}).ok());
   const Json st = Status(c);
   EXPECT_EQ(st.value("phase", ""), "Pending") << st.dump(2);

@@ -111,6 +111,14 @@ SchemalessCrd JobSetCrd(LocalCluster* cluster) {
   return SchemalessCrd(cluster, "jobset.x-k8s.io", "v1alpha2", "jobsets", "JobSet");
 }
 
+// A two-node campaign on LocalQueue team-q: its trials are JobSets, created suspended.
+Json QueuedJobSetCampaign(const std::string& name, int trials) {
+  Json campaign = SimCampaign(name, trials, 1);
+  campaign["spec"]["hardware"]["nodes"] = 2;
+  campaign["spec"]["queueName"] = "team-q";
+  return campaign;
+}
+
 // The trial's JobSet once the operator has created it (null JSON after 60 s).
 Json AwaitJobSet(KubeClient* admin, const std::string& ns, const std::string& trial) {
   Json jobset;
@@ -131,9 +139,7 @@ TEST(SchedulingTest, QueuedJobSetWaitsSuspendedUntilTheTestAdmitsIt) {
   ASSERT_TRUE(crd.ok());
   KubeClient* admin = cluster->Admin();
   const std::string ns = cluster->NewNamespace("queue-js");
-  Json campaign = SimCampaign("qjs", 1, 1);
-  campaign["spec"]["hardware"]["nodes"] = 2;
-  campaign["spec"]["queueName"] = "team-q";
+  Json campaign = QueuedJobSetCampaign("qjs", 1);
   campaign["spec"]["budget"]["trialTimeout"] = "20s";
   ASSERT_TRUE(admin->Create(resources::kTuningCampaigns, ns, campaign).ok());
   OperatorProcess op(cluster, {"--namespace", ns}, cluster->dir() + "/" + ns + "-operator.log");
@@ -206,9 +212,7 @@ TEST(SchedulingTest, ATrialKueueCanNeverAdmitFailsInsteadOfWaitingForEver) {
   ASSERT_TRUE(workloads.ok());
   KubeClient* admin = cluster->Admin();
   const std::string ns = cluster->NewNamespace("queue-never");
-  Json campaign = SimCampaign("qnever", 2, 1);
-  campaign["spec"]["hardware"]["nodes"] = 2;
-  campaign["spec"]["queueName"] = "team-q";
+  Json campaign = QueuedJobSetCampaign("qnever", 2);
   campaign["spec"]["budget"]["maxFailedTrials"] = 1;
   ASSERT_TRUE(admin->Create(resources::kTuningCampaigns, ns, campaign).ok());
   OperatorProcess op(cluster, {"--namespace", ns}, cluster->dir() + "/" + ns + "-operator.log");
@@ -271,9 +275,7 @@ TEST(SchedulingTest, APreemptedTrialIsQueuedAgainAndTimedFromItsNextAdmission) {
   ASSERT_TRUE(workloads.ok());
   KubeClient* admin = cluster->Admin();
   const std::string ns = cluster->NewNamespace("queue-evict");
-  Json campaign = SimCampaign("qevict", 1, 1);
-  campaign["spec"]["hardware"]["nodes"] = 2;
-  campaign["spec"]["queueName"] = "team-q";
+  Json campaign = QueuedJobSetCampaign("qevict", 1);
   campaign["spec"]["budget"]["trialTimeout"] = "20s";
   ASSERT_TRUE(admin->Create(resources::kTuningCampaigns, ns, campaign).ok());
   OperatorProcess op(cluster, {"--namespace", ns}, cluster->dir() + "/" + ns + "-operator.log");
