@@ -128,8 +128,14 @@ TrialPods ReadTrialPods(const std::vector<json>& pods) {
   TrialPods out;
   out.pods.reserve(pods.size());
   for (const auto& pod : pods) out.pods.push_back(ReadPod(pod));
+  for (TrialPod& p : out.pods) {
+    p.replaced = p.deleting && std::any_of(out.pods.begin(), out.pods.end(), [&](const auto& o) {
+                   return !o.deleting && o.rank == p.rank;
+                 });
+  }
   const TrialPod* lead = nullptr;
   for (const TrialPod& p : out.pods) {
+    if (p.replaced) continue;
     if (!p.node_name.empty() && std::find(out.node_names.begin(), out.node_names.end(),
                                           p.node_name) == out.node_names.end()) {
       out.node_names.push_back(p.node_name);
@@ -143,10 +149,10 @@ TrialPods ReadTrialPods(const std::vector<json>& pods) {
   }
   std::sort(out.node_names.begin(), out.node_names.end());
   // The order of TrialPods::evidence_order, as a key: (class, finish, being deleted), the finish
-  // and deletion counting only among failed pods that finished.
+  // and deletion counting only among failed pods that finished; an earlier run's pods last.
   const auto key = [&](size_t i) {
     const TrialPod& p = out.pods[i];
-    const int cls = p.failed ? (p.finished_at ? 0 : 1) : (&p == lead ? 2 : 3);
+    const int cls = p.replaced ? 4 : p.failed ? (p.finished_at ? 0 : 1) : (&p == lead ? 2 : 3);
     return std::tuple(cls, cls == 0 ? *p.finished_at : SystemTime{}, cls == 0 && p.deleting);
   };
   out.evidence_order.resize(out.pods.size());
@@ -173,7 +179,7 @@ double WallSeconds(const TrialPods& pods, SystemTime now) {
   std::optional<SystemTime> start, end;
   bool running = false;
   for (const TrialPod& p : pods.pods) {
-    if (!p.start_time) continue;
+    if (!p.start_time || p.replaced) continue;
     if (!start || *p.start_time < *start) start = p.start_time;
     if (p.finished_at && (!end || *p.finished_at > *end)) end = p.finished_at;
     running |= !p.finished_at;

@@ -49,6 +49,10 @@ struct TrialPod {
   std::optional<SystemTime> start_time;
   std::optional<SystemTime> finished_at;  // its containers' latest finish, when one finished
   bool deleting = false;                  // it has a deletionTimestamp
+  // Being deleted while another pod of its rank is not: an earlier run's, on its way out (a run
+  // Kueue evicted, whose pods the Job controller replaces at once on resume; a JobSet restart).
+  // Not this run's: its log, times and node are left out of what the trial shows.
+  bool replaced = false;
   // Its PodScheduled=False/Unschedulable conditions while Pending: since when, and the
   // scheduler's message.
   std::vector<std::pair<SystemTime, std::string>> unschedulable;

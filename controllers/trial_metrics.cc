@@ -1,5 +1,6 @@
 #include "controllers/trial_metrics.h"
 
+#include <algorithm>
 #include <map>
 #include <optional>
 
@@ -56,9 +57,15 @@ Result<TrialMetricsReading> ReadTrialMetrics(const TrialPods& trial, const std::
                                              bool use_termination_messages) {
   const std::vector<TrialPod>& pods = trial.pods;
   const MetricsRank convention = MetricsRankFor(collector);
+  // An earlier run's pods (TrialPod::replaced) are not read: their logs are not this run's.
+  std::vector<size_t> kept;
+  for (size_t i = 0; i < pods.size(); ++i) {
+    if (!pods[i].replaced) kept.push_back(i);
+  }
   std::vector<int64_t> ranks;
-  for (const TrialPod& pod : pods) ranks.push_back(pod.rank);
-  const std::vector<size_t> order = PodReadOrder(ranks, convention);
+  for (size_t i : kept) ranks.push_back(pods[i].rank);
+  std::vector<size_t> order = PodReadOrder(ranks, convention);
+  for (size_t& i : order) i = kept[i];
   LogCache logs(pods, read_log, max_log_reads);
   TrialMetricsReading out;
   out.source.convention = MetricsRankName(convention);

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -122,6 +123,32 @@ TEST(TrialMetricsTest, MegatronMetricsComeFromTheLastRankAndMemoryFromRankZero) 
   EXPECT_EQ(r->source.memory_pod, "t-0");
   EXPECT_EQ(read.front(), "t-1");  // the last rank is read first
   EXPECT_EQ(r->source.ToJson()["rank"], 1);
+}
+
+// Kueue evicted the trial and admitted it again: the Job controller replaced the pods at once,
+// and the stopped run's last rank is still terminating beside the new one. Its log (a shorter,
+// slower run) is not this run's: the metrics come from the live pod of that rank.
+TEST(TrialMetricsTest, APodReplacedWhileTerminatingIsNotRead) {
+  json old_last = Pod("t-1-old", 1);
+  old_last["metadata"]["deletionTimestamp"] = "2026-11-30T07:00:00Z";
+  old_last["status"]["phase"] = "Running";
+  const TrialPods pods = ReadTrialPods({old_last, Pod("t-0", 0), Pod("t-1", 1)});
+  std::vector<std::string> read;
+  auto reader = [&read](const TrialPod& pod) {
+    read.push_back(pod.name);
+    return pod.name == "t-1-old" ? MegatronSteps(18000, 200) : MegatronSteps(9000, 400);
+  };
+  collectors::CollectorContext ctx;
+  ctx.peak_tflops_per_device = 1000;
+  auto r = ReadTrialMetrics(pods, "megatron-lm", ctx, reader, 8);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->source.pod, "t-1");
+  EXPECT_NEAR(r->collected.metrics.mfu, 0.4, 1e-9);
+  EXPECT_EQ(std::count(read.begin(), read.end(), "t-1-old"), 0);
+  // Alone (no live pod of its rank) a terminating pod is still read.
+  auto alone = ReadTrialMetrics(ReadTrialPods({old_last}), "megatron-lm", ctx, reader, 8);
+  ASSERT_TRUE(alone.ok()) << alone.status().ToString();
+  EXPECT_EQ(alone->source.pod, "t-1-old");
 }
 
 TEST(TrialMetricsTest, ATerminationMessageFromAnyPodWins) {
@@ -262,6 +289,36 @@ TEST(TrialEvidenceTest, TheFirstFailedPodToFinishIsTheEvidenceThenTheOthersInOrd
   std::vector<std::string> order;
   for (size_t i : pods.evidence_order) order.push_back(pods.pods[i].name);
   EXPECT_EQ(order, (std::vector<std::string>{"t-b", "t-a", "t-c", "t-0", "t-d"}));
+}
+
+// Kueue evicted the trial (its rank 1 was stopped: exit 143, still terminating) and admitted it
+// again; the new run's rank 1 then ran out of memory. The stopped pod finished first, but it is
+// an earlier run's: the evidence is the new run's failure, and the old pod's start and node are
+// not the trial's.
+TEST(TrialEvidenceTest, AnEarlierRunsPodIsNotTheEvidenceNorTheTrialsStartOrNode) {
+  json stopped = Pod("t-1-old", 1);
+  stopped["metadata"]["deletionTimestamp"] = "2026-11-30T07:00:30Z";
+  stopped["spec"]["nodeName"] = "node-old";
+  stopped["status"]["phase"] = "Failed";
+  stopped["status"]["startTime"] = "2026-11-30T06:50:00Z";
+  json& term = stopped["status"]["containerStatuses"][0]["state"]["terminated"];
+  term = {{"exitCode", 143}, {"reason", "Error"}, {"finishedAt", "2026-11-30T07:00:05Z"}};
+  json oom = Pod("t-1", 1);
+  oom["spec"]["nodeName"] = "node-new";
+  oom["status"]["phase"] = "Failed";
+  oom["status"]["startTime"] = "2026-11-30T07:10:00Z";
+  oom["status"]["containerStatuses"][0]["state"]["terminated"] = {
+      {"exitCode", 137}, {"reason", "OOMKilled"}, {"finishedAt", "2026-11-30T07:12:00Z"}};
+  const TrialPods pods = ReadTrialPods({stopped, oom});
+  EXPECT_TRUE(pods.pods[0].replaced);
+  EXPECT_FALSE(pods.pods[1].replaced);
+  EXPECT_EQ(pods.Evidence().name, "t-1");
+  EXPECT_EQ(pods.Evidence().pod_reason, "OOMKilled");
+  EXPECT_EQ(pods.node_names, (std::vector<std::string>{"node-new"}));
+  SystemTime t;
+  ASSERT_TRUE(ParseRfc3339("2026-11-30T07:10:00Z", &t));
+  EXPECT_EQ(pods.start_time, t);
+  EXPECT_DOUBLE_EQ(WallSeconds(pods, t), 120);
 }
 
 std::vector<double> Steps(double mean, double rel_noise, int n) {
