@@ -101,8 +101,22 @@ void PlayKubelet(KubeClient* admin, const std::string& ns, const std::string& he
   }
 }
 
+// Registered as a kubelet registers its Node: with a Ready condition. A Node without one trips
+// kube-controller-manager 1.20's node lifecycle controller once its grace period has passed:
+// doNoExecuteTaintingPass reads the Ready condition of the lister's copy, which can still lack
+// the Unknown condition the controller has just written, and dereferences nil
+// (node_lifecycle_controller.go:688 at v1.20.2); the controller-manager dies, and every later
+// test's Jobs stay without pods.
 Json Node(const std::string& name) {
-  return {{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", {{"name", name}}}};
+  return {{"apiVersion", "v1"},
+          {"kind", "Node"},
+          {"metadata", {{"name", name}}},
+          {"status",
+           {{"conditions",
+             {{{"type", "Ready"},
+               {"status", "True"},
+               {"reason", "KubeletReady"},
+               {"lastHeartbeatTime", FormatRfc3339(std::chrono::system_clock::now())}}}}}}};
 }
 
 TEST(NodeHealthIntegrationTest, SickNodeIsFoundAvoidedAndCordonedAfterApproval) {
