@@ -121,6 +121,22 @@ start_bg() {  # start_bg NAME CMD...: runs CMD detached, log in NAME.log, pid in
   echo $! > "$dir/$name.pid"
 }
 
+# start_restarting NAME CMD...: as start_bg, but CMD is started again a second after it exits, as
+# a kubelet restarts a static pod of the control plane or systemd a unit. NAME.pid is the
+# supervising shell's; SIGTERM to it stops CMD and the shell. Each restart is logged in NAME.log.
+start_restarting() {
+  local name=$1; shift
+  setsid bash -c 'child=
+    trap "[ -n \"\$child\" ] && kill \$child 2>/dev/null; wait; exit 0" TERM INT
+    while :; do
+      "$@" & child=$!
+      wait $child; rc=$?
+      echo "local-cluster: exited with status $rc; started again in 1 s" >&2
+      sleep 1
+    done' restarting "$@" > "$dir/$name.log" 2>&1 < /dev/null &
+  echo $! > "$dir/$name.pid"
+}
+
 start_etcd() {
   start_bg etcd etcd --name paratune --data-dir "$dir/etcd" \
     --listen-client-urls "http://127.0.0.1:$etcd_port" --advertise-client-urls "http://127.0.0.1:$etcd_port" \
@@ -148,13 +164,15 @@ start_controllers() {
   local bin=$1 p="$dir/pki"
   write_kubeconfig "$dir/kcm.kubeconfig" system:kube-controller-manager
   write_kubeconfig "$dir/scheduler.kubeconfig" system:kube-scheduler
-  start_bg kube-controller-manager "$bin/kube-controller-manager" \
+  # Restarted when they exit: kube-controller-manager 1.20 can die on a nil-pointer race in its
+  # node lifecycle controller (doNoExecuteTaintingPass), and every later test would lose its Jobs.
+  start_restarting kube-controller-manager "$bin/kube-controller-manager" \
     --kubeconfig "$dir/kcm.kubeconfig" --authentication-kubeconfig "$dir/kcm.kubeconfig" \
     --authorization-kubeconfig "$dir/kcm.kubeconfig" --leader-elect=false --port 0 --secure-port 0 \
     --service-account-private-key-file "$p/sa.key" --root-ca-file "$p/ca.crt" \
     --use-service-account-credentials=false --controllers '*,-nodeipam,-cloud-node-lifecycle,-route,-service' \
     --node-monitor-grace-period 40s --logtostderr -v 1
-  start_bg kube-scheduler "$bin/kube-scheduler" \
+  start_restarting kube-scheduler "$bin/kube-scheduler" \
     --kubeconfig "$dir/scheduler.kubeconfig" --authentication-kubeconfig "$dir/scheduler.kubeconfig" \
     --authorization-kubeconfig "$dir/scheduler.kubeconfig" --leader-elect=false --port 0 --secure-port 0 \
     --logtostderr -v 1
