@@ -211,7 +211,9 @@ cpu0=$(cpu_of "$op_pid"); api0=$(cpu_of "$api_pid"); etcd0=$(cpu_of "$etcd_pid")
 kcm_pid=$(cat "$dir/kube-controller-manager.pid" 2>/dev/null || echo 0)
 sched_pid=$(cat "$dir/kube-scheduler.pid" 2>/dev/null || echo 0)
 kubelet_pid=$(cat "$dir/kubelet-sim.pid" 2>/dev/null || echo 0)
-kcm0=$(cpu_of "$kcm_pid"); sched0=$(cpu_of "$sched_pid"); kubelet0=$(cpu_tree_of "$kubelet_pid")
+# kube-controller-manager's and kube-scheduler's pid files name the shell that restarts them
+# (hack/local-cluster.sh start_restarting): their CPU is that shell's child's.
+kcm0=$(cpu_tree_of "$kcm_pid"); sched0=$(cpu_tree_of "$sched_pid"); kubelet0=$(cpu_tree_of "$kubelet_pid")
 read -r busy0 total0 <<<"$(machine_cpu)"
 load=$(cut -d' ' -f1-3 /proc/loadavg)
 log "applying $n campaigns ($nodes nodes, load $load)"
@@ -269,7 +271,7 @@ kill -- "-$(cat "$dir/job-watch.pid")" 2>/dev/null || true
 rm -f "$dir/job-watch.pid"
 kubectl get --raw /metrics > "$dir/api-metrics1.txt" 2>/dev/null || true
 cpu1=$(cpu_of "$op_pid"); api1=$(cpu_of "$api_pid"); etcd1=$(cpu_of "$etcd_pid")
-kcm1=$(cpu_of "$kcm_pid"); sched1=$(cpu_of "$sched_pid"); kubelet1=$(cpu_tree_of "$kubelet_pid")
+kcm1=$(cpu_tree_of "$kcm_pid"); sched1=$(cpu_tree_of "$sched_pid"); kubelet1=$(cpu_tree_of "$kubelet_pid")
 read -r busy1 total1 <<<"$(machine_cpu)"
 rss_kib=$(awk '/^VmRSS/ {print $2}' "/proc/$op_pid/status")
 hwm_kib=$(awk '/^VmHWM/ {print $2}' "/proc/$op_pid/status")
