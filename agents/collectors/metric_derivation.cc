@@ -60,44 +60,43 @@ bool Derived(const CollectedMetrics& c, const char* key) {
   return it != c.sources.end() && it->second == kSourceDerived;
 }
 
-// A derived TFLOP/s per device above the accelerator's dense peak (an MFU over 1) cannot be: the
-// campaign's model or batch shape is not the run's that printed the log (a template that
-// hard-codes another batch or sequence length, a log read against another campaign). The derived
-// TFLOP/s and MFU are left out, so the objective is missing for that reason (ObjectiveMissing)
-// rather than an impossible value leading the search.
-void DropImplausible(const CollectorContext& ctx, CollectedMetrics* c) {
+// A derived MFU over 1 cannot be, and says which input is not the run's. When the TFLOP/s per
+// device were derived from the rate and the campaign, the campaign's model or batch shape is
+// not the run's (a template that hard-codes another batch or sequence length, a log read against
+// another campaign): the derived TFLOP/s and MFU are left out. When they are the log's, the
+// campaign's accelerator (or precision, which picks the peak) is not what ran, or the framework
+// counts FLOPs its own way: the printed TFLOP/s stay, the MFU is left out. Either way the
+// objective is missing for that reason (ObjectiveMissing) rather than an impossible value
+// leading the search.
+void LeaveOutImpossible(const CollectorContext& ctx, CollectedMetrics* c) {
   TrialMetrics& m = c->metrics;
-  if (m.tflops_per_device <= ctx.peak_tflops_per_device || !Derived(*c, "tflopsPerDevice")) return;
+  const bool tflops_derived = Derived(*c, "tflopsPerDevice");
+  const bool impossible = tflops_derived ? m.tflops_per_device > ctx.peak_tflops_per_device
+                                         : Derived(*c, "mfu") && m.mfu > 1;
+  if (!impossible) return;
+  const std::string tflops = Significant(m.tflops_per_device, 4);
+  const std::string peak = Significant(ctx.peak_tflops_per_device, 4);
   c->implausible_derivation =
-      "the TFLOP/s per device derived from its rate and the campaign (" +
-      Significant(m.tflops_per_device, 4) + ") exceed the accelerator's peak (" +
-      Significant(ctx.peak_tflops_per_device, 4) +
-      "): the campaign's model or batch shape (spec.model, spec.training.seqLength, "
-      "globalBatchSize, devices) is not the run's";
-  c->warnings.push_back(c->implausible_derivation + "; TFLOP/s and MFU are left out");
-  m.tflops_per_device = 0;
-  c->sources.erase("tflopsPerDevice");
+      tflops_derived
+          ? "the TFLOP/s per device derived from its rate and the campaign (" + tflops +
+                ") exceed the accelerator's peak (" + peak +
+                "): the campaign's model or batch shape (spec.model, spec.training.seqLength, "
+                "globalBatchSize, devices) is not the run's"
+          : "the MFU derived from the TFLOP/s per device it printed (" + tflops +
+                ") and the accelerator's peak (" + peak +
+                ") is over 1: the campaign's accelerator or precision (spec.hardware.accelerator, "
+                "spec.training.precision) is not what ran, or the framework counts FLOPs its own "
+                "way";
+  c->warnings.push_back(c->implausible_derivation +
+                        (tflops_derived ? "; TFLOP/s and MFU are left out" : "; MFU is left out"));
+  if (tflops_derived) {
+    m.tflops_per_device = 0;
+    c->sources.erase("tflopsPerDevice");
+  }
   if (Derived(*c, "mfu")) {
     m.mfu = 0;
     c->sources.erase("mfu");
   }
-}
-
-// The same for the TFLOP/s the log printed: an MFU derived from them over 1 says the campaign's
-// accelerator (or precision, which picks the peak) is not what ran, or that the framework counts
-// FLOPs its own way. The printed TFLOP/s stay (they are the framework's); the MFU is left out.
-void DropImpossibleMfu(const CollectorContext& ctx, CollectedMetrics* c) {
-  TrialMetrics& m = c->metrics;
-  if (m.mfu <= 1 || !Derived(*c, "mfu") || Derived(*c, "tflopsPerDevice")) return;
-  c->implausible_derivation =
-      "the MFU derived from the TFLOP/s per device it printed (" +
-      Significant(m.tflops_per_device, 4) + ") and the accelerator's peak (" +
-      Significant(ctx.peak_tflops_per_device, 4) +
-      ") is over 1: the campaign's accelerator or precision (spec.hardware.accelerator, "
-      "spec.training.precision) is not what ran, or the framework counts FLOPs its own way";
-  c->warnings.push_back(c->implausible_derivation + "; MFU is left out");
-  m.mfu = 0;
-  c->sources.erase("mfu");
 }
 
 }  // namespace
@@ -143,8 +142,7 @@ void DeriveMissing(const CollectorContext& ctx, int64_t logged_gbs, bool counts_
     if (m.mfu == 0) {
       Set(c, &TrialMetrics::mfu, "mfu", m.tflops_per_device / ctx.peak_tflops_per_device);
     }
-    DropImplausible(ctx, c);
-    DropImpossibleMfu(ctx, c);
+    LeaveOutImpossible(ctx, c);
   }
 }
 
