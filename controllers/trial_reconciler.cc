@@ -507,24 +507,25 @@ Result<kube::ReconcileResult> TrialRunReconciler::Fail(Context& ctx, const std::
   for (const auto& w : knowledge->warnings) {
     ctx.events.push_back({true, "Warning", reasons::kKnowledgeSkipped, Utf8Head(w, 1000, "...")});
   }
-  auto workload = ResolveWorkload(ctx.campaign);
-  FailureDiagnosis d = knowledge->analyzer->Diagnose(evidence, ctx.spec.config,
-                                                     workload.ok() ? &*workload : nullptr);
-  if (reason == "DeadlineExceeded" && d.Is(FailureCategory::kUnknown)) {
-    d.category = ToString(FailureCategory::kTimeout);
-    d.summary = "the trial ran past spec.budget.trialTimeout (" + message + ")";
-  }
+  FailureDiagnosis d;
   if (reason == kKueueDeactivated) {
     // Read from the Workload, not from words: Kueue gave up admitting the trial's pods
     // (PodsReadyTimeout up to its requeuing limit, a rejected admission check) or someone
     // stopped it. Not the parameters' fault, and running it again meets the same queue.
-    d = FailureDiagnosis{};
     d.category = ToString(FailureCategory::kUnschedulable);
     d.retryable = false;
     d.confidence = 90;
     d.signature = "kueue-deactivated";
     d.summary = message + " (Confidence: 90)";
     d.evidence = reason + ": " + message;
+  } else {
+    auto workload = ResolveWorkload(ctx.campaign);
+    d = knowledge->analyzer->Diagnose(evidence, ctx.spec.config,
+                                      workload.ok() ? &*workload : nullptr);
+  }
+  if (reason == "DeadlineExceeded" && d.Is(FailureCategory::kUnknown)) {
+    d.category = ToString(FailureCategory::kTimeout);
+    d.summary = "the trial ran past spec.budget.trialTimeout (" + message + ")";
   }
   if (reason == "Unschedulable" && d.Is(FailureCategory::kUnknown)) {
     d.category = ToString(FailureCategory::kUnschedulable);
